@@ -1,0 +1,226 @@
+"""Facts about one file's top-level classes: bases, ``__new__``/``__init__``, members.
+
+Only facts are gathered here; whether a class can be converted is the planner's decision.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import libcst as cst
+from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
+
+from codemod.analysis.names import dotted, import_bindings, module_name_for, resolve
+
+
+@dataclass
+class PropertyFacts:
+    """A ``@property`` with optional setter and deleter."""
+
+    name: str
+    getter: cst.FunctionDef | None = None
+    setter: cst.FunctionDef | None = None
+    deleter: cst.FunctionDef | None = None
+
+
+@dataclass
+class ClassFacts:
+    """What one class statement says, with the CST nodes the transforms reuse."""
+
+    name: str
+    qualname: str
+    module: str
+    path: Path
+    _line: int
+    node: cst.ClassDef
+    base_exprs: tuple[cst.BaseExpression, ...]
+    base_qualnames: tuple[str | None, ...]
+    keywords: tuple[str, ...]
+    has_decorators: bool
+    docstring: cst.SimpleStatementLine | None = None
+    new: cst.FunctionDef | None = None
+    init: cst.FunctionDef | None = None
+    methods: dict[str, cst.FunctionDef] = field(default_factory=dict)
+    properties: dict[str, PropertyFacts] = field(default_factory=dict)
+    class_attrs: list[tuple[str, cst.SimpleStatementLine]] = field(default_factory=list)
+    #: (statement, description) of members the converter has no rule for.
+    unsupported: list[tuple[cst.CSTNode, str]] = field(default_factory=list)
+    #: Member name -> its decorator kind, e.g. {"loader": "staticmethod"}.
+    decorated: dict[str, str] = field(default_factory=dict)
+    file: "FileFacts | None" = None
+
+    @property
+    def line(self) -> int:
+        """1-based line of the ``class`` statement."""
+        if not self._line and self.file is not None:
+            self._line = self.file.line_of(self.node)
+        return self._line
+
+
+@dataclass
+class FileFacts:
+    """One parsed file: its module name, import bindings, globals, classes, positions."""
+
+    path: Path
+    module_name: str
+    is_package: bool
+    module: cst.Module
+    bindings: dict[str, str]
+    globals: frozenset[str]
+    classes: list[ClassFacts]
+    _positions: dict[cst.CSTNode, CodeRange] | None = None
+
+    @property
+    def positions(self) -> dict[cst.CSTNode, CodeRange]:
+        """Node positions, computed on first use (PositionProvider costs about a parse)."""
+        if self._positions is None:
+            wrapper = MetadataWrapper(self.module, unsafe_skip_copy=True)
+            self._positions = dict(wrapper.resolve(PositionProvider))
+        return self._positions
+
+    def line_of(self, node: cst.CSTNode) -> int:
+        """1-based line of ``node`` (0 when unknown, e.g. a node made by a transform)."""
+        rng = self.positions.get(node)
+        return rng.start.line if rng is not None else 0
+
+    def col_of(self, node: cst.CSTNode) -> int:
+        """1-based column of ``node``."""
+        rng = self.positions.get(node)
+        return rng.start.column + 1 if rng is not None else 1
+
+    def resolve(self, expr: cst.BaseExpression) -> str | None:
+        """Qualified name of a Name/Attribute chain in this file."""
+        return resolve(expr, self.bindings, self.module_name, self.globals)
+
+
+def _module_globals(module: cst.Module) -> frozenset[str]:
+    names: set[str] = set()
+    for stmt in module.body:
+        if isinstance(stmt, (cst.ClassDef, cst.FunctionDef)):
+            names.add(stmt.name.value)
+        elif isinstance(stmt, cst.SimpleStatementLine):
+            for small in stmt.body:
+                targets: list[cst.BaseExpression] = []
+                if isinstance(small, cst.Assign):
+                    targets = [t.target for t in small.targets]
+                elif isinstance(small, (cst.AnnAssign, cst.AugAssign)):
+                    targets = [small.target]
+                for target in targets:
+                    if isinstance(target, cst.Name):
+                        names.add(target.value)
+    return frozenset(names)
+
+
+def _decorator_name(dec: cst.Decorator) -> str:
+    expr = dec.decorator
+    if isinstance(expr, cst.Call):
+        expr = expr.func
+    return dotted(expr) or "<expr>"
+
+
+def _is_docstring(stmt: cst.BaseStatement) -> bool:
+    return (
+        isinstance(stmt, cst.SimpleStatementLine)
+        and len(stmt.body) == 1
+        and isinstance(stmt.body[0], cst.Expr)
+        and isinstance(stmt.body[0].value, (cst.SimpleString, cst.ConcatenatedString))
+    )
+
+
+def _class_facts(node: cst.ClassDef, ff: FileFacts) -> ClassFacts:
+    qualname = f"{ff.module_name}.{node.name.value}" if ff.module_name else node.name.value
+    facts = ClassFacts(
+        name=node.name.value,
+        qualname=qualname,
+        module=ff.module_name,
+        path=ff.path,
+        _line=0,
+        node=node,
+        file=ff,
+        base_exprs=tuple(arg.value for arg in node.bases),
+        base_qualnames=tuple(
+            ff.resolve(arg.value) if arg.star == "" else None for arg in node.bases
+        ),
+        keywords=tuple(
+            arg.keyword.value if arg.keyword else "**" for arg in node.keywords
+        ),
+        has_decorators=bool(node.decorators),
+    )
+    body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
+    for index, stmt in enumerate(body):
+        if index == 0 and _is_docstring(stmt):
+            facts.docstring = stmt  # type: ignore[assignment]
+            continue
+        line = stmt  # resolved to a line number only if the class is refused
+        if isinstance(stmt, cst.FunctionDef):
+            _add_function(facts, stmt, line)
+        elif isinstance(stmt, cst.SimpleStatementLine):
+            for small in stmt.body:
+                if isinstance(small, cst.Pass) or (
+                    isinstance(small, cst.Expr) and isinstance(small.value, cst.Ellipsis)
+                ):
+                    continue
+                target = None
+                if isinstance(small, cst.Assign) and len(small.targets) == 1:
+                    target = small.targets[0].target
+                elif isinstance(small, cst.AnnAssign) and small.value is not None:
+                    target = small.target
+                elif isinstance(small, cst.AnnAssign):
+                    continue  # a bare annotation binds nothing at run time
+                if isinstance(target, cst.Name) and len(stmt.body) == 1:
+                    facts.class_attrs.append((target.value, stmt))
+                else:
+                    facts.unsupported.append((line, "a class-level statement"))
+        else:
+            kind = type(stmt).__name__
+            facts.unsupported.append((line, f"a nested {kind} statement in the class body"))
+    return facts
+
+
+def _add_function(facts: ClassFacts, fn: cst.FunctionDef, line: cst.CSTNode) -> None:
+    name = fn.name.value
+    decorators = [_decorator_name(d) for d in fn.decorators]
+    if not decorators:
+        if name == "__new__":
+            facts.new = fn
+        elif name == "__init__":
+            facts.init = fn
+        else:
+            facts.methods[name] = fn
+        return
+    if decorators == ["property"]:
+        facts.properties.setdefault(name, PropertyFacts(name)).getter = fn
+        return
+    if len(decorators) == 1 and decorators[0] in (f"{name}.setter", f"{name}.deleter"):
+        prop = facts.properties.setdefault(name, PropertyFacts(name))
+        if decorators[0].endswith(".setter"):
+            prop.setter = fn
+        else:
+            prop.deleter = fn
+        return
+    facts.decorated[name] = ",".join(decorators)
+    facts.unsupported.append((line, f"method {name!r} decorated with @{decorators[0]}"))
+
+
+def analyse_file(path: Path, text: str) -> FileFacts:
+    """Parse ``text`` (the contents of ``path``) and gather its facts.
+
+    Raises ``libcst.ParserSyntaxError`` when the text does not parse.
+    """
+    module = cst.parse_module(text)
+    module_name = module_name_for(path)
+    is_package = path.name == "__init__.py"
+    ff = FileFacts(
+        path=path,
+        module_name=module_name,
+        is_package=is_package,
+        module=module,
+        bindings=import_bindings(module, module_name, is_package),
+        globals=_module_globals(module),
+        classes=[],
+    )
+    ff.classes = [
+        _class_facts(stmt, ff) for stmt in module.body if isinstance(stmt, cst.ClassDef)
+    ]
+    return ff

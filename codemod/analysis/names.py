@@ -1,0 +1,138 @@
+"""Resolve names to qualified names from a module's own import statements.
+
+DESIGN.md section 6: LibCST's ScopeProvider + QualifiedNameProvider cost 7-8x the parse, so
+module-level names are resolved from the parsed ``import`` statements directly. A name
+bound by ``import a.b`` resolves to ``a``; ``from x import y as z`` binds ``z`` to ``x.y``;
+relative imports are resolved against the module's own dotted name.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import libcst as cst
+
+
+def module_name_for(path: Path) -> str:
+    """Dotted module name of ``path``: walk up while the directory holds ``__init__.py``."""
+    path = path.resolve()
+    parts = [] if path.stem == "__init__" else [path.stem]
+    directory = path.parent
+    while (directory / "__init__.py").is_file():
+        parts.append(directory.name)
+        parent = directory.parent
+        if parent == directory:
+            break
+        directory = parent
+    return ".".join(reversed(parts))
+
+
+def dotted(node: cst.BaseExpression) -> str | None:
+    """``a.b.c`` for a Name/Attribute chain, else None."""
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        head = dotted(node.value)
+        return None if head is None else f"{head}.{node.attr.value}"
+    return None
+
+
+def _relative_base(module: str, is_package: bool, level: int) -> str:
+    parts = module.split(".") if module else []
+    if not is_package:
+        parts = parts[:-1]
+    if level > 1:
+        parts = parts[: len(parts) - (level - 1)] if level - 1 <= len(parts) else []
+    return ".".join(parts)
+
+
+def import_bindings(
+    module: cst.Module, module_name: str, is_package: bool
+) -> dict[str, str]:
+    """Local name -> qualified name for every module-level (and nested) import.
+
+    Imports anywhere in the module are included (a conditional or function-local import
+    of a parameter class is still a use of it); ``import *`` binds nothing here.
+    """
+    bindings: dict[str, str] = {}
+
+    class Collector(cst.CSTVisitor):
+        def visit_Import(self, node: cst.Import) -> None:
+            for alias in node.names:
+                full = dotted(alias.name)
+                if full is None:
+                    continue
+                if alias.asname is not None:
+                    bindings[alias.asname.name.value] = full  # type: ignore[union-attr]
+                else:
+                    head = full.split(".")[0]
+                    bindings[head] = head
+
+        def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+            if isinstance(node.names, cst.ImportStar):
+                return
+            source = dotted(node.module) if node.module is not None else ""
+            level = len(node.relative)
+            if level:
+                base = _relative_base(module_name, is_package, level)
+                source = f"{base}.{source}" if base and source else (base or source or "")
+            if source is None:
+                return
+            for alias in node.names:
+                name = dotted(alias.name)
+                if name is None:
+                    continue
+                local = (
+                    alias.asname.name.value  # type: ignore[union-attr]
+                    if alias.asname is not None
+                    else name
+                )
+                bindings[local] = f"{source}.{name}" if source else name
+
+        # Class and function bodies are walked too: imports there are rare but real.
+
+    # Walk statements only (not expressions): imports are statements, and skipping the
+    # expression trees makes this several times cheaper than a full visit.
+    collector = Collector()
+    stack: list[cst.CSTNode] = list(module.body)
+    while stack:
+        stmt = stack.pop()
+        if isinstance(stmt, cst.SimpleStatementLine):
+            for small in stmt.body:
+                if isinstance(small, cst.Import):
+                    collector.visit_Import(small)
+                elif isinstance(small, cst.ImportFrom):
+                    collector.visit_ImportFrom(small)
+        elif isinstance(stmt, cst.BaseCompoundStatement):
+            for child in stmt.children:
+                if isinstance(child, (cst.BaseSuite, cst.BaseCompoundStatement, cst.Else,
+                                      cst.ExceptHandler, cst.ExceptStarHandler, cst.Finally,
+                                      cst.SimpleStatementLine)):
+                    stack.append(child)
+        elif isinstance(stmt, cst.IndentedBlock):
+            stack.extend(stmt.body)
+        elif isinstance(stmt, cst.SimpleStatementSuite):
+            stack.append(cst.SimpleStatementLine(body=stmt.body))
+        elif isinstance(stmt, (cst.Else, cst.ExceptHandler, cst.ExceptStarHandler, cst.Finally)):
+            stack.append(stmt.body)
+    return bindings
+
+
+def resolve(expr: cst.BaseExpression, bindings: dict[str, str], module_name: str,
+            module_globals: frozenset[str]) -> str | None:
+    """Qualified name of a Name/Attribute chain, or None if it is not statically known.
+
+    A head bound by an import resolves through it; a head defined at module level
+    resolves to ``module_name.head``.
+    """
+    text = dotted(expr)
+    if text is None:
+        return None
+    head, _, rest = text.partition(".")
+    if head in bindings:
+        base = bindings[head]
+    elif head in module_globals:
+        base = f"{module_name}.{head}" if module_name else head
+    else:
+        return None
+    return f"{base}.{rest}" if rest else base

@@ -1,0 +1,153 @@
+"""Command line: ``codemod apply [--dry-run] PATH...`` and ``codemod check PATH...``.
+
+The CLI only reads configuration, calls the engine, writes files, prints and exits
+(DESIGN.md section 3). Diffs and findings go to stdout; progress, warnings and the
+summary to stderr. Exit codes as ruff/black: 0 nothing to do, 1 changes made or needed
+(or findings), 2 usage, configuration, input or internal error.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Sequence
+
+import click
+
+from codemod import api
+from codemod.config import ConfigError, load_config
+from codemod.discovery import DiscoveryError
+from codemod.fileio import SourceError, encode_source, write_atomic
+from codemod.output.diff import unified_diff
+from codemod.types import DEFAULT_EXCLUDES, Options
+
+EXIT_CLEAN, EXIT_CHANGES, EXIT_ERROR = 0, 1, 2
+
+
+class _Exit(Exception):
+    def __init__(self, code: int) -> None:
+        self.code = code
+
+
+def _options(paths: tuple[Path, ...], exclude: tuple[str, ...], extend_exclude: tuple[str, ...],
+             jobs: int | None) -> Options:
+    config = load_config(paths[0]) if paths else load_config(Path.cwd())
+    excludes = config.exclude if config.exclude is not None else DEFAULT_EXCLUDES
+    if exclude:
+        excludes = exclude
+    return Options(
+        excludes=tuple(excludes),
+        extend_excludes=tuple(config.extend_exclude) + tuple(extend_exclude),
+        allow_classes=tuple(config.allow_classes),
+        jobs=jobs or config.jobs or 1,
+    )
+
+
+def _err(message: str, **style: object) -> None:
+    click.echo(click.style(message, **style) if style else message, err=True)  # type: ignore[arg-type]
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="codemod")
+def cli() -> None:
+    """Migrate torch.nn.Parameter subclasses to plain Parameters built by factory functions."""
+
+
+_paths = click.argument(
+    "paths", nargs=-1, required=True, type=click.Path(path_type=Path)
+)
+_exclude = click.option("--exclude", multiple=True, help="Glob to exclude (replaces the defaults).")
+_extend = click.option("--extend-exclude", multiple=True, help="Glob to exclude, added to the defaults.")
+_jobs = click.option("--jobs", "-j", type=click.IntRange(min=1), default=None,
+                     help="Worker processes (default: from config, else 1).")
+
+
+@cli.command()
+@_paths
+@click.option("--dry-run", is_flag=True, help="Print a unified diff; write nothing.")
+@_exclude
+@_extend
+@_jobs
+def apply(paths: tuple[Path, ...], dry_run: bool, exclude: tuple[str, ...],
+          extend_exclude: tuple[str, ...], jobs: int | None) -> None:
+    """Convert Parameter subclasses under PATHS (in place, or as a diff with --dry-run)."""
+    options = _options(paths, exclude, extend_exclude, jobs)
+    result = api.run(list(paths), options)
+    for failed in result.failed():
+        _err(f"error: {failed.error}", fg="red")
+    changed = result.changed()
+    written = 0
+    for file in changed:
+        assert file.new_text is not None and file.old_text is not None
+        if dry_run:
+            click.echo(unified_diff(file.path, file.old_text, file.new_text), nl=False)
+            continue
+        source = result.sources[file.path]
+        try:
+            write_atomic(file.path, encode_source(file.new_text, source), source.mode)
+            written += 1
+        except SourceError as exc:
+            _err(f"error: {exc}", fg="red")
+            result.files.append(api.FileResult(file.path, api.Outcome.FAILED, error=str(exc)))
+    _summary(result, dry_run, written)
+    if result.failed():
+        raise _Exit(EXIT_ERROR)
+    real_refusals = [r for r in result.refusals if "allow-classes" not in r.reason]
+    raise _Exit(EXIT_CHANGES if changed or real_refusals else EXIT_CLEAN)
+
+
+def _summary(result: api.RunResult, dry_run: bool, written: int) -> None:
+    plan = result.plan
+    converted = len(plan.converted()) if plan else 0
+    counts = result.counts()
+    verb = "would change" if dry_run else "changed"
+    n_changed = len(result.changed()) if dry_run else written
+    detail = ", ".join(f"{k}: {v}" for k, v in sorted(counts.items()))
+    _err(
+        f"{verb} {n_changed} file(s) of {result.scanned} scanned ({result.parsed} parsed); "
+        f"{converted} class(es) converted" + (f" [{detail}]" if detail else ""),
+        bold=True,
+    )
+    refusals = result.refusals
+    if refusals:
+        _err(f"refused {len(refusals)} class(es), left unchanged:", fg="yellow")
+        for refusal in refusals:
+            _err(f"  {refusal.render()}", fg="yellow")
+
+
+@cli.command()
+@_paths
+@_exclude
+@_extend
+@_jobs
+def check(paths: tuple[Path, ...], exclude: tuple[str, ...], extend_exclude: tuple[str, ...],
+          jobs: int | None) -> None:
+    """Report Parameter subclasses and class-style uses of converted names (changes nothing)."""
+    from codemod.check import run_check
+
+    options = _options(paths, exclude, extend_exclude, jobs)
+    raise _Exit(run_check(list(paths), options))
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the CLI with ``argv`` and return its exit code (for tests and scripts)."""
+    try:
+        cli.main(args=list(argv) if argv is not None else None, prog_name="codemod",
+                 standalone_mode=False)
+    except _Exit as exc:
+        return exc.code
+    except click.exceptions.Abort:
+        _err("aborted", fg="red")
+        return EXIT_ERROR
+    except click.ClickException as exc:
+        exc.show()
+        return EXIT_ERROR
+    except (ConfigError, DiscoveryError, SourceError) as exc:
+        _err(f"error: {exc}", fg="red")
+        return EXIT_ERROR
+    return EXIT_CLEAN
+
+
+def main_entry() -> None:
+    """Console-script entry point."""
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""Decide, per class, whether it is converted or refused; decisions live here only."""

@@ -1,0 +1,623 @@
+"""One ``ClassPlan`` per Parameter class: convert it, or refuse it with a reason.
+
+The planner checks every condition under which the generated factory + wraps behave
+exactly like the class did (DESIGN.md section 2); when one does not hold, the class is
+refused, and so is every class in its hierarchy (a base whose subclass stays a class
+must stay a class too, and a subclass of a refused base cannot be converted), so a
+hierarchy is converted whole or not at all.
+
+Construction order. The old constructor ran ``__new__`` of the first class in the MRO
+that defines it, then the cooperative ``__init__`` chain. The factory calls the wrap
+functions in *reverse* MRO order (base first), so that:
+
+* methods and class attributes bound by later wraps win, as the first class in the MRO
+  that defines a name won before;
+* statements after ``super().__init__()`` see what the bases set.
+
+Statements *before* ``super().__init__()`` then run after the bases' bodies; the planner
+accepts them only when no other ``__init__`` of the hierarchy reads or writes what they set.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import libcst as cst
+import libcst.matchers as m
+
+from codemod.analysis.classes import ClassFacts
+from codemod.analysis.index import ClassIndex
+from codemod.planning import naming
+from codemod.types import UNINITIALIZED_QUALNAMES, Refusal
+
+#: Names that the runtime defines in the module that carries it.
+RUNTIME_NAMES = (
+    "BoundParamMethod",
+    "bind_param_method",
+    "bind_param_methods",
+    "add_param_feature",
+    "has_param_feature",
+    "param_kind_is",
+    "_install_copy_hooks",
+    "_deepcopy_param",
+    "_reduce_param",
+    "_rebuild_param",
+)
+FEATURES_NAME = "Features"
+
+
+@dataclass
+class InitFacts:
+    """The shape of a cooperative ``__init__``."""
+
+    self_name: str
+    params: cst.Parameters
+    param_names: tuple[str, ...]
+    star_kwarg: str | None
+    #: The statement ``super().__init__(...)``, if any.
+    super_stmt: cst.SimpleStatementLine | None
+    #: Names the super call passes on explicitly, and whether it passes ``**kwargs``.
+    forwarded: frozenset[str]
+    forwards_rest: bool
+    pre: tuple[cst.BaseStatement, ...]
+    post: tuple[cst.BaseStatement, ...]
+    docstring: cst.SimpleStatementLine | None
+    #: Attributes of self that the body assigns, and that it reads.
+    writes: frozenset[str]
+    reads: frozenset[str]
+
+
+@dataclass
+class NewFacts:
+    """The factory's signature and the ``Parameter(...)`` call, from ``__new__``."""
+
+    params: cst.Parameters
+    call_args: tuple[cst.Arg, ...]
+    docstring: cst.SimpleStatementLine | None = None
+
+
+@dataclass
+class ClassPlan:
+    """Everything the transforms need to convert one class (or why it is refused)."""
+
+    facts: ClassFacts
+    mro: list[str]
+    refusal: Refusal | None = None
+    snake: str = ""
+    wrap_name: str = ""
+    #: Method name -> name of the module-level function implementing it.
+    method_funcs: dict[str, str] = field(default_factory=dict)
+    #: Public property name -> backing field (read-only property over a field).
+    properties: dict[str, str] = field(default_factory=dict)
+    #: Properties whose field an earlier wrap sets: copy after the body.
+    properties_to_copy: list[str] = field(default_factory=list)
+    #: Class attribute -> module-level constant holding its one shared value.
+    constants: dict[str, str] = field(default_factory=dict)
+    #: (method, called name) -> (module, function) for ``super().called(...)``.
+    super_targets: dict[tuple[str, str], tuple[str, str]] = field(default_factory=dict)
+    init: InitFacts | None = None
+    new: NewFacts | None = None
+    #: Qualnames whose wraps the factory calls, base first (reverse MRO).
+    wrap_chain: list[str] = field(default_factory=list)
+    #: Module carrying the runtime for this class's hierarchy.
+    runtime_module: str = ""
+
+    @property
+    def converted(self) -> bool:
+        """Whether this class is converted."""
+        return self.refusal is None
+
+    @property
+    def name(self) -> str:
+        """The class name (the factory keeps it)."""
+        return self.facts.name
+
+    @property
+    def feature_value(self) -> str:
+        """The feature tag's value: the class's qualified name, unique across the tree."""
+        return self.facts.qualname
+
+
+@dataclass
+class Plan:
+    """The decisions for a whole tree."""
+
+    index: ClassIndex
+    classes: dict[str, ClassPlan]
+    #: Backing field -> public property name, over all converted classes.
+    fields: dict[str, str]
+    #: Modules that carry the runtime.
+    runtime_modules: set[str]
+
+    def converted(self) -> dict[str, ClassPlan]:
+        """The plans of converted classes."""
+        return {q: p for q, p in self.classes.items() if p.converted}
+
+    def refusals(self) -> list[Refusal]:
+        """Every refusal, in file order."""
+        found = [p.refusal for p in self.classes.values() if p.refusal is not None]
+        return sorted(found, key=lambda r: (str(r.path), r.line, r.subject))
+
+    def is_converted(self, qualname: str | None) -> bool:
+        """Whether ``qualname`` names a converted class."""
+        plan = self.classes.get(qualname) if qualname else None
+        return plan is not None and plan.converted
+
+
+class _Refuse(Exception):
+    def __init__(self, reason: str, line: int = 0) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.line = line
+
+
+def _strip_docstring(body: tuple[cst.BaseStatement, ...]) -> tuple[
+    cst.SimpleStatementLine | None, tuple[cst.BaseStatement, ...]
+]:
+    if body and m.matches(
+        body[0],
+        m.SimpleStatementLine(body=[m.Expr(value=m.SimpleString() | m.ConcatenatedString())]),
+    ):
+        return body[0], body[1:]  # type: ignore[return-value]
+    return None, body
+
+
+def _body(fn: cst.FunctionDef) -> tuple[cst.BaseStatement, ...]:
+    if isinstance(fn.body, cst.IndentedBlock):
+        return tuple(fn.body.body)
+    return tuple(cst.SimpleStatementLine(body=list(fn.body.body)) for _ in [0])
+
+
+def _is_super_call(node: cst.CSTNode, method: str | None = None) -> bool:
+    """``super().<method>(...)`` (any method when ``method`` is None)."""
+    attr = m.Attribute(value=m.Call(func=m.Name("super"), args=[]))
+    if method is not None:
+        attr = m.Attribute(value=m.Call(func=m.Name("super"), args=[]), attr=m.Name(method))
+    return m.matches(node, m.Call(func=attr))
+
+
+class _SelfUse(cst.CSTVisitor):
+    """Attributes of ``self`` read and written, ``super()`` uses, class reads."""
+
+    def __init__(self, self_name: str) -> None:
+        self.self_name = self_name
+        self.writes: set[str] = set()
+        self.reads: set[str] = set()
+        self.calls: set[str] = set()
+        self.super_calls: list[tuple[str, cst.Call]] = []
+        self.bad: list[str] = []
+        self._super_ok: set[int] = set()
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for target in node.targets:
+            self._record_write(target.target)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self._record_write(node.target)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        self._record_write(node.target)
+
+    def _record_write(self, target: cst.BaseExpression) -> None:
+        if m.matches(target, m.Attribute(value=m.Name(self.self_name))):
+            self.writes.add(target.attr.value)  # type: ignore[attr-defined]
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        if m.matches(node.value, m.Name(self.self_name)):
+            self.reads.add(node.attr.value)
+            if node.attr.value == "__class__":
+                self.bad.append("reads self.__class__")
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if m.matches(node.func, m.Attribute(value=m.Name(self.self_name))):
+            self.calls.add(node.func.attr.value)  # type: ignore[attr-defined]
+        if _is_super_call(node):
+            name = node.func.attr.value  # type: ignore[attr-defined]
+            self.super_calls.append((name, node))
+            self._super_ok.add(id(node.func.value))  # type: ignore[attr-defined]
+        elif m.matches(node, m.Call(func=m.Name("type"), args=[m.Arg(m.Name(self.self_name))])):
+            self.bad.append("reads type(self)")
+
+    def leave_Call(self, original_node: cst.Call) -> None:
+        if m.matches(original_node.func, m.Name("super")) and id(original_node) not in self._super_ok:
+            self.bad.append("uses super() other than as super().method(...)")
+
+
+class Planner:
+    """Builds a ``Plan`` from a ``ClassIndex``."""
+
+    def __init__(self, index: ClassIndex, allow_classes: tuple[str, ...] = (),
+                 forced: dict[str, str] | None = None) -> None:
+        self.index = index
+        self.allow = set(allow_classes)
+        #: Qualname -> reason, from use sites found unconvertible by a transform.
+        self.forced = dict(forced or {})
+
+    # -- entry point -------------------------------------------------------------------
+    def plan(self) -> Plan:
+        """Decide every Parameter class of the index."""
+        idx = self.index
+        plans: dict[str, ClassPlan] = {}
+        for qualname in sorted(idx.param_classes):
+            facts = idx.classes[qualname]
+            plan = ClassPlan(facts=facts, mro=idx.mros.get(qualname, [qualname]))
+            plan.snake = naming.snake_case(facts.name)
+            plan.wrap_name = naming.wrap_name(facts.name)
+            plans[qualname] = plan
+        for qualname, plan in plans.items():
+            try:
+                self._check_own(plan)
+            except _Refuse as exc:
+                plan.refusal = Refusal(plan.facts.path, exc.line or plan.facts.line,
+                                       plan.facts.name, exc.reason)
+        for qualname, plan in plans.items():
+            if plan.refusal is None:
+                try:
+                    self._check_hierarchy(plan, plans)
+                except _Refuse as exc:
+                    plan.refusal = Refusal(plan.facts.path, exc.line or plan.facts.line,
+                                           plan.facts.name, exc.reason)
+        fields = self._fields(plans)
+        self._propagate(plans)
+        runtime_modules = self._assign_runtime(plans)
+        self._check_names(plans, runtime_modules)
+        self._propagate(plans)
+        runtime_modules = self._assign_runtime(plans)
+        return Plan(idx, plans, {f: p for f, p in fields.items()
+                                 if any(pl.converted and p in pl.properties
+                                        for pl in plans.values())}, runtime_modules)
+
+    # -- per-class checks ----------------------------------------------------------------
+    def _check_own(self, plan: ClassPlan) -> None:
+        facts = plan.facts
+        idx = self.index
+        if facts.qualname in self.forced:
+            raise _Refuse(self.forced[facts.qualname])
+        if facts.name in self.allow or facts.qualname in self.allow:
+            raise _Refuse("allowed to stay a Parameter subclass by [tool.codemod] allow-classes")
+        if facts.qualname in idx.mro_errors:
+            raise _Refuse(f"its MRO cannot be computed: {idx.mro_errors[facts.qualname]}")
+        for base_expr, base in zip(facts.base_exprs, idx.base_qualnames(facts.qualname)):
+            if base is None:
+                raise _Refuse("has a dynamic base (not a name the tool can resolve statically)")
+            if base in UNINITIALIZED_QUALNAMES:
+                raise _Refuse(f"derives from {base}, whose lazy shape a plain Parameter cannot hold")
+            if base not in idx.param_classes and not idx.is_param_root_base(base):
+                raise _Refuse(f"mixes in {base}, which is not a Parameter class")
+        if facts.keywords:
+            raise _Refuse(f"has class keywords ({', '.join(facts.keywords)}), e.g. a metaclass")
+        if facts.has_decorators:
+            raise _Refuse("is decorated; a decorator may depend on it being a class")
+        for stmt, what in facts.unsupported:
+            line = facts.file.line_of(stmt) if facts.file is not None else 0
+            raise _Refuse(f"has {what}, which the converter has no rule for", line)
+        if "data" in facts.methods or "data" in facts.properties or any(
+            name == "data" for name, _ in facts.class_attrs
+        ):
+            raise _Refuse("overrides `data`, the tensor's C-level attribute; a plain Parameter cannot")
+        for name in facts.methods:
+            if name.startswith("__") and name.endswith("__"):
+                raise _Refuse(f"defines {name}, a special method a plain Parameter cannot carry")
+        for name, prop in facts.properties.items():
+            plan.properties[name] = self._property_field(prop)
+        for name in facts.methods:
+            plan.method_funcs[name] = naming.method_function_name(facts.name, name)
+        for name, _ in facts.class_attrs:
+            plan.constants[name] = naming.constant_name(facts.name, name)
+        if facts.init is not None:
+            plan.init = self._init_facts(facts.init)
+        for name, fn in facts.methods.items():
+            self._check_method(fn)
+
+    def _property_field(self, prop) -> str:  # type: ignore[no-untyped-def]
+        if prop.setter is not None or prop.deleter is not None:
+            raise _Refuse(f"property {prop.name!r} has a setter or deleter")
+        getter = prop.getter
+        if getter is None:
+            raise _Refuse(f"property {prop.name!r} has no getter")
+        self_name = _first_param(getter)
+        _, body = _strip_docstring(_body(getter))
+        if len(body) == 1 and m.matches(
+            body[0],
+            m.SimpleStatementLine(body=[m.Return(value=m.Attribute(value=m.Name(self_name)))]),
+        ):
+            return body[0].body[0].value.attr.value  # type: ignore[attr-defined,union-attr]
+        raise _Refuse(
+            f"property {prop.name!r} computes its value; only a plain read of a backing "
+            "field becomes an attribute"
+        )
+
+    def _init_facts(self, fn: cst.FunctionDef) -> InitFacts:
+        params = fn.params
+        if params.posonly_params or isinstance(params.star_arg, cst.Param):
+            raise _Refuse("__init__ takes positional-only or *args parameters")
+        if not params.params:
+            raise _Refuse("__init__ has no self parameter")
+        self_name = params.params[0].name.value
+        names = tuple(p.name.value for p in params.params[1:]) + tuple(
+            p.name.value for p in params.kwonly_params
+        )
+        star_kwarg = params.star_kwarg.name.value if params.star_kwarg else None
+        docstring, body = _strip_docstring(_body(fn))
+        super_index = None
+        for i, stmt in enumerate(body):
+            if m.matches(stmt, m.SimpleStatementLine(body=[m.Expr(value=m.Call())])) and \
+                    _is_super_call(stmt.body[0].value, "__init__"):  # type: ignore[attr-defined]
+                if super_index is not None:
+                    raise _Refuse("__init__ calls super().__init__() twice")
+                super_index = i
+        use = _SelfUse(self_name)
+        cst.Module(body=list(body)).visit(use)
+        if use.bad:
+            raise _Refuse(f"__init__ {use.bad[0]}")
+        inits = [c for c, _ in use.super_calls if c == "__init__"]
+        if len(inits) != (0 if super_index is None else 1) or len(use.super_calls) != len(inits):
+            raise _Refuse("__init__ calls super() other than as one top-level super().__init__(...)")
+        forwarded: set[str] = set()
+        forwards_rest = False
+        if super_index is not None:
+            call = body[super_index].body[0].value  # type: ignore[attr-defined]
+            for arg in call.args:
+                if arg.star == "**" and m.matches(arg.value, m.Name(star_kwarg or "")):
+                    forwards_rest = True
+                elif arg.keyword is not None and m.matches(arg.value, m.Name(arg.keyword.value)) \
+                        and arg.keyword.value in names:
+                    forwarded.add(arg.keyword.value)
+                else:
+                    raise _Refuse(
+                        "super().__init__() is passed something other than its own "
+                        "arguments unchanged (name=name or **kwargs)"
+                    )
+        pre = body[:super_index] if super_index is not None else ()
+        post = body[super_index + 1:] if super_index is not None else body
+        return InitFacts(
+            self_name=self_name,
+            params=params,
+            param_names=names,
+            star_kwarg=star_kwarg,
+            super_stmt=body[super_index] if super_index is not None else None,  # type: ignore[arg-type]
+            forwarded=frozenset(forwarded),
+            forwards_rest=forwards_rest,
+            pre=tuple(pre),
+            post=tuple(post),
+            docstring=docstring,
+            writes=frozenset(use.writes),
+            reads=frozenset(use.reads - use.writes),
+        )
+
+    def _check_method(self, fn: cst.FunctionDef) -> None:
+        params = fn.params
+        if not params.params and not params.posonly_params:
+            raise _Refuse(f"method {fn.name.value!r} has no self parameter")
+        use = _SelfUse(_first_param(fn))
+        fn.body.visit(use)
+        if use.bad:
+            raise _Refuse(f"method {fn.name.value!r} {use.bad[0]}")
+
+    # -- checks across the hierarchy ------------------------------------------------------
+    def _descendants(self, qualname: str) -> set[str]:
+        out: set[str] = set()
+        todo = [qualname]
+        while todo:
+            for sub in self.index.subclasses.get(todo.pop(), ()):
+                if sub not in out:
+                    out.add(sub)
+                    todo.append(sub)
+        return out
+
+    def _check_hierarchy(self, plan: ClassPlan, plans: dict[str, ClassPlan]) -> None:
+        facts = plan.facts
+        mro = plan.mro
+        chain = [plans[q] for q in mro]
+        plan.wrap_chain = list(reversed(mro))
+        # __new__: the first class in the MRO that defines it.
+        news = [p for p in chain if p.facts.new is not None]
+        if news:
+            plan.new = self._new_facts(news[0].facts.new)  # type: ignore[arg-type]
+            if len(news) > 1:
+                raise _Refuse(
+                    f"{news[0].name}.__new__ and {news[1].name}.__new__ are both in its MRO"
+                )
+        # The cooperative __init__ chain must reach every __init__ of the MRO.
+        with_init = [p for p in chain if p.init is not None]
+        for i, p in enumerate(with_init[:-1]):
+            if p.init.super_stmt is None:  # type: ignore[union-attr]
+                raise _Refuse(
+                    f"{p.name}.__init__ does not call super().__init__(), so "
+                    f"{with_init[i + 1].name}.__init__ would be skipped"
+                )
+            for later in with_init[i + 1:]:
+                for name in later.init.param_names:  # type: ignore[union-attr]
+                    passes = name in p.init.forwarded or (  # type: ignore[union-attr]
+                        p.init.forwards_rest and name not in p.init.param_names  # type: ignore[union-attr]
+                    )
+                    if not passes:
+                        raise _Refuse(
+                            f"{p.name}.__init__ does not pass {name!r} on to "
+                            f"{later.name}.__init__; the wraps could not tell"
+                        )
+        # Statements before super().__init__() run after the bases' bodies now.
+        for p in with_init:
+            pre = p.init.pre  # type: ignore[union-attr]
+            if not pre:
+                continue
+            pre_use = _SelfUse(p.init.self_name)  # type: ignore[union-attr]
+            cst.Module(body=list(pre)).visit(pre_use)
+            for other in with_init:
+                if other is p:
+                    continue
+                touched = other.init.writes | other.init.reads  # type: ignore[union-attr]
+                clash = pre_use.writes & touched
+                if clash or pre_use.reads - pre_use.writes:
+                    raise _Refuse(
+                        f"{p.name}.__init__ sets or reads {sorted(clash or pre_use.reads)[0]!r} "
+                        "before super().__init__() in a way the base order would change"
+                    )
+        # An __init__ must not call methods of self: their target depends on the subclass.
+        all_methods = {n for p in chain for n in p.facts.methods}
+        for p in with_init:
+            use = _SelfUse(p.init.self_name)  # type: ignore[union-attr]
+            cst.Module(body=list(p.init.pre + p.init.post)).visit(use)  # type: ignore[union-attr]
+            called = use.calls & all_methods
+            if called:
+                raise _Refuse(f"{p.name}.__init__ calls self.{sorted(called)[0]}() while constructing")
+        # Instance attributes set by an __init__ must not collide with methods/constants.
+        instance_attrs = {a for p in with_init for a in p.init.writes}  # type: ignore[union-attr]
+        class_names = {n for p in chain for n in list(p.facts.methods) + list(p.constants)}
+        clash = instance_attrs & class_names
+        if clash:
+            raise _Refuse(f"{sorted(clash)[0]!r} is both an instance attribute and a class member")
+        # Properties: where their field is set.
+        for prop, fld in plan.properties.items():
+            if plan.init is not None and fld in plan.init.writes:
+                continue
+            if any(p.init is not None and fld in p.init.writes for p in chain[1:]):
+                plan.properties_to_copy.append(prop)
+                continue
+            raise _Refuse(f"property {prop!r} reads {fld!r}, which no __init__ of its bases sets")
+        # super().m() inside methods: one target for every concrete subclass.
+        for name, fn in facts.methods.items():
+            use = _SelfUse(_first_param(fn))
+            fn.body.visit(use)
+            for called, _ in use.super_calls:
+                targets: set[tuple[str, str]] = set()
+                for concrete in {facts.qualname} | self._descendants(facts.qualname):
+                    kmro = self.index.mros.get(concrete, [])
+                    after = kmro[kmro.index(facts.qualname) + 1:] if facts.qualname in kmro else []
+                    target = next((q for q in after if called in plans[q].facts.methods), None)
+                    if target is None:
+                        raise _Refuse(
+                            f"method {name!r} calls super().{called}(), which reaches torch's "
+                            "own Parameter/Tensor; the converter has no rule for that"
+                        )
+                    targets.add((plans[target].facts.module,
+                                 naming.method_function_name(plans[target].name, called)))
+                if len(targets) > 1:
+                    raise _Refuse(
+                        f"method {name!r} calls super().{called}(), whose target depends on "
+                        "the subclass"
+                    )
+                plan.super_targets[(name, called)] = targets.pop()
+
+    def _new_facts(self, fn: cst.FunctionDef) -> NewFacts:
+        params = fn.params
+        if params.posonly_params or not params.params:
+            raise _Refuse("__new__ has positional-only parameters or no cls parameter")
+        if isinstance(params.star_arg, cst.Param):
+            raise _Refuse("__new__ takes *args")
+        cls_name = params.params[0].name.value
+        docstring, body = _strip_docstring(_body(fn))
+        if len(body) != 1 or not m.matches(
+            body[0], m.SimpleStatementLine(body=[m.Return(value=m.Call())])
+        ):
+            raise _Refuse("__new__ does more than `return super().__new__(cls, ...)`")
+        call = body[0].body[0].value  # type: ignore[attr-defined]
+        if not _is_super_call(call, "__new__") or not call.args or not m.matches(
+            call.args[0], m.Arg(value=m.Name(cls_name), keyword=None, star="")
+        ):
+            raise _Refuse("__new__ does more than `return super().__new__(cls, ...)`")
+        rest = tuple(call.args[1:])
+        if any(m.findall(arg.value, m.Name(cls_name)) for arg in rest):
+            raise _Refuse("__new__ passes something computed from cls to Parameter")
+        new_params = params.with_changes(params=params.params[1:])
+        return NewFacts(params=new_params, call_args=rest, docstring=docstring)
+
+    # -- tree-wide ---------------------------------------------------------------------
+    def _fields(self, plans: dict[str, ClassPlan]) -> dict[str, str]:
+        fields: dict[str, str] = {}
+        owners: dict[str, str] = {}
+        for qualname, plan in plans.items():
+            for prop, fld in plan.properties.items():
+                if fld in fields and fields[fld] != prop:
+                    for q in (qualname, owners[fld]):
+                        if plans[q].refusal is None:
+                            plans[q].refusal = Refusal(
+                                plans[q].facts.path, plans[q].facts.line, plans[q].name,
+                                f"field {fld!r} backs both {fields[fld]!r} and {prop!r}",
+                            )
+                fields.setdefault(fld, prop)
+                owners.setdefault(fld, qualname)
+        return fields
+
+    def components(self, plans: dict[str, ClassPlan]) -> list[set[str]]:
+        """Hierarchies: classes connected through base/subclass edges."""
+        parent: dict[str, str] = {q: q for q in plans}
+
+        def find(q: str) -> str:
+            while parent[q] != q:
+                parent[q] = parent[parent[q]]
+                q = parent[q]
+            return q
+
+        for q in plans:
+            for base in self.index.param_bases(q):
+                if base in parent:
+                    parent[find(q)] = find(base)
+        groups: dict[str, set[str]] = {}
+        for q in plans:
+            groups.setdefault(find(q), set()).add(q)
+        return list(groups.values())
+
+    def _propagate(self, plans: dict[str, ClassPlan]) -> None:
+        for group in self.components(plans):
+            refused = sorted(q for q in group if plans[q].refusal is not None)
+            if not refused:
+                continue
+            first = plans[refused[0]]
+            for q in group:
+                if plans[q].refusal is None:
+                    plans[q].refusal = Refusal(
+                        plans[q].facts.path, plans[q].facts.line, plans[q].name,
+                        f"kept as a class because {first.name} (same hierarchy) is refused: "
+                        f"{first.refusal.reason}",  # type: ignore[union-attr]
+                    )
+
+    def _assign_runtime(self, plans: dict[str, ClassPlan]) -> set[str]:
+        modules: set[str] = set()
+        for group in self.components(plans):
+            live = [plans[q] for q in group if plans[q].converted]
+            if not live:
+                continue
+            roots = [p for p in live if not self.index.param_bases(p.facts.qualname)]
+            root = min(roots or live, key=lambda p: (p.facts.module, p.facts.line))
+            for p in live:
+                p.runtime_module = root.facts.module
+            modules.add(root.facts.module)
+        return modules
+
+    def _check_names(self, plans: dict[str, ClassPlan], runtime_modules: set[str]) -> None:
+        """Generated names must not collide with names the module already defines."""
+        by_module: dict[str, list[ClassPlan]] = {}
+        for p in plans.values():
+            if p.converted:
+                by_module.setdefault(p.facts.module, []).append(p)
+        for module, group in by_module.items():
+            ff = self.index.files[module]
+            taken = set(ff.globals) | set(ff.bindings)
+            taken -= {p.name for p in group}
+            generated = [FEATURES_NAME]
+            if module in runtime_modules:
+                generated += list(RUNTIME_NAMES)
+            for p in group:
+                generated += [p.wrap_name, *p.method_funcs.values(), *p.constants.values()]
+            seen: set[str] = set()
+            for name in generated:
+                if name in taken or name in seen:
+                    for p in group:
+                        p.refusal = Refusal(
+                            p.facts.path, p.facts.line, p.name,
+                            f"the generated name {name!r} is already used in {module}",
+                        )
+                    break
+                seen.add(name)
+
+
+def _first_param(fn: cst.FunctionDef) -> str:
+    params = list(fn.params.posonly_params) + list(fn.params.params)
+    return params[0].name.value if params else "self"
+
+
+def build_plan(index: ClassIndex, allow_classes: tuple[str, ...] = (),
+               forced: dict[str, str] | None = None) -> Plan:
+    """Plan every Parameter class of ``index``."""
+    return Planner(index, allow_classes, forced).plan()

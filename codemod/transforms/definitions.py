@@ -1,0 +1,386 @@
+"""Replace each converted Parameter class with a factory, a wrap function and method functions.
+
+What it does
+    ``class X(Base): ...`` becomes ``def X(<__new__'s parameters>) -> Parameter`` (the
+    class docstring moves onto it), ``def wrap_x(param, <__init__'s parameters>, **kwargs)``
+    (feature tag, methods, class constants, the ``__init__`` body, properties as
+    attributes) and one module-level function per method. The module that carries the
+    hierarchy's root also gets the runtime helpers; each defining module gets ``Features``.
+Why
+    Parameter subclasses break ``torch.compile`` and clash with other tensor subclasses;
+    a plain ``nn.Parameter`` with attributes and per-instance methods does not.
+Example
+    ``PackedvLLMParameter(data=w, packed_dim=0, ...)`` still builds the parameter, now a
+    plain ``Parameter`` built by ``Parameter(data=data, requires_grad=False)`` and passed
+    through ``wrap_base_vllm_parameter`` ... ``wrap_packed_vllm_parameter``.
+Fix safety
+    The factory accepts exactly what ``__new__`` accepted and builds the tensor as it did.
+    Wraps run base first (reverse MRO), so the last binding of a name is the one the MRO
+    picked before; ``super().m()`` inside a method calls the implementation the planner
+    proved is next in every subclass's MRO. All preconditions are the planner's
+    (``codemod.planning.plan``); this module only carries the plan out.
+"""
+
+from __future__ import annotations
+
+from importlib import resources
+
+import libcst as cst
+import libcst.matchers as m
+from libcst.codemod import CodemodContext
+from libcst.codemod.visitors import AddImportsVisitor
+
+from codemod.analysis.classes import FileFacts
+from codemod.analysis.names import dotted
+from codemod.planning.plan import FEATURES_NAME, ClassPlan, Plan
+from codemod.transforms.refs import FileRefs
+
+_RUNTIME_MARKER = "# BEGIN RUNTIME"
+
+
+def runtime_statements() -> tuple[list[cst.BaseStatement], list[str]]:
+    """The runtime's statements and the modules it imports (``codemod.runtime``)."""
+    text = resources.files("codemod.runtime").joinpath("param_runtime.py").read_text("utf-8")
+    head, _, body = text.partition(_RUNTIME_MARKER)
+    imports = [line.split()[1] for line in head.splitlines() if line.startswith("import ")]
+    module = cst.parse_module(body.lstrip("\n"))
+    return list(module.body), imports
+
+
+def _two_blank_lines(stmt: cst.BaseStatement) -> cst.BaseStatement:
+    """PEP 8 spacing before a top-level definition, keeping its own comments."""
+    comments = [line for line in stmt.leading_lines if line.comment is not None]  # type: ignore[attr-defined]
+    return stmt.with_changes(leading_lines=[cst.EmptyLine(), cst.EmptyLine(), *comments])
+
+
+class _Rename(cst.CSTTransformer):
+    """Rename a variable (``self`` -> ``param``), not attributes or nested rebindings."""
+
+    def __init__(self, old: str, new: str) -> None:
+        super().__init__()
+        self.old, self.new = old, new
+
+    def visit_Attribute(self, node: cst.Attribute) -> bool:
+        node.value.visit(self)  # only the object part is a variable
+        return False
+
+    def leave_Attribute(self, original_node: cst.Attribute, updated_node: cst.Attribute) -> cst.Attribute:
+        return updated_node.with_changes(value=original_node.value.visit(self))
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        params = node.params
+        all_params = [*params.posonly_params, *params.params, *params.kwonly_params]
+        return not any(p.name.value == self.old for p in all_params)
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        return not any(p.name.value == self.old for p in node.params.params)
+
+    def visit_Arg(self, node: cst.Arg) -> bool:
+        node.value.visit(self)
+        return False
+
+    def leave_Arg(self, original_node: cst.Arg, updated_node: cst.Arg) -> cst.Arg:
+        return updated_node.with_changes(value=original_node.value.visit(self))
+
+    def leave_Name(self, original_node: cst.Name, updated_node: cst.Name) -> cst.Name:
+        return updated_node.with_changes(value=self.new) if updated_node.value == self.old else updated_node
+
+
+class _SuperCalls(cst.CSTTransformer):
+    """``super().m(args)`` -> ``_impl_of_m(self, args)``, per the planner's targets."""
+
+    def __init__(self, method: str, plan: ClassPlan, refs: FileRefs, self_name: str) -> None:
+        super().__init__()
+        self.method, self.plan, self.refs, self.self_name = method, plan, refs, self_name
+
+    def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.Call:
+        if not m.matches(
+            original_node.func, m.Attribute(value=m.Call(func=m.Name("super"), args=[]))
+        ):
+            return updated_node
+        called = original_node.func.attr.value  # type: ignore[attr-defined]
+        module, func = self.plan.super_targets[(self.method, called)]
+        return updated_node.with_changes(
+            func=self.refs.name_in(module, func),
+            args=[cst.Arg(cst.Name(self.self_name)), *updated_node.args],
+        )
+
+
+def _is_docstring(stmt: cst.CSTNode) -> bool:
+    return m.matches(stmt, m.SimpleStatementLine(body=[m.Expr(value=m.SimpleString())]))
+
+
+def _names_used(nodes: list[cst.BaseStatement]) -> set[str]:
+    found: set[str] = set()
+
+    class Names(cst.CSTVisitor):
+        def visit_Name(self, node: cst.Name) -> None:
+            found.add(node.value)
+
+    cst.Module(body=nodes).visit(Names())
+    return found
+
+
+class DefinitionsTransformer(cst.CSTTransformer):
+    """Carries out the plans of the converted classes defined in one module."""
+
+    def __init__(self, ff: FileFacts, plan: Plan, refs: FileRefs, context: CodemodContext) -> None:
+        super().__init__()
+        self.ff = ff
+        self.plan = plan
+        self.refs = refs
+        self.context = context
+        self.mine = {
+            p.name: p for p in plan.classes.values()
+            if p.converted and p.facts.module == ff.module_name
+        }
+        self.count = 0
+        #: First names of the converted classes' bases (their imports may become unused).
+        self.base_heads: set[str] = set()
+        for p in self.mine.values():
+            for expr in p.facts.base_exprs:
+                text = dotted(expr)
+                if text is not None:
+                    self.base_heads.add(text.split(".")[0])
+
+    # -- module ---------------------------------------------------------------------------
+    def leave_Module(self, original_node: cst.Module, updated_node: cst.Module) -> cst.Module:
+        if not self.mine:
+            return updated_node
+        body: list[cst.BaseStatement] = []
+        inserted = False
+        for stmt in updated_node.body:
+            if isinstance(stmt, cst.ClassDef) and stmt.name.value in self.mine:
+                if not inserted:
+                    body.extend(self._preamble())
+                    inserted = True
+                body.extend(self._convert(stmt, self.mine[stmt.name.value]))
+                self.count += 1
+            else:
+                body.append(stmt)
+        return updated_node.with_changes(body=body)
+
+    def _preamble(self) -> list[cst.BaseStatement]:
+        out: list[cst.BaseStatement] = []
+        if self.ff.module_name in self.plan.runtime_modules:
+            statements, imports = runtime_statements()
+            for module in imports:
+                AddImportsVisitor.add_needed_import(self.context, module)
+            out.extend(_two_blank_lines(s) if i else _two_blank_lines(s)
+                       for i, s in enumerate(statements))
+        members = "\n".join(
+            f'    {p.name} = "{p.feature_value}"'
+            for p in sorted(self.mine.values(), key=lambda p: p.facts.line)
+        )
+        features = cst.parse_statement(
+            f"class {FEATURES_NAME}:\n"
+            f'    """Feature tags of the former Parameter classes of this module.\n\n'
+            f"    ``isinstance(p, X)`` is now ``has_param_feature(p, {FEATURES_NAME}.X)`` and\n"
+            f"    ``type(p) is X`` is now ``param_kind_is(p, {FEATURES_NAME}.X)``.\n"
+            f'    """\n\n'
+            f"{members}\n"
+        )
+        out.append(_two_blank_lines(features))
+        return out
+
+    def _dedent(self, stmt: cst.BaseStatement) -> cst.BaseStatement:
+        """A docstring moved out of a class body loses one level of indentation.
+
+        Only docstrings are touched (their value is read through ``inspect.cleandoc``);
+        other multi-line strings keep their exact value.
+        """
+        if not _is_docstring(stmt):
+            return stmt
+        expr = stmt.body[0]  # type: ignore[attr-defined]
+        string = expr.value
+        if not isinstance(string, cst.SimpleString) or "\n" not in string.value:
+            return stmt
+        indent = self.ff.module.default_indent
+        lines = string.value.split("\n")
+        lines = [lines[0]] + [ln[len(indent):] if ln.startswith(indent) else ln for ln in lines[1:]]
+        new = string.with_changes(value="\n".join(lines))
+        return stmt.with_changes(body=[expr.with_changes(value=new)])  # type: ignore[attr-defined]
+
+    # -- one class ------------------------------------------------------------------------
+    def _convert(self, node: cst.ClassDef, plan: ClassPlan) -> list[cst.BaseStatement]:
+        methods = self._methods(node, plan)
+        constants = self._constants(node, plan)
+        factory = self._factory(node, plan)
+        wrap = self._wrap(node, plan)
+        comments = [line for line in node.leading_lines if line.comment is not None]
+        factory = factory.with_changes(
+            leading_lines=[cst.EmptyLine(), cst.EmptyLine(), *comments]
+        )
+        return [*constants, factory, wrap, *methods]
+
+    def _member(self, node: cst.ClassDef, name: str) -> cst.FunctionDef:
+        for stmt in node.body.body:  # type: ignore[union-attr]
+            if isinstance(stmt, cst.FunctionDef) and stmt.name.value == name and not stmt.decorators:
+                return stmt
+        raise LookupError(name)
+
+    def _constants(self, node: cst.ClassDef, plan: ClassPlan) -> list[cst.BaseStatement]:
+        out: list[cst.BaseStatement] = []
+        for stmt in node.body.body:  # type: ignore[union-attr]
+            if not isinstance(stmt, cst.SimpleStatementLine) or len(stmt.body) != 1:
+                continue
+            small = stmt.body[0]
+            if isinstance(small, cst.Assign) and m.matches(small.targets[0].target, m.Name()):
+                name = small.targets[0].target.value  # type: ignore[attr-defined]
+                if name in plan.constants:
+                    new = small.with_changes(
+                        targets=[small.targets[0].with_changes(target=cst.Name(plan.constants[name]))]
+                    )
+                    out.append(self._constant_spacing(stmt.with_changes(body=[new]), out))
+            elif isinstance(small, cst.AnnAssign) and m.matches(small.target, m.Name()):
+                name = small.target.value  # type: ignore[attr-defined]
+                if name in plan.constants and small.value is not None:
+                    new = small.with_changes(target=cst.Name(plan.constants[name]))
+                    out.append(self._constant_spacing(stmt.with_changes(body=[new]), out))
+        return out
+
+    @staticmethod
+    def _constant_spacing(stmt: cst.SimpleStatementLine, before: list[cst.BaseStatement]) -> cst.BaseStatement:
+        """Constants of one class stay together; two blank lines before the group."""
+        if not before:
+            return _two_blank_lines(stmt)
+        comments = [line for line in stmt.leading_lines if line.comment is not None]
+        return stmt.with_changes(leading_lines=comments)
+
+    def _methods(self, node: cst.ClassDef, plan: ClassPlan) -> list[cst.BaseStatement]:
+        out: list[cst.BaseStatement] = []
+        for name, func_name in plan.method_funcs.items():
+            fn = self._member(node, name)
+            params = [*fn.params.posonly_params, *fn.params.params]
+            self_name = params[0].name.value
+            fn = fn.visit(_SuperCalls(name, plan, self.refs, self_name))  # type: ignore[assignment]
+            fn = fn.with_changes(name=cst.Name(func_name), decorators=[])
+            body = list(fn.body.body)  # type: ignore[union-attr]
+            if body and _is_docstring(body[0]):
+                body[0] = self._dedent(body[0])
+                fn = fn.with_changes(body=fn.body.with_changes(body=body))
+            out.append(_two_blank_lines(fn))
+        return out
+
+    def _factory(self, node: cst.ClassDef, plan: ClassPlan) -> cst.FunctionDef:
+        refs = self.refs
+        parameter = refs.parameter_code()
+        if plan.new is not None:
+            params = plan.new.params
+            call_args = list(plan.new.call_args)
+        else:
+            params = cst.parse_statement(
+                "def f(data=None, requires_grad=True): pass"
+            ).params  # type: ignore[attr-defined]
+            call_args = [cst.Arg(cst.Name("data")), cst.Arg(cst.Name("requires_grad"))]
+        named = [p.name.value for p in [*params.params, *params.kwonly_params]]
+        star_kwarg = params.star_kwarg.name.value if isinstance(params.star_kwarg, cst.Param) else None
+        local = "param"
+        while local in named or local == star_kwarg:
+            local += "_"
+        docstring = plan.facts.docstring
+        body: list[cst.BaseStatement] = [docstring] if docstring is not None else []
+        build = cst.Call(func=cst.parse_expression(parameter), args=[
+            a.with_changes(comma=cst.MaybeSentinel.DEFAULT) for a in call_args
+        ])
+        body.append(cst.SimpleStatementLine(body=[cst.Assign(
+            targets=[cst.AssignTarget(cst.Name(local))], value=build)]))
+        for qualname in plan.wrap_chain:
+            link = self.plan.classes[qualname]
+            declared = set(link.init.param_names) if link.init is not None else set()
+            args = [
+                cst.Arg(keyword=cst.Name(n), value=cst.Name(n),
+                        equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")))
+                for n in named if n in declared
+            ]
+            if star_kwarg:
+                args.append(cst.Arg(cst.Name(star_kwarg), star="**"))
+            call = cst.Call(
+                func=refs.name_in(link.facts.module, link.wrap_name),
+                args=[cst.Arg(cst.Name(local)), *args],
+            )
+            body.append(cst.SimpleStatementLine(body=[cst.Expr(call)]))
+        body.append(cst.SimpleStatementLine(body=[cst.Return(cst.Name(local))]))
+        return cst.FunctionDef(
+            name=cst.Name(plan.name),
+            params=params,
+            body=cst.IndentedBlock(body=body),
+            returns=cst.Annotation(cst.parse_expression(parameter)),
+        )
+
+    def _wrap(self, node: cst.ClassDef, plan: ClassPlan) -> cst.FunctionDef:
+        refs = self.refs
+        init = plan.init
+        body_stmts: list[cst.BaseStatement] = []
+        if init is not None:
+            init_node = self._member(node, "__init__")
+            # Re-read the (use-site rewritten) body in the same shape the planner saw.
+            stmts = list(init_node.body.body)  # type: ignore[union-attr]
+            if init.docstring is not None:
+                stmts = stmts[1:]
+            body_stmts = [
+                s for s in stmts
+                if not (init.super_stmt is not None and m.matches(
+                    s, m.SimpleStatementLine(body=[m.Expr(value=m.Call(func=m.Attribute(
+                        value=m.Call(func=m.Name("super"), args=[]), attr=m.Name("__init__"))))])
+                ))
+            ]
+            self_name = init.self_name
+        else:
+            self_name = "self"
+        name = "param"
+        if self_name != name and name in _names_used(body_stmts):
+            name = self_name
+        if self_name != name:
+            body_stmts = [s.visit(_Rename(self_name, name)) for s in body_stmts]  # type: ignore[misc]
+        lines: list[cst.BaseStatement] = []
+        feature = cst.Module(body=[]).code_for_node(refs.feature(plan.facts.qualname))
+        add = refs.helper("add_param_feature", plan.facts.qualname).value
+        lines.append(cst.parse_statement(f"{add}({name}, {feature})"))
+        if plan.method_funcs:
+            bind = refs.helper("bind_param_methods", plan.facts.qualname).value
+            pairs = [f"{method}={func}" for method, func in plan.method_funcs.items()]
+            one_line = f"{bind}({name}, {', '.join(pairs)})"
+            if len(one_line) + 4 <= 88:
+                lines.append(cst.parse_statement(one_line))
+            else:
+                inner = "".join(f"    {pair},\n" for pair in pairs)
+                lines.append(cst.parse_statement(f"{bind}(\n    {name},\n{inner})"))
+        for attr, const in plan.constants.items():
+            lines.append(cst.parse_statement(f"{name}.{attr} = {const}"))
+        # A body that was only ``pass`` needs no statement once the wrap has others.
+        lines.extend(s for s in body_stmts
+                     if not m.matches(s, m.SimpleStatementLine(body=[m.Pass()])))
+        for prop in plan.properties_to_copy:
+            fld = plan.properties[prop]
+            lines.append(cst.parse_statement(f"{name}.{prop} = {name}.{fld}"))
+        if init is not None and init.docstring is not None:
+            doc = init.docstring
+        else:
+            doc = cst.parse_statement(
+                f'"""Give ``{name}`` the feature, attributes and methods of the former '
+                f'``{plan.name}``."""'
+            )
+        if init is not None:
+            params = init.params
+            first = params.params[0].with_changes(name=cst.Name(name), annotation=None,
+                                                  default=None, equal=cst.MaybeSentinel.DEFAULT)
+            params = params.with_changes(params=[first, *params.params[1:]])
+            if params.star_kwarg is None:
+                taken = set(init.param_names) | {name}
+                kw = "kwargs"
+                while kw in taken:
+                    kw = "_" + kw
+                params = params.with_changes(star_kwarg=cst.Param(cst.Name(kw)))
+        else:
+            params = cst.parse_statement(f"def f({name}, **kwargs): pass").params  # type: ignore[attr-defined]
+        fn = cst.FunctionDef(
+            name=cst.Name(plan.wrap_name),
+            params=params,
+            body=cst.IndentedBlock(body=[self._dedent(doc), *lines]),
+            whitespace_before_params=(
+                self._member(node, "__init__").whitespace_before_params
+                if init is not None else cst.SimpleWhitespace("")
+            ),
+        )
+        return _two_blank_lines(fn)  # type: ignore[return-value]

@@ -1,0 +1,93 @@
+"""How one file spells the names the rewrites need, adding imports where they are missing.
+
+Every generated reference goes through ``FileRefs`` so that imports are requested once,
+with ``AddImportsVisitor``, and never shadow a name the file already binds.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+from libcst.codemod import CodemodContext
+from libcst.codemod.visitors import AddImportsVisitor
+
+from codemod.analysis.classes import FileFacts
+from codemod.planning.plan import FEATURES_NAME, Plan
+from codemod.types import PARAMETER_QUALNAMES
+
+
+class FileRefs:
+    """Expressions for features, runtime helpers, generated functions and ``Parameter``."""
+
+    def __init__(self, ff: FileFacts, plan: Plan, context: CodemodContext) -> None:
+        self.ff = ff
+        self.plan = plan
+        self.context = context
+        self.module = ff.module_name
+        self._taken = set(ff.globals) | set(ff.bindings)
+        self._imported: dict[tuple[str, str], str] = {}
+        #: Names this file defines after conversion (Features, runtime, wraps...).
+        self.local_defs: set[str] = set()
+        self.defines_features = any(
+            p.converted and p.facts.module == self.module for p in plan.classes.values()
+        )
+        self.is_runtime = self.module in plan.runtime_modules
+
+    def _import(self, module: str, name: str) -> str:
+        key = (module, name)
+        if key in self._imported:
+            return self._imported[key]
+        local = name
+        bound = self.ff.bindings.get(name)
+        if bound == f"{module}.{name}":
+            self._imported[key] = name
+            return name
+        if name in self._taken or (name == FEATURES_NAME and self.defines_features):
+            local = f"{name}_{module.rsplit('.', 1)[-1]}"
+            while local in self._taken:
+                local += "_"
+            AddImportsVisitor.add_needed_import(self.context, module, name, local)
+        else:
+            AddImportsVisitor.add_needed_import(self.context, module, name)
+        self._taken.add(local)
+        self._imported[key] = local
+        return local
+
+    def name_in(self, module: str, name: str) -> cst.Name:
+        """A module-level name of ``module`` as this file can spell it."""
+        if module == self.module:
+            return cst.Name(name)
+        return cst.Name(self._import(module, name))
+
+    def feature(self, qualname: str) -> cst.Attribute:
+        """``Features.X`` for the converted class ``qualname``."""
+        plan = self.plan.classes[qualname]
+        return cst.Attribute(
+            value=self.name_in(plan.facts.module, FEATURES_NAME), attr=cst.Name(plan.name)
+        )
+
+    def helper(self, name: str, qualname: str | None = None) -> cst.Name:
+        """A runtime helper (``has_param_feature`` ...), local or imported."""
+        if self.is_runtime:
+            return cst.Name(name)
+        if qualname is not None:
+            module = self.plan.classes[qualname].runtime_module
+        else:
+            module = sorted(self.plan.runtime_modules)[0]
+        return self.name_in(module, name)
+
+    def parameter(self) -> cst.BaseExpression:
+        """``torch.nn.Parameter`` as this file spells it."""
+        for local, qual in sorted(self.ff.bindings.items()):
+            if qual in PARAMETER_QUALNAMES:
+                return cst.Name(local)
+        for local, qual in sorted(self.ff.bindings.items()):
+            if qual == "torch.nn":
+                return cst.Attribute(value=cst.Name(local), attr=cst.Name("Parameter"))
+        for local, qual in sorted(self.ff.bindings.items()):
+            if qual == "torch":
+                return cst.parse_expression(f"{local}.nn.Parameter")
+        return cst.Name(self._import("torch.nn", "Parameter"))
+
+    def parameter_code(self) -> str:
+        """The spelling of ``Parameter`` as source text."""
+        return cst.Module(body=[]).code_for_node(self.parameter())

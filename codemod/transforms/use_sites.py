@@ -1,0 +1,402 @@
+"""Rewrite every use of a converted class as a class, anywhere in the tree.
+
+What it does
+    ``isinstance(p, X)`` -> ``has_param_feature(p, Features.X)``; tuples of converted
+    classes -> one call with several features; ``type(p) is X`` / ``==`` / ``in (A, B)`` /
+    ``p.__class__ is X`` -> ``param_kind_is(p, ...)`` (negated for ``is not``/``!=``/``not
+    in``); ``issubclass(A, B)`` between two converted names -> its constant answer;
+    ``X.method`` -> the function implementing it per ``X``'s MRO; ``X.CONST`` -> the shared
+    constant; annotations naming ``X`` -> ``Parameter``; writes of a property's backing
+    field ``p._f = v`` -> ``p._f = p.f = v``.
+Why
+    After conversion ``X`` is a function: ``isinstance(p, X)`` would raise ``TypeError``.
+Example
+    ``if isinstance(param, (PackedColumnParameter, PackedvLLMParameter)):`` becomes
+    ``if has_param_feature(param, Features.PackedColumnParameter, Features.PackedvLLMParameter):``.
+Fix safety
+    ``p`` is evaluated once, as before. A mixed tuple ``isinstance(p, (X, torch.Tensor))``
+    becomes ``(has_param_feature(p, Features.X) or isinstance(p, (torch.Tensor,)))`` only
+    when ``p`` is a plain name or attribute chain (evaluating it twice is then harmless);
+    otherwise the site is left alone and reported by ``unconverted_uses``, which makes the
+    planner refuse the hierarchy (a class-style use that stays would break at run time).
+    A backing-field write also sets the attribute that replaced the property, so code such
+    as ``permute_param_layout_`` still changes what the loaders read.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+import libcst as cst
+import libcst.matchers as m
+
+from codemod.analysis.classes import FileFacts
+from codemod.analysis.names import dotted
+from codemod.planning.plan import Plan
+from codemod.transforms.refs import FileRefs
+
+_SIMPLE = m.Name() | m.Attribute(value=m.Name()) | m.Attribute(value=m.Attribute(value=m.Name()))
+
+
+def _is_simple(expr: cst.BaseExpression) -> bool:
+    """A plain name or short attribute chain: evaluating it twice has no side effect."""
+    return m.matches(expr, _SIMPLE)
+
+
+class UseSiteTransformer(cst.CSTTransformer):
+    """Rewrites class-style uses of converted classes in one file."""
+
+    def __init__(self, ff: FileFacts, plan: Plan, refs: FileRefs) -> None:
+        super().__init__()
+        self.ff = ff
+        self.plan = plan
+        self.refs = refs
+        self.counts: Counter[str] = Counter()
+        #: ids of original nodes naming a converted class that a rewrite consumed.
+        self.handled: set[int] = set()
+        #: First names of those nodes: their imports may have become unused.
+        self.handled_heads: set[str] = set()
+        self._class_stack: list[str] = []
+        self._annotation_depth = 0
+        self._builtins_shadowed = {
+            n for n in ("isinstance", "issubclass", "type") if n in ff.globals or n in ff.bindings
+        }
+
+    # -- resolution ----------------------------------------------------------------------
+    def converted(self, expr: cst.BaseExpression) -> str | None:
+        """Qualified name of the converted class ``expr`` names, else None."""
+        if not isinstance(expr, (cst.Name, cst.Attribute)):
+            return None
+        qual = self.plan.index.canonical(self.ff.resolve(expr))
+        return qual if self.plan.is_converted(qual) else None
+
+    def _elements(self, expr: cst.BaseExpression) -> list[cst.BaseExpression] | None:
+        if isinstance(expr, (cst.Tuple, cst.List, cst.Set)):
+            out = []
+            for el in expr.elements:
+                if isinstance(el, cst.StarredElement):
+                    return None
+                out.append(el.value)
+            return out
+        return [expr]
+
+    def _mro_member(self, qualname: str, attr: str) -> tuple[str, str] | None:
+        """(module, generated name) of method/constant ``attr`` as ``qualname``'s MRO finds it."""
+        for q in self.plan.classes[qualname].mro:
+            p = self.plan.classes[q]
+            if attr in p.method_funcs:
+                return p.facts.module, p.method_funcs[attr]
+            if attr in p.constants:
+                return p.facts.module, p.constants[attr]
+            if attr in p.properties or attr in p.facts.properties:
+                return None
+        return None
+
+    # -- context ---------------------------------------------------------------------------
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self._class_stack.append(f"{self.ff.module_name}.{node.name.value}")
+
+    def leave_ClassDef(self, original_node: cst.ClassDef, updated_node: cst.ClassDef) -> cst.ClassDef:
+        self._class_stack.pop()
+        return updated_node
+
+    def visit_Import(self, node: cst.Import) -> bool:
+        return False
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
+        return False
+
+    # -- isinstance / issubclass -------------------------------------------------------------
+    def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
+        func = original_node.func
+        if not isinstance(func, cst.Name) or func.value in self._builtins_shadowed:
+            return updated_node
+        args = original_node.args
+        if len(args) != 2 or any(a.keyword or a.star for a in args):
+            return updated_node
+        if func.value == "isinstance":
+            return self._isinstance(original_node, updated_node)
+        if func.value == "issubclass":
+            return self._issubclass(original_node, updated_node)
+        return updated_node
+
+    def _isinstance(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+        elements = self._elements(original.args[1].value)
+        if elements is None:
+            return updated
+        kinds = [self.converted(e) for e in elements]
+        if not any(kinds):
+            return updated
+        obj = updated.args[0].value
+        features = [self.refs.feature(k) for k in kinds if k]
+        first = next(k for k in kinds if k)
+        check = cst.Call(
+            func=self.refs.helper("has_param_feature", first),
+            args=[cst.Arg(obj)] + [cst.Arg(f) for f in features],
+        )
+        rest = [e for e, k in zip(updated.args[1].value.elements, kinds) if not k] \
+            if len(elements) > 1 else []
+        if rest:
+            if not _is_simple(original.args[0].value):
+                return updated  # left for unconverted_uses to report
+            others = cst.Tuple(elements=[el.with_changes(comma=cst.MaybeSentinel.DEFAULT)
+                                         for el in rest])
+            check = cst.BooleanOperation(
+                left=check,
+                operator=cst.Or(),
+                right=updated.with_changes(args=[updated.args[0], cst.Arg(others)]),
+                lpar=[cst.LeftParen()],
+                rpar=[cst.RightParen()],
+            )
+        self._mark(elements, kinds)
+        self.counts["isinstance"] += 1
+        return check
+
+    def _issubclass(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
+        sub = self.converted(original.args[0].value)
+        elements = self._elements(original.args[1].value)
+        if sub is None or elements is None:
+            return updated
+        kinds = [self.converted(e) for e in elements]
+        if not all(kinds):
+            return updated
+        answer = any(k in self.plan.classes[sub].mro for k in kinds)
+        self._mark([original.args[0].value, *elements], [sub, *kinds])
+        self.counts["issubclass"] += 1
+        return cst.Name("True" if answer else "False")
+
+    def _mark(self, exprs: list[cst.BaseExpression], kinds: list[str | None]) -> None:
+        for expr, kind in zip(exprs, kinds):
+            if kind:
+                self._handle(expr)
+
+    def _handle(self, expr: cst.BaseExpression) -> None:
+        self.handled.add(id(expr))
+        text = dotted(expr)
+        if text is not None:
+            self.handled_heads.add(text.split(".")[0])
+
+    # -- type(p) is X ---------------------------------------------------------------------------
+    def _type_subject(self, expr: cst.BaseExpression) -> cst.BaseExpression | None:
+        if m.matches(expr, m.Call(func=m.Name("type"), args=[m.Arg(keyword=None, star="")])) \
+                and "type" not in self._builtins_shadowed:
+            return expr.args[0].value  # type: ignore[attr-defined]
+        if m.matches(expr, m.Attribute(attr=m.Name("__class__"))):
+            return expr.value  # type: ignore[attr-defined]
+        return None
+
+    def leave_Comparison(
+        self, original_node: cst.Comparison, updated_node: cst.Comparison
+    ) -> cst.BaseExpression:
+        if len(original_node.comparisons) != 1:
+            return updated_node
+        target = original_node.comparisons[0]
+        op = target.operator
+        left, right = original_node.left, target.comparator
+        subject = self._type_subject(left)
+        new_subject_index = 0
+        if subject is None and isinstance(op, (cst.Is, cst.IsNot, cst.Equal, cst.NotEqual)):
+            subject = self._type_subject(right)
+            left, right = right, left
+            new_subject_index = 1
+        if subject is None:
+            return updated_node
+        if isinstance(op, (cst.In, cst.NotIn)):
+            elements = self._elements(right)
+        elif isinstance(op, (cst.Is, cst.IsNot, cst.Equal, cst.NotEqual)):
+            elements = [right]
+        else:
+            return updated_node
+        if elements is None:
+            return updated_node
+        kinds = [self.converted(e) for e in elements]
+        if not any(kinds) or not all(kinds):
+            return updated_node  # mixed: reported by unconverted_uses
+        updated_subject = (
+            updated_node.left if new_subject_index == 0 else updated_node.comparisons[0].comparator
+        )
+        inner = self._type_subject(updated_subject)
+        call: cst.BaseExpression = cst.Call(
+            func=self.refs.helper("param_kind_is", kinds[0]),
+            args=[cst.Arg(inner)] + [cst.Arg(self.refs.feature(k)) for k in kinds if k],  # type: ignore[arg-type]
+        )
+        if isinstance(op, (cst.IsNot, cst.NotEqual, cst.NotIn)):
+            call = cst.UnaryOperation(operator=cst.Not(), expression=call)
+        self._mark(elements, kinds)
+        self.counts["type-check"] += 1
+        return call.with_changes(lpar=updated_node.lpar, rpar=updated_node.rpar)
+
+    # -- X.method / X.CONST ----------------------------------------------------------------------
+    def leave_Attribute(
+        self, original_node: cst.Attribute, updated_node: cst.Attribute
+    ) -> cst.BaseExpression:
+        if self._annotation_depth:
+            return updated_node
+        owner = self.converted(original_node.value)
+        if owner is None:
+            return updated_node
+        member = self._mro_member(owner, original_node.attr.value)
+        if member is None:
+            return updated_node
+        self._handle(original_node.value)
+        self.counts["unbound-member"] += 1
+        return self.refs.name_in(*member)
+
+    # -- annotations -----------------------------------------------------------------------------
+    def visit_Annotation(self, node: cst.Annotation) -> None:
+        self._annotation_depth += 1
+
+    def leave_Annotation(
+        self, original_node: cst.Annotation, updated_node: cst.Annotation
+    ) -> cst.Annotation:
+        self._annotation_depth -= 1
+        marker = self
+
+        class Replace(cst.CSTTransformer):
+            def visit_Attribute(self, node: cst.Attribute) -> bool:
+                return False  # the chain is resolved whole in leave_Attribute
+
+            def leave_Name(self, o: cst.Name, u: cst.Name) -> cst.BaseExpression:
+                return marker._annotation_name(o, u)
+
+            def leave_Attribute(self, o: cst.Attribute, u: cst.Attribute) -> cst.BaseExpression:
+                return marker._annotation_name(o, u)
+
+            def leave_SimpleString(self, o: cst.SimpleString, u: cst.SimpleString) -> cst.BaseExpression:
+                return marker._annotation_string(u)
+
+        new_annotation = original_node.annotation.visit(Replace())
+        if new_annotation.deep_equals(original_node.annotation):
+            return updated_node
+        return updated_node.with_changes(annotation=new_annotation)
+
+    def _annotation_name(self, original: cst.BaseExpression, updated: cst.BaseExpression) -> cst.BaseExpression:
+        if self.converted(original):
+            self._handle(original)
+            self.counts["annotation"] += 1
+            return self.refs.parameter()
+        return updated
+
+    def _annotation_string(self, node: cst.SimpleString) -> cst.BaseExpression:
+        text = node.evaluated_value
+        if not isinstance(text, str):
+            return node
+        changed = False
+
+        def swap(match: re.Match[str]) -> str:
+            nonlocal changed
+            try:
+                expr = cst.parse_expression(match.group(0))
+            except cst.ParserSyntaxError:
+                return match.group(0)
+            if self.converted(expr):
+                changed = True
+                return self.refs.parameter_code()
+            return match.group(0)
+
+        new = re.sub(r"[A-Za-z_][\w.]*", swap, text)
+        if not changed:
+            return node
+        self.counts["annotation"] += 1
+        quote = node.quote
+        return cst.SimpleString(f"{node.prefix}{quote}{new}{quote}")
+
+    # -- backing fields -------------------------------------------------------------------------
+    def leave_Assign(self, original_node: cst.Assign, updated_node: cst.Assign) -> cst.Assign:
+        targets: list[cst.AssignTarget] = []
+        changed = False
+        for target in updated_node.targets:
+            targets.append(target)
+            expr = target.target
+            if not isinstance(expr, cst.Attribute) or not _is_simple(expr.value):
+                continue
+            prop = self.plan.fields.get(expr.attr.value)
+            if prop is None or not self._field_applies(prop):
+                continue
+            targets.append(cst.AssignTarget(target=expr.with_changes(attr=cst.Name(prop))))
+            changed = True
+        if not changed:
+            return updated_node
+        self.counts["backing-field"] += 1
+        return updated_node.with_changes(targets=targets)
+
+    def _field_applies(self, prop: str) -> bool:
+        """Inside a converted class, only for properties its MRO has."""
+        if not self._class_stack:
+            return True
+        plan = self.plan.classes.get(self._class_stack[-1])
+        if plan is None or not plan.converted:
+            return True
+        return any(prop in self.plan.classes[q].properties for q in plan.mro)
+
+
+class _UseScanner(cst.CSTVisitor):
+    """Names of converted classes used as classes, outside every rewrite's reach."""
+
+    def __init__(self, ff: FileFacts, plan: Plan, handled: set[int]) -> None:
+        self.ff = ff
+        self.plan = plan
+        self.handled = handled
+        self.found: list[tuple[cst.CSTNode, str]] = []
+        self._call_funcs: set[int] = set()
+        self._skip: set[int] = set()
+
+    def _qual(self, expr: cst.BaseExpression) -> str | None:
+        qual = self.plan.index.canonical(self.ff.resolve(expr))
+        return qual if self.plan.is_converted(qual) else None
+
+    def visit_Import(self, node: cst.Import) -> bool:
+        return False
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
+        return False
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._skip.add(id(node.name))
+
+    def visit_Param(self, node: cst.Param) -> None:
+        self._skip.add(id(node.name))
+
+    def visit_Arg(self, node: cst.Arg) -> None:
+        if node.keyword is not None:
+            self._skip.add(id(node.keyword))
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self._skip.add(id(node.name))
+        qual = f"{self.ff.module_name}.{node.name.value}"
+        if qual in self.plan.classes:
+            # Bases of a Parameter class are handled by converting (or refusing) the class.
+            for base in node.bases:
+                self._skip.add(id(base.value))
+
+    def visit_Call(self, node: cst.Call) -> None:
+        self._call_funcs.add(id(node.func))
+
+    def visit_Attribute(self, node: cst.Attribute) -> bool:
+        # Only the object part can name a class; ``obj.X`` does not use the global ``X``.
+        if self._check(node):
+            node.value.visit(self)
+        return False
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self._check(node)
+
+    def _check(self, node: cst.BaseExpression) -> bool:
+        if id(node) in self._skip or id(node) in self.handled or id(node) in self._call_funcs:
+            return False
+        qual = self._qual(node)
+        if qual is None:
+            return True
+        self.found.append((node, qual))
+        return False
+
+
+def unconverted_uses(ff: FileFacts, plan: Plan, handled: set[int]) -> list[tuple[int, int, str, str]]:
+    """(line, col, class qualname, source) of each class-style use no rewrite handled."""
+    scanner = _UseScanner(ff, plan, handled)
+    ff.module.visit(scanner)
+    return [
+        (ff.line_of(node), ff.col_of(node), qual, cst.Module(body=[]).code_for_node(node))
+        for node, qual in scanner.found
+    ]

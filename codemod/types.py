@@ -1,0 +1,92 @@
+"""Frozen values shared by every module: options, per-file results, refusals.
+
+Results are values, not exceptions (DESIGN.md section 5.2): the engine returns a
+``FileResult`` whose ``outcome`` says what happened, and the CLI decides what to print,
+write and which exit code to return.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from pathlib import Path
+
+#: Qualified names under which torch exposes ``nn.Parameter``.
+PARAMETER_QUALNAMES = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter"})
+#: Qualified names of Parameter subclasses that cannot be converted (lazy shape).
+UNINITIALIZED_QUALNAMES = frozenset(
+    {
+        "torch.nn.UninitializedParameter",
+        "torch.nn.parameter.UninitializedParameter",
+        "torch.nn.parameter.UninitializedTensorMixin",
+    }
+)
+
+DEFAULT_EXCLUDES: tuple[str, ...] = (
+    ".git",
+    ".hg",
+    ".svn",
+    ".venv",
+    "venv",
+    ".tox",
+    ".nox",
+    "__pycache__",
+    "build",
+    "dist",
+    "node_modules",
+    ".mypy_cache",
+    ".pytest_cache",
+    ".ruff_cache",
+    "*.egg-info",
+)
+
+
+class Outcome(enum.Enum):
+    """What the engine did with one file."""
+
+    CHANGED = "changed"
+    UNCHANGED = "unchanged"
+    REFUSED = "refused"
+    FAILED = "failed"
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """Why a class (or a use site) is left unconverted: names the place and the reason."""
+
+    path: Path
+    line: int
+    subject: str
+    reason: str
+
+    def render(self) -> str:
+        """``path:line: subject: reason``, the form printed in summaries."""
+        return f"{self.path}:{self.line}: {self.subject}: {self.reason}"
+
+
+@dataclass(frozen=True)
+class FileResult:
+    """The outcome for one file; ``new_text`` is set only when ``outcome`` is CHANGED."""
+
+    path: Path
+    outcome: Outcome
+    old_text: str | None = None
+    new_text: str | None = None
+    refusals: tuple[Refusal, ...] = ()
+    error: str | None = None
+    #: Counts of rewrites by kind, e.g. {"class": 3, "isinstance": 2}.
+    counts: tuple[tuple[str, int], ...] = ()
+
+
+@dataclass(frozen=True)
+class Options:
+    """Everything a run needs besides the paths; built from config and flags."""
+
+    excludes: tuple[str, ...] = DEFAULT_EXCLUDES
+    extend_excludes: tuple[str, ...] = ()
+    #: Class names (bare or qualified) that may stay Parameter subclasses.
+    allow_classes: tuple[str, ...] = ()
+    jobs: int = 1
+    #: Explicit package roots; by default a file's module name is found by walking
+    #: up through directories that hold ``__init__.py``.
+    extra: dict[str, object] = field(default_factory=dict, compare=False, hash=False)

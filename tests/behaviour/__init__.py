@@ -1,0 +1,1 @@
+"""Behaviour tests: import the fixture engine before and after conversion and compare."""

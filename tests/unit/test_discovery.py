@@ -1,0 +1,255 @@
+"""Unit tests for codemod.discovery: walking, excludes, symlinks, prefilter."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from codemod.discovery import DiscoveryError, iter_python_files, prefilter
+from codemod.types import DEFAULT_EXCLUDES
+
+
+def make_tree(root: Path, files: list[str]) -> None:
+    """Create empty files (and their directories) under ``root``."""
+    for name in files:
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("")
+
+
+def rel(root: Path, found: list[Path]) -> list[str]:
+    return [p.relative_to(root).as_posix() for p in found]
+
+
+TREE = [
+    "a.py",
+    "b.txt",
+    "stub.pyi",
+    "pkg/__init__.py",
+    "pkg/sub/deep/mod.py",
+    "pkg/generated/gen.py",
+    "pkg/test_x.py",
+    ".git/hooks/hook.py",
+    ".venv/lib/site.py",
+    "__pycache__/a.py",
+    "build/lib/a.py",
+    "x.egg-info/setup.py",
+    "tests/fixtures/f.py",
+    "other/fixtures/f.py",
+]
+
+EXCLUDE_CASES = [
+    pytest.param(
+        DEFAULT_EXCLUDES,
+        (),
+        [
+            "a.py",
+            "other/fixtures/f.py",
+            "pkg/__init__.py",
+            "pkg/generated/gen.py",
+            "pkg/sub/deep/mod.py",
+            "pkg/test_x.py",
+            "tests/fixtures/f.py",
+        ],
+        id="defaults",
+    ),
+    pytest.param(
+        (),
+        (),
+        sorted(p for p in TREE if p.endswith(".py")),
+        id="no-excludes",
+    ),
+    pytest.param(
+        DEFAULT_EXCLUDES,
+        ("generated", "test_*.py"),
+        [
+            "a.py",
+            "other/fixtures/f.py",
+            "pkg/__init__.py",
+            "pkg/sub/deep/mod.py",
+            "tests/fixtures/f.py",
+        ],
+        id="extend-by-name",
+    ),
+    pytest.param(
+        DEFAULT_EXCLUDES,
+        ("tests/fixtures",),
+        [
+            "a.py",
+            "other/fixtures/f.py",
+            "pkg/__init__.py",
+            "pkg/generated/gen.py",
+            "pkg/sub/deep/mod.py",
+            "pkg/test_x.py",
+        ],
+        id="relative-path-pattern-only-at-that-path",
+    ),
+    pytest.param(
+        DEFAULT_EXCLUDES,
+        ("./pkg/sub/", "*/fixtures/f.py"),
+        ["a.py", "pkg/__init__.py", "pkg/generated/gen.py", "pkg/test_x.py"],
+        id="path-patterns-dot-slash-trailing-slash-and-glob",
+    ),
+    pytest.param(
+        ("pkg",),
+        (),
+        sorted(p for p in TREE if p.endswith(".py") and not p.startswith("pkg/")),
+        id="exclude-replaces-defaults",
+    ),
+]
+
+
+@pytest.mark.parametrize(("excludes", "extend", "expected"), EXCLUDE_CASES)
+def test_excludes(
+    tmp_path: Path, excludes: tuple[str, ...], extend: tuple[str, ...], expected: list[str]
+) -> None:
+    make_tree(tmp_path, TREE)
+    assert rel(tmp_path, iter_python_files([tmp_path], excludes, extend)) == expected
+
+
+def test_paths_are_joined_onto_the_given_root(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    make_tree(tmp_path, ["src/m.py"])
+    monkeypatch.chdir(tmp_path)
+    assert iter_python_files([Path("src")], DEFAULT_EXCLUDES) == [Path("src/m.py")]
+    assert iter_python_files([Path(".")], DEFAULT_EXCLUDES) == [Path("src/m.py")]
+
+
+def test_sorted_and_deduplicated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    make_tree(tmp_path, ["z.py", "b/y.py", "a/x.py"])
+    monkeypatch.chdir(tmp_path)
+    found = iter_python_files(
+        [Path("b"), Path("."), Path("a/x.py"), Path("./z.py"), Path("a")], DEFAULT_EXCLUDES
+    )
+    assert found == [Path("a/x.py"), Path("b/y.py"), Path("z.py")]
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["build/keep.py", ".venv/keep.py", "pkg/test_skip.py"],
+    ids=["in-excluded-dir", "in-hidden-excluded-dir", "matches-extend-exclude"],
+)
+def test_explicit_file_is_taken_even_if_excluded(tmp_path: Path, name: str) -> None:
+    make_tree(tmp_path, [name])
+    assert iter_python_files([tmp_path / name], DEFAULT_EXCLUDES, ("test_*",)) == [tmp_path / name]
+
+
+def test_explicit_excluded_directory_is_walked(tmp_path: Path) -> None:
+    make_tree(tmp_path, ["build/keep.py"])
+    assert iter_python_files([tmp_path / "build"], DEFAULT_EXCLUDES) == [tmp_path / "build/keep.py"]
+
+
+@pytest.mark.parametrize(
+    ("name", "create", "message"),
+    [
+        pytest.param("missing.py", False, "no such file or directory", id="nonexistent"),
+        pytest.param("missing_dir", False, "no such file or directory", id="nonexistent-dir"),
+        pytest.param("notes.txt", True, "not a Python file", id="explicit-non-python"),
+        pytest.param("stub.pyi", True, "not a Python file", id="explicit-stub"),
+    ],
+)
+def test_bad_explicit_paths(tmp_path: Path, name: str, create: bool, message: str) -> None:
+    if create:
+        (tmp_path / name).write_text("")
+    with pytest.raises(DiscoveryError, match=message) as info:
+        iter_python_files([tmp_path / name], DEFAULT_EXCLUDES)
+    assert str(info.value).startswith(f"{tmp_path / name}: ")
+
+
+def test_broken_explicit_symlink_is_nonexistent(tmp_path: Path) -> None:
+    (tmp_path / "dangling.py").symlink_to(tmp_path / "gone.py")
+    with pytest.raises(DiscoveryError, match="no such file"):
+        iter_python_files([tmp_path / "dangling.py"], DEFAULT_EXCLUDES)
+
+
+def test_symlink_loop_is_not_followed(tmp_path: Path) -> None:
+    make_tree(tmp_path, ["pkg/m.py"])
+    (tmp_path / "pkg" / "loop").symlink_to(tmp_path, target_is_directory=True)
+    (tmp_path / "pkg" / "self").symlink_to(".", target_is_directory=True)
+    assert rel(tmp_path, iter_python_files([tmp_path], DEFAULT_EXCLUDES)) == ["pkg/m.py"]
+
+
+@pytest.mark.parametrize(
+    ("link", "target", "kept"),
+    [
+        pytest.param("pkg/inside.py", "../real/r.py", True, id="file-link-inside-tree"),
+        pytest.param("pkg/outside.py", "{outside}/o.py", False, id="file-link-leaving-tree"),
+        pytest.param("pkg/broken.py", "../real/gone.py", False, id="broken-link"),
+        pytest.param("pkg/dir.py", "../real", False, id="link-named-py-to-directory"),
+        pytest.param("pkg/outdir", "{outside}", False, id="dir-link-leaving-tree"),
+        pytest.param("pkg/indir", "../real", False, id="dir-link-inside-tree-not-followed"),
+    ],
+)
+def test_symlinks(tmp_path: Path, link: str, target: str, kept: bool) -> None:
+    root = tmp_path / "root"
+    outside = tmp_path / "outside"
+    make_tree(root, ["pkg/m.py", "real/r.py"])
+    make_tree(outside, ["o.py"])
+    (root / link).symlink_to(target.format(outside=outside))
+    expected = ["pkg/m.py", "real/r.py", *([link] if kept else [])]
+    assert rel(root, iter_python_files([root], DEFAULT_EXCLUDES)) == sorted(expected)
+
+
+def test_symlinked_root_directory_is_walked(tmp_path: Path) -> None:
+    make_tree(tmp_path / "real", ["m.py"])
+    (tmp_path / "real" / "link.py").symlink_to("m.py")
+    (tmp_path / "alias").symlink_to(tmp_path / "real", target_is_directory=True)
+    found = iter_python_files([tmp_path / "alias"], DEFAULT_EXCLUDES)
+    assert found == [tmp_path / "alias/link.py", tmp_path / "alias/m.py"]
+
+
+def test_unlistable_directory_raises(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    make_tree(tmp_path, ["locked/m.py"])
+    real_scandir = os.scandir
+
+    def scandir(path: str) -> object:
+        if path.endswith("locked"):
+            raise PermissionError(13, "Permission denied", path)
+        return real_scandir(path)
+
+    monkeypatch.setattr("codemod.discovery.os.scandir", scandir)
+    with pytest.raises(DiscoveryError, match="locked: cannot list directory: Permission denied"):
+        iter_python_files([tmp_path], DEFAULT_EXCLUDES)
+
+
+def test_fast_on_3000_files(tmp_path: Path) -> None:
+    files = [f"pkg{i // 300}/sub{i // 30 % 10}/m{i}.py" for i in range(3000)]
+    make_tree(tmp_path, [*files, "pkg0/__pycache__/x.py", "pkg0/data.json"])
+    iter_python_files([tmp_path], DEFAULT_EXCLUDES)  # warm the OS cache
+    start = time.perf_counter()
+    found = iter_python_files([tmp_path], DEFAULT_EXCLUDES)
+    elapsed = time.perf_counter() - start
+    assert len(found) == 3000
+    assert elapsed < 0.1, f"discovery took {elapsed:.3f}s for 3000 files"
+
+
+PREFILTER_CASES = [
+    pytest.param("class A(BasevLLMParameter): pass", {"BasevLLMParameter"}, True, id="mentions"),
+    pytest.param("import os\n", {"BasevLLMParameter"}, False, id="absent"),
+    pytest.param("x = MyParameterX", {"Parameter"}, False, id="whole-identifier-only"),
+    pytest.param("x = nn.Parameter(t)", {"Parameter"}, True, id="attribute-tail"),
+    pytest.param("x = a.b", {"a.b"}, True, id="literal-dot"),
+    pytest.param("x = axb", {"a.b"}, False, id="dot-is-not-a-wildcard"),
+    pytest.param("x = (Foo|Bar)", {"(Foo|Bar)"}, True, id="regex-metacharacters-escaped"),
+    pytest.param("x = Foo", {"(Foo|Bar)"}, False, id="metacharacters-not-regex"),
+    pytest.param("y = Two", {"One", "Two", "Three"}, True, id="any-of-many"),
+    pytest.param("anything", set(), False, id="empty-names"),
+    pytest.param("", {"A"}, False, id="empty-text"),
+]
+
+
+@pytest.mark.parametrize(("text", "names", "expected"), PREFILTER_CASES)
+def test_prefilter(text: str, names: set[str], expected: bool) -> None:
+    assert prefilter(text, frozenset(names)) is expected
+
+
+def test_prefilter_caches_the_regex() -> None:
+    from codemod.discovery import _names_regex
+
+    names = frozenset({"CachedName"})
+    prefilter("x", names)
+    assert _names_regex(names) is _names_regex(frozenset({"CachedName"}))
