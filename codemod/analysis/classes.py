@@ -48,6 +48,8 @@ class ClassFacts:
     unsupported: list[tuple[cst.CSTNode, str]] = field(default_factory=list)
     #: Member name -> its decorator kind, e.g. {"loader": "staticmethod"}.
     decorated: dict[str, str] = field(default_factory=dict)
+    staticmethods: dict[str, cst.FunctionDef] = field(default_factory=dict)
+    classmethods: dict[str, cst.FunctionDef] = field(default_factory=dict)
     file: "FileFacts | None" = None
 
     @property
@@ -198,6 +200,12 @@ def _add_function(facts: ClassFacts, fn: cst.FunctionDef, line: cst.CSTNode) -> 
             prop.setter = fn
         else:
             prop.deleter = fn
+        return
+    if decorators == ["staticmethod"]:
+        facts.staticmethods[name] = fn
+        return
+    if decorators == ["classmethod"]:
+        facts.classmethods[name] = fn
         return
     facts.decorated[name] = ",".join(decorators)
     facts.unsupported.append((line, f"method {name!r} decorated with @{decorators[0]}"))

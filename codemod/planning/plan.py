@@ -74,6 +74,8 @@ class NewFacts:
     params: cst.Parameters
     call_args: tuple[cst.Arg, ...]
     docstring: cst.SimpleStatementLine | None = None
+    #: Statements before the return that build the data (e.g. a sentinel tensor).
+    prelude: tuple[cst.BaseStatement, ...] = ()
 
 
 @dataclass
@@ -93,6 +95,12 @@ class ClassPlan:
     properties_to_copy: list[str] = field(default_factory=list)
     #: Class attribute -> module-level constant holding its one shared value.
     constants: dict[str, str] = field(default_factory=dict)
+    #: Static method -> module-level function, stored on the param unbound.
+    static_funcs: dict[str, str] = field(default_factory=dict)
+    #: Properties whose getter treats a None field as "deleted" (AttributeError).
+    nullable: set[str] = field(default_factory=set)
+    #: Members dropped because a plain Parameter already behaves so.
+    dropped: list[str] = field(default_factory=list)
     #: (method, called name) -> (module, function) for ``super().called(...)``.
     super_targets: dict[tuple[str, str], tuple[str, str]] = field(default_factory=dict)
     init: InitFacts | None = None
@@ -291,15 +299,31 @@ class Planner:
         for stmt, what in facts.unsupported:
             line = facts.file.line_of(stmt) if facts.file is not None else 0
             raise _Refuse(f"has {what}, which the converter has no rule for", line)
-        if "data" in facts.methods or "data" in facts.properties or any(
+        if "data" in facts.methods or "data" in facts.properties or "data" in facts.staticmethods or any(
             name == "data" for name, _ in facts.class_attrs
         ):
             raise _Refuse("overrides `data`, the tensor's C-level attribute; a plain Parameter cannot")
         for name in facts.methods:
             if name.startswith("__") and name.endswith("__"):
                 raise _Refuse(f"defines {name}, a special method a plain Parameter cannot carry")
+        for name, fn in facts.classmethods.items():
+            if name == "__torch_function__" and _forwards_torch_function(fn):
+                plan.dropped.append(name)
+            elif name == "__torch_function__":
+                raise _Refuse(
+                    "defines __torch_function__ that does more than forward to super(); "
+                    "a plain Parameter would compute different results"
+                )
+            else:
+                raise _Refuse(f"has classmethod {name!r}; a factory function has no class to pass")
+        for name in facts.staticmethods:
+            if name.startswith("__") and name.endswith("__"):
+                raise _Refuse(f"defines {name}, a special method a plain Parameter cannot carry")
+            plan.static_funcs[name] = naming.method_function_name(facts.name, name)
         for name, prop in facts.properties.items():
-            plan.properties[name] = self._property_field(prop)
+            plan.properties[name], nullable = self._property_field(prop)
+            if nullable:
+                plan.nullable.add(name)
         for name in facts.methods:
             plan.method_funcs[name] = naming.method_function_name(facts.name, name)
         for name, _ in facts.class_attrs:
@@ -309,23 +333,68 @@ class Planner:
         for name, fn in facts.methods.items():
             self._check_method(fn)
 
-    def _property_field(self, prop) -> str:  # type: ignore[no-untyped-def]
-        if prop.setter is not None or prop.deleter is not None:
-            raise _Refuse(f"property {prop.name!r} has a setter or deleter")
+    def _property_field(self, prop) -> tuple[str, bool]:  # type: ignore[no-untyped-def]
+        """The backing field of a property that behaves as a plain attribute.
+
+        Accepted: a getter ``return self._f`` (optionally preceded by ``if self._f is None:
+        raise AttributeError(...)``, the "deleted" state), a setter ``self._f = value`` and
+        a deleter ``self._f = None`` / ``del self._f``. Returns (field, nullable).
+        """
         getter = prop.getter
         if getter is None:
             raise _Refuse(f"property {prop.name!r} has no getter")
         self_name = _first_param(getter)
         _, body = _strip_docstring(_body(getter))
-        if len(body) == 1 and m.matches(
-            body[0],
-            m.SimpleStatementLine(body=[m.Return(value=m.Attribute(value=m.Name(self_name)))]),
-        ):
-            return body[0].body[0].value.attr.value  # type: ignore[attr-defined,union-attr]
-        raise _Refuse(
-            f"property {prop.name!r} computes its value; only a plain read of a backing "
-            "field becomes an attribute"
-        )
+        nullable = False
+        field_read = m.Attribute(value=m.Name(self_name))
+        if len(body) == 2 and m.matches(body[0], m.If(
+            test=m.Comparison(left=field_read, comparisons=[
+                m.ComparisonTarget(operator=m.Is(), comparator=m.Name("None"))]),
+            body=m.IndentedBlock(body=[m.SimpleStatementLine(body=[
+                m.Raise(exc=m.Call(func=m.Name("AttributeError")))])]),
+            orelse=None,
+        )):
+            nullable_field = body[0].test.left.attr.value  # type: ignore[attr-defined]
+            body = body[1:]
+            nullable = True
+        else:
+            nullable_field = None
+        if not (len(body) == 1 and m.matches(
+            body[0], m.SimpleStatementLine(body=[m.Return(value=field_read)])
+        )):
+            raise _Refuse(
+                f"property {prop.name!r} computes its value; only a plain read of a backing "
+                "field becomes an attribute"
+            )
+        fld = body[0].body[0].value.attr.value  # type: ignore[attr-defined,union-attr]
+        if nullable_field is not None and nullable_field != fld:
+            raise _Refuse(f"property {prop.name!r} checks one field and returns another")
+        if prop.setter is not None:
+            s_self = _first_param(prop.setter)
+            params = [*prop.setter.params.posonly_params, *prop.setter.params.params]
+            value = params[1].name.value if len(params) == 2 else None
+            _, sbody = _strip_docstring(_body(prop.setter))
+            if value is None or len(sbody) != 1 or not m.matches(sbody[0], m.SimpleStatementLine(
+                body=[m.Assign(targets=[m.AssignTarget(m.Attribute(
+                    value=m.Name(s_self), attr=m.Name(fld)))], value=m.Name(value))]
+            )):
+                raise _Refuse(
+                    f"property {prop.name!r} has a setter that does more than store the value"
+                )
+        if prop.deleter is not None:
+            d_self = _first_param(prop.deleter)
+            _, dbody = _strip_docstring(_body(prop.deleter))
+            target = m.Attribute(value=m.Name(d_self), attr=m.Name(fld))
+            clears = len(dbody) == 1 and (
+                m.matches(dbody[0], m.SimpleStatementLine(body=[m.Del(target=target)]))
+                or (nullable and m.matches(dbody[0], m.SimpleStatementLine(body=[m.Assign(
+                    targets=[m.AssignTarget(target)], value=m.Name("None"))])))
+            )
+            if not clears:
+                raise _Refuse(
+                    f"property {prop.name!r} has a deleter that does more than clear the field"
+                )
+        return fld, nullable
 
     def _init_facts(self, fn: cst.FunctionDef) -> InitFacts:
         params = fn.params
@@ -463,12 +532,19 @@ class Planner:
                 raise _Refuse(f"{p.name}.__init__ calls self.{sorted(called)[0]}() while constructing")
         # Instance attributes set by an __init__ must not collide with methods/constants.
         instance_attrs = {a for p in with_init for a in p.init.writes}  # type: ignore[union-attr]
-        class_names = {n for p in chain for n in list(p.facts.methods) + list(p.constants)}
+        class_names = {n for p in chain
+                       for n in list(p.facts.methods) + list(p.constants) + list(p.static_funcs)}
         clash = instance_attrs & class_names
         if clash:
             raise _Refuse(f"{sorted(clash)[0]!r} is both an instance attribute and a class member")
         # Properties: where their field is set.
         for prop, fld in plan.properties.items():
+            if prop in plan.nullable and any(
+                p.init is not None and fld in p.init.writes for p in chain
+            ):
+                # Copied (if not None) after the body: None means "deleted".
+                plan.properties_to_copy.append(prop)
+                continue
             if plan.init is not None and fld in plan.init.writes:
                 continue
             if any(p.init is not None and fld in p.init.writes for p in chain[1:]):
@@ -500,6 +576,12 @@ class Planner:
                 plan.super_targets[(name, called)] = targets.pop()
 
     def _new_facts(self, fn: cst.FunctionDef) -> NewFacts:
+        """``__new__`` shapes with a plain-Parameter equivalent.
+
+        ``return super().__new__(cls, ...)`` and ``return torch.Tensor._make_subclass(cls,
+        data, requires_grad)`` (what ``Parameter.__new__`` itself does), optionally after
+        statements that build the data without using ``cls``.
+        """
         params = fn.params
         if params.posonly_params or not params.params:
             raise _Refuse("__new__ has positional-only parameters or no cls parameter")
@@ -507,20 +589,33 @@ class Planner:
             raise _Refuse("__new__ takes *args")
         cls_name = params.params[0].name.value
         docstring, body = _strip_docstring(_body(fn))
-        if len(body) != 1 or not m.matches(
-            body[0], m.SimpleStatementLine(body=[m.Return(value=m.Call())])
+        shape = "`return super().__new__(cls, ...)` (after statements not using cls)"
+        if not body or not m.matches(
+            body[-1], m.SimpleStatementLine(body=[m.Return(value=m.Call())])
         ):
-            raise _Refuse("__new__ does more than `return super().__new__(cls, ...)`")
-        call = body[0].body[0].value  # type: ignore[attr-defined]
-        if not _is_super_call(call, "__new__") or not call.args or not m.matches(
+            raise _Refuse(f"__new__ does more than {shape}")
+        prelude = body[:-1]
+        for stmt in prelude:
+            if m.findall(stmt, m.Name(cls_name)) or m.findall(stmt, m.Return()) or \
+                    m.findall(stmt, m.Call(func=m.Name("super"))):
+                raise _Refuse(f"__new__ does more than {shape}")
+        call = body[-1].body[0].value  # type: ignore[attr-defined]
+        first_is_cls = bool(call.args) and m.matches(
             call.args[0], m.Arg(value=m.Name(cls_name), keyword=None, star="")
-        ):
-            raise _Refuse("__new__ does more than `return super().__new__(cls, ...)`")
+        )
+        make_subclass = m.matches(call.func, m.Attribute(
+            value=m.Attribute(value=m.Name(), attr=m.Name("Tensor")), attr=m.Name("_make_subclass")
+        ))
+        if not first_is_cls or not (_is_super_call(call, "__new__") or make_subclass):
+            raise _Refuse(f"__new__ does more than {shape}")
         rest = tuple(call.args[1:])
         if any(m.findall(arg.value, m.Name(cls_name)) for arg in rest):
             raise _Refuse("__new__ passes something computed from cls to Parameter")
+        if make_subclass and (len(rest) > 2 or any(a.keyword or a.star for a in rest)):
+            raise _Refuse("__new__ calls _make_subclass with arguments Parameter does not take")
         new_params = params.with_changes(params=params.params[1:])
-        return NewFacts(params=new_params, call_args=rest, docstring=docstring)
+        return NewFacts(params=new_params, call_args=rest, docstring=docstring,
+                        prelude=tuple(prelude))
 
     # -- tree-wide ---------------------------------------------------------------------
     def _fields(self, plans: dict[str, ClassPlan]) -> dict[str, str]:
@@ -599,7 +694,8 @@ class Planner:
             if module in runtime_modules:
                 generated += list(RUNTIME_NAMES)
             for p in group:
-                generated += [p.wrap_name, *p.method_funcs.values(), *p.constants.values()]
+                generated += [p.wrap_name, *p.method_funcs.values(), *p.constants.values(),
+                              *p.static_funcs.values()]
             seen: set[str] = set()
             for name in generated:
                 if name in taken or name in seen:
@@ -610,6 +706,33 @@ class Planner:
                         )
                     break
                 seen.add(name)
+
+
+def _forwards_torch_function(fn: cst.FunctionDef) -> bool:
+    """``__torch_function__`` that only calls ``super().__torch_function__`` with its own
+    arguments (optionally after ``if kwargs is None: kwargs = {}``): a plain Parameter
+    already behaves so, and the member can be dropped."""
+    params = [p.name.value for p in [*fn.params.posonly_params, *fn.params.params]]
+    if len(params) != 5:
+        return False
+    _, body = _strip_docstring(_body(fn))
+    kwargs = params[4]
+    if body and m.matches(body[0], m.If(
+        test=m.Comparison(left=m.Name(kwargs), comparisons=[
+            m.ComparisonTarget(operator=m.Is(), comparator=m.Name("None"))]),
+        body=m.IndentedBlock(body=[m.SimpleStatementLine(body=[m.Assign(
+            targets=[m.AssignTarget(m.Name(kwargs))], value=m.Dict(elements=[]))])]),
+        orelse=None,
+    )):
+        body = body[1:]
+    if len(body) != 1 or not m.matches(body[0], m.SimpleStatementLine(body=[m.Return(
+        value=m.Call(func=m.Attribute(value=m.Call(func=m.Name("super"), args=[]),
+                                      attr=m.Name("__torch_function__"))))])):
+        return False
+    call = body[0].body[0].value  # type: ignore[attr-defined]
+    passed = [a.value.value if isinstance(a.value, cst.Name) and not a.keyword and not a.star
+              else None for a in call.args]
+    return passed == params[1:]
 
 
 def _first_param(fn: cst.FunctionDef) -> str:

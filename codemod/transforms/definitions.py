@@ -213,9 +213,10 @@ class DefinitionsTransformer(cst.CSTTransformer):
         )
         return [*constants, factory, wrap, *methods]
 
-    def _member(self, node: cst.ClassDef, name: str) -> cst.FunctionDef:
+    def _member(self, node: cst.ClassDef, name: str, decorated: bool = False) -> cst.FunctionDef:
         for stmt in node.body.body:  # type: ignore[union-attr]
-            if isinstance(stmt, cst.FunctionDef) and stmt.name.value == name and not stmt.decorators:
+            if isinstance(stmt, cst.FunctionDef) and stmt.name.value == name and \
+                    bool(stmt.decorators) == decorated:
                 return stmt
         raise LookupError(name)
 
@@ -249,11 +250,14 @@ class DefinitionsTransformer(cst.CSTTransformer):
 
     def _methods(self, node: cst.ClassDef, plan: ClassPlan) -> list[cst.BaseStatement]:
         out: list[cst.BaseStatement] = []
-        for name, func_name in plan.method_funcs.items():
-            fn = self._member(node, name)
-            params = [*fn.params.posonly_params, *fn.params.params]
-            self_name = params[0].name.value
-            fn = fn.visit(_SuperCalls(name, plan, self.refs, self_name))  # type: ignore[assignment]
+        members = [(n, f, False) for n, f in plan.method_funcs.items()]
+        members += [(n, f, True) for n, f in plan.static_funcs.items()]
+        for name, func_name, static in members:
+            fn = self._member(node, name, decorated=static)
+            if not static:
+                params = [*fn.params.posonly_params, *fn.params.params]
+                self_name = params[0].name.value
+                fn = fn.visit(_SuperCalls(name, plan, self.refs, self_name))  # type: ignore[assignment]
             fn = fn.with_changes(name=cst.Name(func_name), decorators=[])
             body = list(fn.body.body)  # type: ignore[union-attr]
             if body and _is_docstring(body[0]):
@@ -275,11 +279,13 @@ class DefinitionsTransformer(cst.CSTTransformer):
             call_args = [cst.Arg(cst.Name("data")), cst.Arg(cst.Name("requires_grad"))]
         named = [p.name.value for p in [*params.params, *params.kwonly_params]]
         star_kwarg = params.star_kwarg.name.value if isinstance(params.star_kwarg, cst.Param) else None
+        prelude = list(plan.new.prelude) if plan.new is not None else []
         local = "param"
-        while local in named or local == star_kwarg:
+        while local in named or local == star_kwarg or local in _names_used(prelude):
             local += "_"
         docstring = plan.facts.docstring
         body: list[cst.BaseStatement] = [docstring] if docstring is not None else []
+        body.extend(prelude)
         build = cst.Call(func=cst.parse_expression(parameter), args=[
             a.with_changes(comma=cst.MaybeSentinel.DEFAULT) for a in call_args
         ])
@@ -348,12 +354,22 @@ class DefinitionsTransformer(cst.CSTTransformer):
                 lines.append(cst.parse_statement(f"{bind}(\n    {name},\n{inner})"))
         for attr, const in plan.constants.items():
             lines.append(cst.parse_statement(f"{name}.{attr} = {const}"))
+        for attr, func in plan.static_funcs.items():
+            # A static method is a plain function attribute: no binding, instances may shadow it.
+            lines.append(cst.parse_statement(f"{name}.{attr} = {func}"))
         # A body that was only ``pass`` needs no statement once the wrap has others.
         lines.extend(s for s in body_stmts
                      if not m.matches(s, m.SimpleStatementLine(body=[m.Pass()])))
         for prop in plan.properties_to_copy:
             fld = plan.properties[prop]
-            lines.append(cst.parse_statement(f"{name}.{prop} = {name}.{fld}"))
+            if prop in plan.nullable:
+                # The getter raised AttributeError while the field was None ("deleted"):
+                # the attribute exists only when the field holds a value.
+                lines.append(cst.parse_statement(
+                    f"if {name}.{fld} is not None:\n    {name}.{prop} = {name}.{fld}\n"
+                ))
+            else:
+                lines.append(cst.parse_statement(f"{name}.{prop} = {name}.{fld}"))
         if init is not None and init.docstring is not None:
             doc = init.docstring
         else:

@@ -89,6 +89,8 @@ class UseSiteTransformer(cst.CSTTransformer):
                 return p.facts.module, p.method_funcs[attr]
             if attr in p.constants:
                 return p.facts.module, p.constants[attr]
+            if attr in p.static_funcs:
+                return p.facts.module, p.static_funcs[attr]
             if attr in p.properties or attr in p.facts.properties:
                 return None
         return None
@@ -328,7 +330,9 @@ class UseSiteTransformer(cst.CSTTransformer):
         plan = self.plan.classes.get(self._class_stack[-1])
         if plan is None or not plan.converted:
             return True
-        return any(prop in self.plan.classes[q].properties for q in plan.mro)
+        # A nullable property is copied after the wrap body (only when not None).
+        return any(prop in self.plan.classes[q].properties and prop not in self.plan.classes[q].nullable
+                   for q in plan.mro)
 
 
 class _UseScanner(cst.CSTVisitor):
