@@ -37,6 +37,7 @@ RUNTIME_NAMES = (
     "bind_param_methods",
     "add_param_feature",
     "has_param_feature",
+    "isinstance_or_param_feature",
     "param_kind_is",
     "_install_copy_hooks",
     "_deepcopy_param",
@@ -101,14 +102,17 @@ class ClassPlan:
     nullable: set[str] = field(default_factory=set)
     #: Members dropped because a plain Parameter already behaves so.
     dropped: list[str] = field(default_factory=list)
-    #: (method, called name) -> (module, function) for ``super().called(...)``.
-    super_targets: dict[tuple[str, str], tuple[str, str]] = field(default_factory=dict)
+    #: (method, called name) -> qualname of the class whose ``called`` ``super()`` reaches.
+    super_targets: dict[tuple[str, str], str] = field(default_factory=dict)
     init: InitFacts | None = None
     new: NewFacts | None = None
     #: Qualnames whose wraps the factory calls, base first (reverse MRO).
     wrap_chain: list[str] = field(default_factory=list)
     #: Module carrying the runtime for this class's hierarchy.
     runtime_module: str = ""
+    #: Kept as a class (a subclass is refused) but also given a wrap function, so its
+    #: converted subclasses still get its attributes and methods.
+    shadow: bool = False
 
     @property
     def converted(self) -> bool:
@@ -150,6 +154,11 @@ class Plan:
         """Whether ``qualname`` names a converted class."""
         plan = self.classes.get(qualname) if qualname else None
         return plan is not None and plan.converted
+
+    def is_shadow(self, qualname: str | None) -> bool:
+        """Whether ``qualname`` names a class kept as a class that also has a wrap."""
+        plan = self.classes.get(qualname) if qualname else None
+        return plan is not None and plan.shadow
 
 
 class _Refuse(Exception):
@@ -266,13 +275,13 @@ class Planner:
                     plan.refusal = Refusal(plan.facts.path, exc.line or plan.facts.line,
                                            plan.facts.name, exc.reason)
         fields = self._fields(plans)
-        self._propagate(plans)
+        self._settle(plans)
         runtime_modules = self._assign_runtime(plans)
         self._check_names(plans, runtime_modules)
-        self._propagate(plans)
+        self._settle(plans)
         runtime_modules = self._assign_runtime(plans)
         return Plan(idx, plans, {f: p for f, p in fields.items()
-                                 if any(pl.converted and p in pl.properties
+                                 if any((pl.converted or pl.shadow) and p in pl.properties
                                         for pl in plans.values())}, runtime_modules)
 
     # -- per-class checks ----------------------------------------------------------------
@@ -556,7 +565,7 @@ class Planner:
             use = _SelfUse(_first_param(fn))
             fn.body.visit(use)
             for called, _ in use.super_calls:
-                targets: set[tuple[str, str]] = set()
+                targets: set[str] = set()
                 for concrete in {facts.qualname} | self._descendants(facts.qualname):
                     kmro = self.index.mros.get(concrete, [])
                     after = kmro[kmro.index(facts.qualname) + 1:] if facts.qualname in kmro else []
@@ -566,8 +575,7 @@ class Planner:
                             f"method {name!r} calls super().{called}(), which reaches torch's "
                             "own Parameter/Tensor; the converter has no rule for that"
                         )
-                    targets.add((plans[target].facts.module,
-                                 naming.method_function_name(plans[target].name, called)))
+                    targets.add(target)
                 if len(targets) > 1:
                     raise _Refuse(
                         f"method {name!r} calls super().{called}(), whose target depends on "
@@ -653,24 +661,104 @@ class Planner:
             groups.setdefault(find(q), set()).add(q)
         return list(groups.values())
 
-    def _propagate(self, plans: dict[str, ClassPlan]) -> None:
+    def _ancestors(self, qualname: str) -> set[str]:
+        return set(self.index.mros.get(qualname, [qualname])[1:])
+
+    def _settle(self, plans: dict[str, ClassPlan]) -> None:
+        """Decide what a refusal keeps as a class, and what can still be converted.
+
+        A refused class stays a class, and so must every class it derives from and every
+        class deriving from it. Its other relatives can still be converted when each kept
+        class in their MRO can also act as a *shadow*: it stays a class for its own
+        instances and gains a wrap function that gives converted parameters its
+        attributes and methods (the class's own functions, bound per parameter).
+        ``isinstance(p, Kept)`` then answers for both kinds; ``type(p) is Kept`` needs no
+        change (no converted parameter has that exact kind).
+        """
+        for plan in plans.values():
+            plan.shadow = False
         for group in self.components(plans):
-            refused = sorted(q for q in group if plans[q].refusal is not None)
+            refused = {q for q in group if plans[q].refusal is not None
+                       and not plans[q].refusal.reason.startswith("kept as a class")}
             if not refused:
                 continue
-            first = plans[refused[0]]
-            for q in group:
-                if plans[q].refusal is None:
-                    plans[q].refusal = Refusal(
-                        plans[q].facts.path, plans[q].facts.line, plans[q].name,
-                        f"kept as a class because {first.name} (same hierarchy) is refused: "
-                        f"{first.refusal.reason}",  # type: ignore[union-attr]
-                    )
+            first = plans[min(refused, key=lambda q: (str(plans[q].facts.path), plans[q].facts.line))]
+            below = set(refused)
+            for q in refused:
+                below |= self._descendants(q)
+            kept = set(below)
+            for q in list(kept):
+                kept |= self._ancestors(q)
+            blockers: dict[str, str] = {}
+            changed = True
+            while changed:
+                changed = False
+                for q in sorted(group - kept):
+                    for base in self._ancestors(q):
+                        if base not in kept:
+                            continue
+                        if base in below:
+                            reason = f"{plans[base].name} is refused"
+                        else:
+                            reason = blockers.get(base) or self._shadow_blocker(plans[base])
+                        if reason is not None:
+                            blockers.setdefault(base, reason)
+                            kept.add(q)
+                            kept |= self._ancestors(q)
+                            changed = True
+                            break
+            converted = group - kept
+            for q in kept:
+                plan = plans[q]
+                plan.shadow = q not in below and any(q in plans[c].mro for c in converted)
+                if plan.refusal is not None and q in refused:
+                    continue
+                if plan.shadow:
+                    why = (f"kept as a class because its subclass {first.name} is refused "
+                           f"({first.refusal.reason}); its converted subclasses get its "  # type: ignore[union-attr]
+                           f"attributes and methods through {plan.wrap_name}")
+                elif q in below:
+                    why = f"kept as a class because it derives from {first.name}, which is refused: {first.refusal.reason}"  # type: ignore[union-attr]
+                else:
+                    why = (f"kept as a class because {first.name} (same hierarchy) is refused "
+                           f"({first.refusal.reason}) and "  # type: ignore[union-attr]
+                           f"{blockers.get(q) or 'it is a base of a kept class'}")
+                plan.refusal = Refusal(plan.facts.path, plan.facts.line, plan.name, why)
+            for q in kept:
+                if plans[q].shadow:
+                    self._as_shadow(plans[q])
+
+    def _shadow_blocker(self, plan: ClassPlan) -> str | None:
+        """Why a kept class cannot also serve converted subclasses, or None if it can."""
+        facts = plan.facts
+        if plan.init is None and facts.init is not None:
+            return f"{facts.name}.__init__ cannot be turned into a wrap"
+        for name, fn in facts.methods.items():
+            use = _SelfUse(_first_param(fn))
+            fn.body.visit(use)
+            if use.super_calls:
+                return f"{facts.name}.{name} calls super(), which needs a real instance"
+            written = use.writes & set(plan.properties.values())
+            if written:
+                return f"{facts.name}.{name} writes the property field {sorted(written)[0]!r}"
+        for prop in plan.properties:
+            if facts.properties[prop].setter is None:
+                return (f"{facts.name}.{prop} is read-only: a write to its field outside the "
+                        "class could not keep both kinds coherent")
+        return None
+
+    @staticmethod
+    def _as_shadow(plan: ClassPlan) -> None:
+        """A shadow's wrap binds the class's own functions and shares its constants."""
+        name = plan.facts.name
+        plan.method_funcs = {m: f"{name}.{m}" for m in plan.facts.methods}
+        plan.static_funcs = {m: f"{name}.{m}" for m in plan.facts.staticmethods}
+        plan.constants = {c: f"{name}.{c}" for c, _ in plan.facts.class_attrs}
 
     def _assign_runtime(self, plans: dict[str, ClassPlan]) -> set[str]:
         modules: set[str] = set()
         for group in self.components(plans):
-            live = [plans[q] for q in group if plans[q].converted]
+            live = [plans[q] for q in group if plans[q].converted or plans[q].shadow]
             if not live:
                 continue
             roots = [p for p in live if not self.index.param_bases(p.facts.qualname)]
@@ -684,18 +772,20 @@ class Planner:
         """Generated names must not collide with names the module already defines."""
         by_module: dict[str, list[ClassPlan]] = {}
         for p in plans.values():
-            if p.converted:
+            if p.converted or p.shadow:
                 by_module.setdefault(p.facts.module, []).append(p)
         for module, group in by_module.items():
             ff = self.index.files[module]
             taken = set(ff.globals) | set(ff.bindings)
-            taken -= {p.name for p in group}
+            taken -= {p.name for p in group if p.converted}
             generated = [FEATURES_NAME]
             if module in runtime_modules:
                 generated += list(RUNTIME_NAMES)
             for p in group:
-                generated += [p.wrap_name, *p.method_funcs.values(), *p.constants.values(),
-                              *p.static_funcs.values()]
+                generated.append(p.wrap_name)
+                if p.converted:
+                    generated += [*p.method_funcs.values(), *p.constants.values(),
+                                  *p.static_funcs.values()]
             seen: set[str] = set()
             for name in generated:
                 if name in taken or name in seen:

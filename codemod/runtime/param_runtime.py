@@ -9,7 +9,8 @@ Why this shape (DESIGN.md section 2, measured on torch 2.13 CPU):
 
 * Methods are ``BoundParamMethod`` objects stored on the parameter. ``param.load_x(...)``
   keeps working at every call site, and ``torch.compile(fullgraph=True)`` traces through
-  them, because the stored callable's ``__name__`` never equals the attribute name.
+  them: Dynamo refuses a per-instance callable whose ``__name__`` equals the attribute it
+  is stored under, so ``__name__`` carries a suffix.
 * A method holds its parameter through a weak reference, so ``param -> method -> param``
   is no reference cycle: a dropped parameter is freed by reference counting alone, as the
   former subclass instance was.
@@ -42,7 +43,8 @@ class BoundParamMethod:
 
     @property
     def __name__(self):
-        return self.__func__.__name__
+        # Never the attribute's own name (see the module docstring): torch.compile.
+        return f"{self.__func__.__name__}__param_method"
 
     @property
     def __self__(self):
@@ -88,6 +90,13 @@ def has_param_feature(obj, *features):
         if feature in present:
             return True
     return False
+
+
+def isinstance_or_param_feature(obj, classes, *features):
+    """What ``isinstance(obj, (X, C, ...))`` answered when the tuple mixed former
+    parameter classes (``features``) with ordinary classes (``classes``); ``obj`` is
+    evaluated once, as before."""
+    return isinstance(obj, classes) or has_param_feature(obj, *features)
 
 
 def param_kind_is(obj, *features):

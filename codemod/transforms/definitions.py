@@ -92,6 +92,7 @@ class _SuperCalls(cst.CSTTransformer):
     def __init__(self, method: str, plan: ClassPlan, refs: FileRefs, self_name: str) -> None:
         super().__init__()
         self.method, self.plan, self.refs, self.self_name = method, plan, refs, self_name
+        self.classes = refs.plan.classes
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.Call:
         if not m.matches(
@@ -99,11 +100,29 @@ class _SuperCalls(cst.CSTTransformer):
         ):
             return updated_node
         called = original_node.func.attr.value  # type: ignore[attr-defined]
-        module, func = self.plan.super_targets[(self.method, called)]
+        target = self.classes[self.plan.super_targets[(self.method, called)]]
         return updated_node.with_changes(
-            func=self.refs.name_in(module, func),
+            func=self.refs.name_in(target.facts.module, target.method_funcs[called]),
             args=[cst.Arg(cst.Name(self.self_name)), *updated_node.args],
         )
+
+
+class _ChainFields(cst.CSTTransformer):
+    """``self._f = v`` -> ``self._f = self.f = v`` for the given field -> property map."""
+
+    def __init__(self, self_name: str, fields: dict[str, str]) -> None:
+        super().__init__()
+        self.self_name, self.fields = self_name, fields
+
+    def leave_Assign(self, original_node: cst.Assign, updated_node: cst.Assign) -> cst.Assign:
+        targets = []
+        for target in updated_node.targets:
+            targets.append(target)
+            if m.matches(target.target, m.Attribute(value=m.Name(self.self_name))) and \
+                    target.target.attr.value in self.fields:  # type: ignore[attr-defined]
+                prop = self.fields[target.target.attr.value]  # type: ignore[attr-defined]
+                targets.append(cst.AssignTarget(target.target.with_changes(attr=cst.Name(prop))))  # type: ignore[attr-defined]
+        return updated_node.with_changes(targets=targets)
 
 
 def _is_docstring(stmt: cst.CSTNode) -> bool:
@@ -134,6 +153,11 @@ class DefinitionsTransformer(cst.CSTTransformer):
             p.name: p for p in plan.classes.values()
             if p.converted and p.facts.module == ff.module_name
         }
+        #: Classes kept as classes that also get a wrap (see ``Planner._settle``).
+        self.shadows = {
+            p.name: p for p in plan.classes.values()
+            if p.shadow and p.facts.module == ff.module_name
+        }
         self.count = 0
         #: First names of the converted classes' bases (their imports may become unused).
         self.base_heads: set[str] = set()
@@ -145,17 +169,22 @@ class DefinitionsTransformer(cst.CSTTransformer):
 
     # -- module ---------------------------------------------------------------------------
     def leave_Module(self, original_node: cst.Module, updated_node: cst.Module) -> cst.Module:
-        if not self.mine:
+        if not self.mine and not self.shadows:
             return updated_node
         body: list[cst.BaseStatement] = []
         inserted = False
         for stmt in updated_node.body:
-            if isinstance(stmt, cst.ClassDef) and stmt.name.value in self.mine:
+            name = stmt.name.value if isinstance(stmt, cst.ClassDef) else None
+            if name in self.mine or name in self.shadows:
                 if not inserted:
                     body.extend(self._preamble())
                     inserted = True
-                body.extend(self._convert(stmt, self.mine[stmt.name.value]))
+            if name in self.mine:
+                body.extend(self._convert(stmt, self.mine[name]))  # type: ignore[arg-type]
                 self.count += 1
+            elif name in self.shadows:
+                body.append(stmt)
+                body.append(self._wrap(stmt, self.shadows[name]))  # type: ignore[arg-type]
             else:
                 body.append(stmt)
         return updated_node.with_changes(body=body)
@@ -170,7 +199,8 @@ class DefinitionsTransformer(cst.CSTTransformer):
                        for i, s in enumerate(statements))
         members = "\n".join(
             f'    {p.name} = "{p.feature_value}"'
-            for p in sorted(self.mine.values(), key=lambda p: p.facts.line)
+            for p in sorted([*self.mine.values(), *self.shadows.values()],
+                            key=lambda p: p.facts.line)
         )
         features = cst.parse_statement(
             f"class {FEATURES_NAME}:\n"
@@ -334,6 +364,11 @@ class DefinitionsTransformer(cst.CSTTransformer):
             self_name = init.self_name
         else:
             self_name = "self"
+        if plan.shadow:
+            # The class body was left as it is; the wrap keeps fields and attributes together.
+            chain = _ChainFields(self_name, {f: p for p, f in plan.properties.items()
+                                             if p not in plan.nullable})
+            body_stmts = [s.visit(chain) for s in body_stmts]  # type: ignore[misc]
         name = "param"
         if self_name != name and name in _names_used(body_stmts):
             name = self_name
@@ -373,8 +408,9 @@ class DefinitionsTransformer(cst.CSTTransformer):
         if init is not None and init.docstring is not None:
             doc = init.docstring
         else:
+            former = "the class" if plan.shadow else "the former"
             doc = cst.parse_statement(
-                f'"""Give ``{name}`` the feature, attributes and methods of the former '
+                f'"""Give ``{name}`` the feature, attributes and methods of {former} '
                 f'``{plan.name}``."""'
             )
         if init is not None:

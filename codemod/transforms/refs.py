@@ -28,7 +28,8 @@ class FileRefs:
         #: Names this file defines after conversion (Features, runtime, wraps...).
         self.local_defs: set[str] = set()
         self.defines_features = any(
-            p.converted and p.facts.module == self.module for p in plan.classes.values()
+            (p.converted or p.shadow) and p.facts.module == self.module
+            for p in plan.classes.values()
         )
         self.is_runtime = self.module in plan.runtime_modules
 
@@ -52,11 +53,13 @@ class FileRefs:
         self._imported[key] = local
         return local
 
-    def name_in(self, module: str, name: str) -> cst.Name:
-        """A module-level name of ``module`` as this file can spell it."""
-        if module == self.module:
-            return cst.Name(name)
-        return cst.Name(self._import(module, name))
+    def name_in(self, module: str, name: str) -> cst.Name | cst.Attribute:
+        """A module-level name of ``module`` (or ``Class.member``) as this file can spell it."""
+        head, _, rest = name.partition(".")
+        local = head if module == self.module else self._import(module, head)
+        if not rest:
+            return cst.Name(local)
+        return cst.parse_expression(f"{local}.{rest}")  # type: ignore[return-value]
 
     def feature(self, qualname: str) -> cst.Attribute:
         """``Features.X`` for the converted class ``qualname``."""
@@ -65,7 +68,7 @@ class FileRefs:
             value=self.name_in(plan.facts.module, FEATURES_NAME), attr=cst.Name(plan.name)
         )
 
-    def helper(self, name: str, qualname: str | None = None) -> cst.Name:
+    def helper(self, name: str, qualname: str | None = None) -> cst.Name:  # type: ignore[return]
         """A runtime helper (``has_param_feature`` ...), local or imported."""
         if self.is_runtime:
             return cst.Name(name)
@@ -73,7 +76,7 @@ class FileRefs:
             module = self.plan.classes[qualname].runtime_module
         else:
             module = sorted(self.plan.runtime_modules)[0]
-        return self.name_in(module, name)
+        return self.name_in(module, name)  # type: ignore[return-value]
 
     def parameter(self) -> cst.BaseExpression:
         """``torch.nn.Parameter`` as this file spells it."""

@@ -15,9 +15,10 @@ Example
     ``if has_param_feature(param, Features.PackedColumnParameter, Features.PackedvLLMParameter):``.
 Fix safety
     ``p`` is evaluated once, as before. A mixed tuple ``isinstance(p, (X, torch.Tensor))``
-    becomes ``(has_param_feature(p, Features.X) or isinstance(p, (torch.Tensor,)))`` only
-    when ``p`` is a plain name or attribute chain (evaluating it twice is then harmless);
-    otherwise the site is left alone and reported by ``unconverted_uses``, which makes the
+    becomes ``(has_param_feature(p, Features.X) or isinstance(p, (torch.Tensor,)))`` when
+    ``p`` is a plain name or attribute chain (evaluating it twice is then harmless), and
+    ``isinstance_or_param_feature(p, (torch.Tensor,), Features.X)`` otherwise. A use no
+    rule covers is left alone and reported by ``unconverted_uses``, which makes the
     planner refuse the hierarchy (a class-style use that stays would break at run time).
     A backing-field write also sets the attribute that replaced the property, so code such
     as ``permute_param_layout_`` still changes what the loaders read.
@@ -70,6 +71,13 @@ class UseSiteTransformer(cst.CSTTransformer):
             return None
         qual = self.plan.index.canonical(self.ff.resolve(expr))
         return qual if self.plan.is_converted(qual) else None
+
+    def shadow(self, expr: cst.BaseExpression) -> str | None:
+        """Qualified name of the kept-with-wrap class ``expr`` names, else None."""
+        if not isinstance(expr, (cst.Name, cst.Attribute)):
+            return None
+        qual = self.plan.index.canonical(self.ff.resolve(expr))
+        return qual if self.plan.is_shadow(qual) else None
 
     def _elements(self, expr: cst.BaseExpression) -> list[cst.BaseExpression] | None:
         if isinstance(expr, (cst.Tuple, cst.List, cst.Set)):
@@ -128,20 +136,34 @@ class UseSiteTransformer(cst.CSTTransformer):
         if elements is None:
             return updated
         kinds = [self.converted(e) for e in elements]
-        if not any(kinds):
+        shadows = [self.shadow(e) for e in elements]
+        if not any(kinds) and not any(shadows):
             return updated
         obj = updated.args[0].value
-        features = [self.refs.feature(k) for k in kinds if k]
-        first = next(k for k in kinds if k)
+        features = [self.refs.feature(k or s) for k, s in zip(kinds, shadows) if k or s]  # type: ignore[arg-type]
+        first = next(k or s for k, s in zip(kinds, shadows) if k or s)
         check = cst.Call(
             func=self.refs.helper("has_param_feature", first),
             args=[cst.Arg(obj)] + [cst.Arg(f) for f in features],
         )
-        rest = [e for e, k in zip(updated.args[1].value.elements, kinds) if not k] \
-            if len(elements) > 1 else []
+        # A kept class still answers for its own instances: it stays in the tuple.
+        if len(elements) > 1:
+            rest = [e for e, k in zip(updated.args[1].value.elements, kinds) if not k]
+        elif shadows[0]:
+            rest = [cst.Element(updated.args[1].value)]
+        else:
+            rest = []
+        if rest and not _is_simple(original.args[0].value):
+            # The subject may have side effects: evaluate it once, inside one helper call.
+            others = cst.Tuple(elements=[el.with_changes(comma=cst.MaybeSentinel.DEFAULT)
+                                         for el in rest])
+            self._mark(elements, kinds)
+            self.counts["isinstance"] += 1
+            return cst.Call(
+                func=self.refs.helper("isinstance_or_param_feature", first),
+                args=[cst.Arg(obj), cst.Arg(others)] + [cst.Arg(f) for f in features],
+            )
         if rest:
-            if not _is_simple(original.args[0].value):
-                return updated  # left for unconverted_uses to report
             others = cst.Tuple(elements=[el.with_changes(comma=cst.MaybeSentinel.DEFAULT)
                                          for el in rest])
             check = cst.BooleanOperation(
@@ -160,7 +182,7 @@ class UseSiteTransformer(cst.CSTTransformer):
         elements = self._elements(original.args[1].value)
         if sub is None or elements is None:
             return updated
-        kinds = [self.converted(e) for e in elements]
+        kinds = [self.converted(e) or self.shadow(e) for e in elements]
         if not all(kinds):
             return updated
         answer = any(k in self.plan.classes[sub].mro for k in kinds)
@@ -213,18 +235,39 @@ class UseSiteTransformer(cst.CSTTransformer):
         if elements is None:
             return updated_node
         kinds = [self.converted(e) for e in elements]
-        if not any(kinds) or not all(kinds):
-            return updated_node  # mixed: reported by unconverted_uses
+        if not any(kinds):
+            return updated_node
+        kept = [e for e, k in zip(elements, kinds) if not k]
+        if kept and not (isinstance(op, (cst.In, cst.NotIn))
+                         and all(self.shadow(e) or not self.converted(e) for e in kept)
+                         and _is_simple(self._type_subject(left))):  # type: ignore[arg-type]
+            return updated_node  # reported by unconverted_uses
         updated_subject = (
             updated_node.left if new_subject_index == 0 else updated_node.comparisons[0].comparator
         )
         inner = self._type_subject(updated_subject)
+        first = next(k for k in kinds if k)
         call: cst.BaseExpression = cst.Call(
-            func=self.refs.helper("param_kind_is", kinds[0]),
+            func=self.refs.helper("param_kind_is", first),
             args=[cst.Arg(inner)] + [cst.Arg(self.refs.feature(k)) for k in kinds if k],  # type: ignore[arg-type]
         )
+        if kept:
+            # Classes that stay classes keep their exact-type test; no converted
+            # parameter has their exact kind.
+            rest = updated_node.comparisons[0].comparator if new_subject_index == 0 else updated_node.left
+            kept_updated = [el.with_changes(comma=cst.MaybeSentinel.DEFAULT)
+                            for el, k in zip(rest.elements, kinds) if not k]  # type: ignore[attr-defined]
+            classic = cst.Comparison(
+                left=updated_subject,
+                comparisons=[cst.ComparisonTarget(operator=cst.In(), comparator=cst.Tuple(kept_updated))],
+            )
+            call = cst.BooleanOperation(left=classic, operator=cst.Or(), right=call)
         if isinstance(op, (cst.IsNot, cst.NotEqual, cst.NotIn)):
-            call = cst.UnaryOperation(operator=cst.Not(), expression=call)
+            call = cst.UnaryOperation(
+                operator=cst.Not(),
+                expression=call.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+                if kept else call,
+            )
         self._mark(elements, kinds)
         self.counts["type-check"] += 1
         return call.with_changes(lpar=updated_node.lpar, rpar=updated_node.rpar)
@@ -328,8 +371,10 @@ class UseSiteTransformer(cst.CSTTransformer):
         if not self._class_stack:
             return True
         plan = self.plan.classes.get(self._class_stack[-1])
-        if plan is None or not plan.converted:
+        if plan is None:
             return True
+        if not plan.converted:
+            return False  # a class kept as a class keeps its own body
         # A nullable property is copied after the wrap body (only when not None).
         return any(prop in self.plan.classes[q].properties and prop not in self.plan.classes[q].nullable
                    for q in plan.mro)
