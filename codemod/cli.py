@@ -8,6 +8,7 @@ summary to stderr. Exit codes as ruff/black: 0 nothing to do, 1 changes made or 
 
 from __future__ import annotations
 
+import io
 import sys
 from pathlib import Path
 from typing import Sequence
@@ -117,16 +118,39 @@ def _summary(result: api.RunResult, dry_run: bool, written: int) -> None:
 
 @cli.command()
 @_paths
+@click.option("--format", "output_format", type=click.Choice(["text", "json", "github", "sarif"]),
+              default="text", show_default=True,
+              help="How to print findings: text lines, JSON, GitHub annotations or SARIF 2.1.0.")
+@click.option("--statistics", is_flag=True, help="Print counts per code instead of the findings.")
+@click.option("--output-file", "-o", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Write the findings to this file instead of stdout.")
 @_exclude
 @_extend
 @_jobs
-def check(paths: tuple[Path, ...], exclude: tuple[str, ...], extend_exclude: tuple[str, ...],
-          jobs: int | None) -> None:
-    """Report Parameter subclasses and class-style uses of converted names (changes nothing)."""
+def check(paths: tuple[Path, ...], output_format: str, statistics: bool, output_file: Path | None,
+          exclude: tuple[str, ...], extend_exclude: tuple[str, ...], jobs: int | None) -> None:
+    """Report Parameter subclasses and class-style uses of converted names (changes nothing).
+
+    Exit code 0: clean; 1: findings; 2: usage, configuration or input error. Codes are
+    documented in docs/checks.md; `# codemod: ignore[CODE]` on a line suppresses them.
+    """
     from codemod.check import run_check
 
+    if statistics and output_format not in ("text", "json"):
+        raise click.UsageError("--statistics works with --format text or json")
     options = _options(paths, exclude, extend_exclude, jobs)
-    raise _Exit(run_check(list(paths), options))
+    if output_file is None:
+        raise _Exit(run_check(list(paths), options, output_format=output_format,
+                              statistics=statistics))
+    buffer = io.StringIO()
+    code = run_check(list(paths), options, output_format=output_format,
+                     statistics=statistics, output=buffer)
+    try:
+        output_file.write_text(buffer.getvalue(), encoding="utf-8")
+    except OSError as exc:
+        _err(f"error: {output_file}: cannot write: {exc.strerror or exc}", fg="red")
+        raise _Exit(EXIT_ERROR) from None
+    raise _Exit(code)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

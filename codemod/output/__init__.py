@@ -3,5 +3,6 @@
 from __future__ import annotations
 
 from codemod.output.diff import unified_diff
+from codemod.output.reporters import render, render_statistics, sarif_log
 
-__all__ = ["unified_diff"]
+__all__ = ["render", "render_statistics", "sarif_log", "unified_diff"]

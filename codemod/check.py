@@ -1,0 +1,597 @@
+"""``codemod check``: the CI guard against ``torch.nn.Parameter`` subclass style.
+
+What it does
+    Reports, each with a stable code and ``path:line:col`` (reference: docs/checks.md):
+
+    * ``CM001`` a class deriving, directly or through other classes of the tree, from
+      ``torch.nn.Parameter``;
+    * ``CM002`` an ``isinstance``/``issubclass``/``type(x) is``/``x.__class__ ==`` check (or
+      a class base) naming a Parameter class that ``codemod apply`` converts;
+    * ``CM003`` ``class Y(X)`` where ``X`` is a factory function that ``apply`` made;
+    * ``CM004`` a class-style check against such a factory function;
+    * ``CM005`` a tree that is only partly converted.
+Why
+    After a migration nothing should bring subclasses back: ``isinstance(p, X)`` against a
+    factory raises ``TypeError``, ``type(p) is X`` is silently always false, and
+    ``class Y(X)`` fails at import.
+How
+    The engine decides, exactly as for ``apply`` (same prefilter, same planner, same
+    "use no rewrite covers" refusal rounds), which Parameter classes exist and which
+    ``apply`` would convert; only the conversion texts are not built. Converted modules
+    are recognised by what ``apply`` leaves in them: a ``class Features:`` whose
+    constants are named after the former classes, next to a module-level ``def`` of the
+    same name (the factory). Use sites are found by a small LibCST visitor over the files
+    that mention a relevant name (whole identifiers); no other file is parsed.
+Suppression
+    ``# codemod: ignore`` (every code) or ``# codemod: ignore[CM001,CM004]`` on the
+    finding's line; ``[tool.codemod] allow-classes`` for classes that may stay subclasses.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TextIO
+
+import libcst as cst
+from libcst.codemod import CodemodContext
+
+from codemod import api
+from codemod.analysis.classes import FileFacts
+from codemod.analysis.index import ClassIndex
+from codemod.analysis.names import dotted
+from codemod.discovery import iter_python_files, prefilter
+from codemod.fileio import SourceError, read_source
+from codemod.planning.plan import FEATURES_NAME, Plan, build_plan
+from codemod.transforms.refs import FileRefs
+from codemod.transforms.use_sites import UseSiteTransformer, unconverted_uses
+from codemod.types import PARAMETER_QUALNAMES, FileResult, Options, Outcome
+
+EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+
+#: Output formats of ``codemod check --format``.
+FORMATS = ("text", "json", "github", "sarif")
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One finding code: what it finds, and what to write instead."""
+
+    code: str
+    name: str
+    #: One line: what it finds.
+    summary: str
+    #: What to write instead, and whether ``codemod apply`` fixes it.
+    help: str
+    #: Whether ``codemod apply`` fixes findings of this code (CM001: when it converts the class).
+    fixable: bool
+
+
+RULES: tuple[Rule, ...] = (
+    Rule(
+        "CM001", "parameter-subclass",
+        "A class derives, directly or through other classes of the tree, from torch.nn.Parameter.",
+        "Run `codemod apply`: the class becomes a factory function of the same name plus a "
+        "wrap function. A class `apply` refuses (the message says why) must be rewritten by "
+        "hand, or listed in `[tool.codemod] allow-classes` if it has to stay a subclass.",
+        True,
+    ),
+    Rule(
+        "CM002", "class-check",
+        "An isinstance/issubclass/type() check, or a class base, names a Parameter class "
+        "that `codemod apply` converts.",
+        "Run `codemod apply`: `isinstance(p, X)` becomes `has_param_feature(p, Features.X)` "
+        "and `type(p) is X` becomes `param_kind_is(p, Features.X)`.",
+        True,
+    ),
+    Rule(
+        "CM003", "factory-subclassed",
+        "A class derives from a name that `codemod apply` turned into a factory function; "
+        "subclassing a function fails at import.",
+        "Write a factory `def Y(data, **kwargs)` that calls `X(data, **kwargs)` and then a "
+        "wrap function `wrap_y(param, ...)` that adds `Features.Y` with `add_param_feature` "
+        "and the new attributes and methods. `codemod apply` cannot fix this.",
+        False,
+    ),
+    Rule(
+        "CM004", "factory-class-check",
+        "An isinstance/issubclass/type() check names a factory function made by "
+        "`codemod apply`: isinstance raises TypeError, `type(p) is X` is always false.",
+        "Write `has_param_feature(p, Features.X)` for isinstance and "
+        "`param_kind_is(p, Features.X)` for `type(p) is X`. `codemod apply` cannot fix this.",
+        False,
+    ),
+    Rule(
+        "CM005", "partly-converted",
+        "The tree holds factory functions made by `codemod apply` and Parameter classes "
+        "that `apply` would still convert.",
+        "Run `codemod apply` on the whole tree again.",
+        True,
+    ),
+)
+RULES_BY_CODE = {rule.code: rule for rule in RULES}
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One reported place: code, message, location, and whether ``apply`` fixes it."""
+
+    code: str
+    message: str
+    path: Path
+    line: int
+    column: int
+    fixable: bool
+
+    @property
+    def rule(self) -> Rule:
+        """The rule of this finding's code."""
+        return RULES_BY_CODE[self.code]
+
+    def render(self) -> str:
+        """``path:line:col: CODE [*] message`` (``[*]``: ``codemod apply`` fixes it)."""
+        mark = "[*] " if self.fixable else ""
+        return f"{self.path}:{self.line}:{self.column}: {self.code} {mark}{self.message}"
+
+    def sort_key(self) -> tuple[str, int, int, str]:
+        return (str(self.path), self.line, self.column, self.code)
+
+
+@dataclass
+class CheckResult:
+    """Everything one check found; the CLI decides what to print and the exit code."""
+
+    findings: list[Finding] = field(default_factory=list)
+    suppressed: list[Finding] = field(default_factory=list)
+    #: Files that could not be read or parsed (and internal errors), as messages.
+    errors: list[str] = field(default_factory=list)
+    scanned: int = 0
+    parsed: int = 0
+    #: Modules that ``apply`` already converted (they hold ``class Features``).
+    converted_modules: list[str] = field(default_factory=list)
+
+    @property
+    def fixable(self) -> int:
+        """How many findings ``codemod apply`` fixes."""
+        return sum(f.fixable for f in self.findings)
+
+    @property
+    def exit_code(self) -> int:
+        """2 on an error, else 1 when there are findings, else 0."""
+        if self.errors:
+            return EXIT_ERROR
+        return EXIT_FINDINGS if self.findings else EXIT_CLEAN
+
+
+# -- the engine's view: which classes exist and which ``apply`` converts ------------------
+
+
+def _plan_tree(paths: list[Path], options: Options) -> api.RunResult:
+    """Read, analyse and plan the tree as ``api.run`` does, without building new texts.
+
+    The refusal rounds are the engine's: a class used as a class where no rewrite
+    reaches is refused, and the plan is made again. Only the use-site pass is run per
+    round (``apply``'s import bookkeeping and re-parse of the new text are what cost).
+    """
+    result = api.RunResult()
+    files = iter_python_files(paths, options.excludes, options.extend_excludes)
+    result.scanned = len(files)
+    for path in files:
+        try:
+            result.sources[path] = read_source(path)
+        except SourceError as exc:
+            result.files.append(FileResult(path, Outcome.FAILED, error=str(exc)))
+    index = api._analyse(result.sources, result)
+    forced: dict[str, str] = {}
+    plan = build_plan(index, options.allow_classes, forced)
+    for _ in range(api._MAX_ROUNDS):
+        new_forced = dict(forced)
+        for ff in _use_site_files(plan, result):
+            for line, _col, qual, code in _leftovers(ff, plan):
+                # The same words as ``api.run``: ``check`` and ``apply`` tell one story.
+                new_forced.setdefault(
+                    qual,
+                    f"used as a class at {ff.path}:{line} (`{code}`), a use no rewrite covers; "
+                    "converting it would break that line",
+                )
+        if new_forced == forced:
+            break
+        forced = new_forced
+        plan = build_plan(index, options.allow_classes, forced)
+    result.plan = plan
+    return result
+
+
+def _use_site_files(plan: Plan, result: api.RunResult) -> list[FileFacts]:
+    """Files that define a Parameter class or name a converted one (parsed if needed)."""
+    names = frozenset(p.name for p in plan.converted().values())
+    defining = {p.facts.path for p in plan.classes.values()}
+    out = []
+    for path, source in sorted(result.sources.items()):
+        if path in defining or prefilter(source.text, names):
+            ff = _facts(path, result)
+            if ff is not None:
+                out.append(ff)
+    return out
+
+
+def _facts(path: Path, result: api.RunResult) -> FileFacts | None:
+    """The parsed file, parsing it now if the analysis had no reason to (None: it fails)."""
+    ff = result.facts.get(path)
+    if ff is None and not any(f.path == path for f in result.failed()):
+        ff = api._parse(path, result.sources[path].text, result)
+    return ff
+
+
+def _leftovers(ff: FileFacts, plan: Plan) -> list[tuple[int, int, str, str]]:
+    """Class-style uses in ``ff`` that no rewrite of ``apply`` would handle."""
+    context = CodemodContext(filename=str(ff.path), full_module_name=ff.module_name)
+    uses = UseSiteTransformer(ff, plan, FileRefs(ff, plan, context))
+    ff.module.visit(uses)
+    return unconverted_uses(ff, plan, uses.handled)
+
+
+# -- after migration: what ``apply`` left behind ------------------------------------------
+
+#: A module ``apply`` converted defines ``class Features:`` at the top level.
+_FEATURES_CLASS = re.compile(rf"^class\s+{FEATURES_NAME}\s*[:(]", re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class _Target:
+    """A name whose class-style use is a finding."""
+
+    #: "class": a Parameter class ``apply`` converts; "factory": a function it made.
+    kind: str
+    name: str
+    module: str
+
+
+def _factories(ff: FileFacts) -> list[str]:
+    """Names ``<N>`` with both ``Features.<N>`` and a module-level ``def <N>`` in ``ff``."""
+    features: set[str] = set()
+    functions: set[str] = set()
+    for stmt in ff.module.body:
+        if isinstance(stmt, cst.FunctionDef):
+            functions.add(stmt.name.value)
+        elif isinstance(stmt, cst.ClassDef) and stmt.name.value == FEATURES_NAME:
+            body = stmt.body.body if isinstance(stmt.body, cst.IndentedBlock) else ()
+            for line in body:
+                if not isinstance(line, cst.SimpleStatementLine):
+                    continue
+                for small in line.body:
+                    if isinstance(small, (cst.Assign, cst.AnnAssign)):
+                        targets = ([t.target for t in small.targets]
+                                   if isinstance(small, cst.Assign) else [small.target])
+                        features.update(t.value for t in targets if isinstance(t, cst.Name))
+    return sorted(features & functions)
+
+
+# -- the use-site visitor -----------------------------------------------------------------
+
+_EQUALITY = (cst.Is, cst.IsNot, cst.Equal, cst.NotEqual)
+_MEMBERSHIP = (cst.In, cst.NotIn)
+_OPERATOR_TEXT = {cst.Is: "is", cst.IsNot: "is not", cst.Equal: "==", cst.NotEqual: "!=",
+                  cst.In: "in", cst.NotIn: "not in"}
+
+
+class _ClassStyleUses(cst.CSTVisitor):
+    """Class-style uses of target names in one file: checks and class bases.
+
+    Records ``(node, kind, [(spelling, target), ...])`` where ``kind`` says which check
+    (``isinstance``, ``type() is``, ``class base``...). The engine's own import
+    resolution is used (``FileFacts.resolve`` then ``ClassIndex.canonical``), so
+    ``import pkg.params as m; isinstance(p, m.X)`` and re-exports resolve like ``apply``'s.
+    """
+
+    def __init__(self, ff: FileFacts, index: ClassIndex, targets: dict[str, _Target],
+                 planned_classes: set[int]) -> None:
+        self.ff = ff
+        self.index = index
+        self.targets = targets
+        #: ids of the top-level ClassDef nodes that are Parameter classes of the plan:
+        #: their bases are CM001's business, not a use.
+        self.planned_classes = planned_classes
+        self.found: list[tuple[cst.CSTNode, str, list[tuple[str, _Target]]]] = []
+        self._shadowed = {n for n in ("isinstance", "issubclass", "type")
+                          if n in ff.globals or n in ff.bindings}
+
+    def _target(self, expr: cst.BaseExpression) -> _Target | None:
+        if not isinstance(expr, (cst.Name, cst.Attribute)):
+            return None
+        qual = self.index.canonical(self.ff.resolve(expr))
+        return self.targets.get(qual) if qual is not None else None
+
+    def _named(self, exprs: Iterable[cst.BaseExpression]) -> list[tuple[str, _Target]]:
+        out = []
+        for expr in exprs:
+            target = self._target(expr)
+            if target is not None:
+                out.append((dotted(expr) or target.name, target))
+        return out
+
+    @staticmethod
+    def _elements(expr: cst.BaseExpression) -> list[cst.BaseExpression]:
+        """The classes a tuple/list/set names (nested tuples flattened, ``*x`` skipped)."""
+        if isinstance(expr, (cst.Tuple, cst.List, cst.Set)):
+            out: list[cst.BaseExpression] = []
+            for element in expr.elements:
+                if isinstance(element, cst.Element):
+                    out.extend(_ClassStyleUses._elements(element.value))
+            return out
+        return [expr]
+
+    def _type_subject(self, expr: cst.BaseExpression) -> str | None:
+        """``"type()"`` for ``type(x)``, ``"__class__"`` for ``x.__class__``, else None."""
+        if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) \
+                and expr.func.value == "type" and "type" not in self._shadowed \
+                and len(expr.args) == 1 and not expr.args[0].keyword and not expr.args[0].star:
+            return "type()"
+        if isinstance(expr, cst.Attribute) and expr.attr.value == "__class__":
+            return "__class__"
+        return None
+
+    def _report(self, node: cst.CSTNode, kind: str, named: list[tuple[str, _Target]]) -> None:
+        if named:
+            self.found.append((node, kind, named))
+
+    def visit_Import(self, node: cst.Import) -> bool:
+        return False
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
+        return False
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        bases = [arg.value for arg in node.bases if not arg.star]
+        named = self._named(bases)
+        if id(node) in self.planned_classes:
+            # A Parameter class of the plan: its bases are the hierarchy (CM001), but a
+            # base that is now a factory function is still CM003.
+            named = [(s, t) for s, t in named if t.kind == "factory"]
+        self._report(node, f"class {node.name.value}", named)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if not isinstance(func, cst.Name) or func.value not in ("isinstance", "issubclass") \
+                or func.value in self._shadowed:
+            return
+        args = node.args
+        if len(args) != 2 or any(a.keyword or a.star for a in args):
+            return
+        exprs = self._elements(args[1].value)
+        if func.value == "issubclass":
+            exprs = self._elements(args[0].value) + exprs
+        self._report(node, func.value, self._named(exprs))
+
+    def visit_Comparison(self, node: cst.Comparison) -> None:
+        left = node.left
+        for target in node.comparisons:
+            op, right = target.operator, target.comparator
+            subject, other = self._type_subject(left), right
+            if subject is None and isinstance(op, _EQUALITY):
+                subject, other = self._type_subject(right), left
+            if subject is not None and isinstance(op, _EQUALITY + _MEMBERSHIP):
+                exprs = self._elements(other) if isinstance(op, _MEMBERSHIP) else [other]
+                self._report(node, f"{subject} {_OPERATOR_TEXT[type(op)]}", self._named(exprs))
+            left = right
+
+
+# -- findings -------------------------------------------------------------------------------
+
+
+def _names(named: list[tuple[str, _Target]]) -> str:
+    return ", ".join(f"`{spelling}`" for spelling, _ in named)
+
+
+def _use_finding(ff: FileFacts, node: cst.CSTNode, kind: str,
+                 named: list[tuple[str, _Target]]) -> list[Finding]:
+    """CM002 for names ``apply`` converts, CM003/CM004 for factory functions."""
+    line, col = ff.line_of(node), ff.col_of(node)
+    out = []
+    classes = [(s, t) for s, t in named if t.kind == "class"]
+    factories = [(s, t) for s, t in named if t.kind == "factory"]
+    is_base = kind.startswith("class ")
+    if classes:
+        what = f"{kind} derives from" if is_base else f"`{kind}` check against"
+        out.append(Finding(
+            "CM002",
+            f"{what} Parameter class {_names(classes)}; `codemod apply` rewrites it",
+            ff.path, line, col, True,
+        ))
+    if factories:
+        spelled, target = factories[0]
+        if is_base:
+            message = (
+                f"{kind} derives from {_names(factories)}, a factory function now "
+                f"(converted by `codemod apply`): subclassing a function fails at import; "
+                f"write a factory that calls `{spelled}(...)` and then its own wrap function"
+            )
+            out.append(Finding("CM003", message, ff.path, line, col, False))
+        else:
+            if kind == "isinstance":
+                instead = (f"`has_param_feature(obj, Features.{target.name})` "
+                           f"(both from `{target.module}`)")
+                effect = "raises TypeError"
+            elif kind == "issubclass":
+                instead = "a feature check on an instance (`has_param_feature`)"
+                effect = "raises TypeError"
+            else:
+                instead = (f"`param_kind_is(obj, Features.{target.name})` "
+                           f"(both from `{target.module}`)")
+                # A comparison with a function never matches a type.
+                negated = kind.endswith((" is not", " !=", " not in"))
+                effect = "is always true" if negated else "is always false"
+            message = (
+                f"`{kind}` check against {_names(factories)}, a factory function now "
+                f"(converted by `codemod apply`): it {effect}; write {instead}"
+            )
+            out.append(Finding("CM004", message, ff.path, line, col, False))
+    return out
+
+
+def _class_finding(plan: Plan, qualname: str) -> Finding:
+    """CM001 for one Parameter class of the plan."""
+    cp = plan.classes[qualname]
+    facts = cp.facts
+    bases = plan.index.param_bases(qualname)
+    via = ""
+    if bases and not any(q in PARAMETER_QUALNAMES for q in plan.index.base_qualnames(qualname)):
+        via = f" (through `{plan.classes[bases[0]].name}`)" if bases[0] in plan.classes else ""
+    if cp.converted:
+        tail = "`codemod apply` turns it into a factory function"
+    else:
+        reason = cp.refusal.reason if cp.refusal is not None else "refused"
+        tail = f"`codemod apply` keeps it a class: {reason}"
+    col = facts.file.col_of(facts.node) if facts.file is not None else 1
+    return Finding(
+        "CM001",
+        f"`{facts.name}` derives from torch.nn.Parameter{via}; {tail}",
+        facts.path, facts.line, col, cp.converted,
+    )
+
+
+def _allowed(plan: Plan, qualname: str, allow: tuple[str, ...]) -> bool:
+    facts = plan.classes[qualname].facts
+    return facts.name in allow or facts.qualname in allow
+
+
+#: ``# codemod: ignore`` or ``# codemod: ignore[CM001, CM004]``.
+_SUPPRESSION = re.compile(r"#\s*codemod\s*:\s*ignore\b(?:\[(?P<codes>[^\]]*)\])?", re.IGNORECASE)
+
+
+def _suppressed(finding: Finding, lines: list[str]) -> bool:
+    """Whether the finding's line carries a suppression comment that covers its code."""
+    if not 0 < finding.line <= len(lines):
+        return False
+    text = lines[finding.line - 1]
+    if "codemod" not in text:
+        return False
+    for match in _SUPPRESSION.finditer(text):
+        codes = match.group("codes")
+        if codes is None:
+            return True
+        if finding.code in {c.strip().upper() for c in codes.split(",")}:
+            return True
+    return False
+
+
+def check_tree(paths: list[Path], options: Options) -> CheckResult:
+    """Check the tree under ``paths``: findings, suppressed findings, errors (no output).
+
+    Raises ``DiscoveryError`` for a path that does not exist or is not Python.
+    """
+    run = _plan_tree(paths, options)
+    plan = run.plan
+    assert plan is not None
+    findings: list[Finding] = []
+
+    # CM001: every Parameter class, unless allow-listed.
+    for qualname in sorted(plan.classes):
+        if not _allowed(plan, qualname, options.allow_classes):
+            findings.append(_class_finding(plan, qualname))
+
+    # Converted modules and their factory functions.
+    targets: dict[str, _Target] = {
+        q: _Target("class", p.name, p.facts.module) for q, p in plan.converted().items()
+    }
+    converted_modules: list[str] = []
+    for path, source in sorted(run.sources.items()):
+        if FEATURES_NAME in source.text and _FEATURES_CLASS.search(source.text):
+            ff = _facts(path, run)
+            names = _factories(ff) if ff is not None else []
+            if names:
+                converted_modules.append(ff.module_name)  # type: ignore[union-attr]
+                for name in names:
+                    qual = f"{ff.module_name}.{name}" if ff.module_name else name  # type: ignore[union-attr]
+                    targets.setdefault(qual, _Target("factory", name, ff.module_name))  # type: ignore[union-attr]
+
+    # CM002/CM003/CM004: class-style uses, in the files that name a target.
+    names = frozenset(t.name for t in targets.values())
+    to_visit = [p for p, s in sorted(run.sources.items()) if prefilter(s.text, names)]
+    visited = [ff for ff in (_facts(p, run) for p in to_visit) if ff is not None]
+    # Re-exports are followed over every parsed file (``pkg/__init__.py`` importing X).
+    index = ClassIndex.build(list(run.facts.values()))
+    planned = {id(p.facts.node) for p in plan.classes.values()}
+    for ff in visited:
+        visitor = _ClassStyleUses(ff, index, targets, planned)
+        ff.module.visit(visitor)
+        for node, kind, named in visitor.found:
+            findings.extend(_use_finding(ff, node, kind, named))
+
+    # CM005: factories next to classes that ``apply`` would still convert.
+    remaining = sorted(plan.converted().values(), key=lambda p: (str(p.facts.path), p.facts.line))
+    if converted_modules and remaining:
+        first = remaining[0].facts
+        col = first.file.col_of(first.node) if first.file is not None else 1
+        findings.append(Finding(
+            "CM005",
+            f"the tree is partly converted: {len(remaining)} Parameter class(es) that "
+            f"`codemod apply` converts remain (first: `{first.name}`), next to factory "
+            f"functions it made in {', '.join(f'`{m}`' for m in converted_modules)}",
+            first.path, first.line, col, True,
+        ))
+
+    result = CheckResult(scanned=run.scanned, parsed=run.parsed,
+                         converted_modules=converted_modules)
+    result.errors = [f.error or f"{f.path}: failed" for f in run.failed()]
+    lines_cache: dict[Path, list[str]] = {}
+    for finding in sorted(set(findings), key=Finding.sort_key):
+        if finding.path not in lines_cache:
+            source = run.sources.get(finding.path)
+            lines_cache[finding.path] = source.text.splitlines() if source is not None else []
+        if _suppressed(finding, lines_cache[finding.path]):
+            result.suppressed.append(finding)
+        else:
+            result.findings.append(finding)
+    return result
+
+
+# -- the command ------------------------------------------------------------------------------
+
+
+def _summary(result: CheckResult) -> str:
+    scanned = f"{result.scanned} file(s) scanned, {result.parsed} parsed"
+    suppressed = f"; {len(result.suppressed)} suppressed" if result.suppressed else ""
+    errors = (f"\n{len(result.errors)} file(s) could not be checked (errors above)"
+              if result.errors else "")
+    if not result.findings:
+        if errors:
+            return f"No findings in what could be checked ({scanned}{suppressed}).{errors}"
+        return f"All checks passed ({scanned}{suppressed})."
+    n = len(result.findings)
+    fixable = result.fixable
+    line = f"Found {n} finding(s) ({scanned}{suppressed}).{errors}"
+    if fixable:
+        line += (f"\n{fixable} fixable with `codemod apply` "
+                 "(`codemod apply --dry-run PATH...` shows the diff).")
+    if n - fixable:
+        line += f"\n{n - fixable} need(s) a change by hand or an allow-list entry (see docs/checks.md)."
+    return line
+
+
+def run_check(paths: list[Path], options: Options, *, output_format: str = "text",
+              statistics: bool = False, output: TextIO | None = None,
+              err: TextIO | None = None, color: bool | None = None) -> int:
+    """Check ``paths``, print findings (``output``, default stdout) and the summary
+    (``err``, default stderr); return the exit code: 0 clean, 1 findings, 2 error."""
+    import click
+
+    from codemod.output.reporters import render, render_statistics
+
+    result = check_tree(paths, options)
+    out = output if output is not None else sys.stdout
+    err_stream = err if err is not None else sys.stderr
+    for error in result.errors:
+        click.secho(f"error: {error}", fg="red", file=err_stream, color=color)
+    if statistics:
+        text = render_statistics(result.findings, output_format)
+    else:
+        text = render(result.findings, output_format, errors=result.errors)
+    if text:
+        out.write(text)
+        out.flush()
+    click.secho(_summary(result), bold=True, file=err_stream, color=color)
+    return result.exit_code

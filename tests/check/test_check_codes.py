@@ -1,0 +1,266 @@
+"""Every ``codemod check`` code, before and after ``apply``, table-driven on small trees."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from codemod.cli import main
+
+from .helpers import BASE_TREE, PARAMS, run, write_tree
+
+
+def _tree(tmp_path: Path, extra: dict[str, str] | None = None) -> Path:
+    return write_tree(tmp_path / "src", {**BASE_TREE, **(extra or {})})
+
+
+# ---------------------------------------------------------------------------------------
+# before apply: CM001 per class, CM002 per class-style use
+
+
+def test_before_apply_one_finding_per_class_and_use(tmp_path, capsys):
+    root = _tree(tmp_path)
+    result = run(capsys, "check", root)
+    assert result.rc == 1
+    assert sorted(result.findings()) == sorted([
+        ("params.py", 4, "CM001"),
+        ("params.py", 16, "CM001"),
+        ("layers.py", 8, "CM002"),   # isinstance(p, Base)
+        ("layers.py", 9, "CM002"),   # isinstance(p, (P, pm.Base))
+        ("layers.py", 10, "CM002"),  # issubclass(P, Base)
+        ("layers.py", 11, "CM002"),  # type(p) is Base
+        ("layers.py", 12, "CM002"),  # type(p) in (Base, P)
+        ("layers.py", 13, "CM002"),  # p.__class__ == P
+    ])
+    assert "[*]" in result.out  # every one is fixable
+    assert "8 fixable with `codemod apply`" in result.err
+
+
+@pytest.mark.parametrize(
+    ("source", "expected"),
+    [
+        pytest.param("isinstance(p, Base)", "`isinstance` check against Parameter class `Base`", id="isinstance"),
+        pytest.param("isinstance(\n            p, (P, pm.Base),\n        )", "`P`, `pm.Base`", id="multi-line"),
+        pytest.param("not isinstance(p, [P])", "`isinstance` check against Parameter class `P`", id="list"),
+        pytest.param("issubclass(P, pm.Base)", "`issubclass` check", id="issubclass"),
+        pytest.param("type(p) is not Base", "`type() is not` check", id="type-is-not"),
+        pytest.param("Base == type(p)", "`type() ==` check", id="type-eq-reversed"),
+        pytest.param("type(p) not in {Base, P}", "`type() not in` check", id="type-not-in-set"),
+        pytest.param("p.__class__ is P", "`__class__ is` check", id="dunder-class"),
+        pytest.param("0 < 1 and type(p) != Base", "`type() !=` check", id="in-expression"),
+    ],
+)
+def test_cm002_each_check_form(tmp_path, capsys, source, expected):
+    extra = {"pkg/uses.py": f"""
+        import pkg.params as pm
+        from pkg.params import Base, Packed as P
+
+
+        def f(p):
+            return {source}
+    """}
+    result = run(capsys, "check", _tree(tmp_path, extra))
+    found = [f for f in result.findings() if f[0] == "uses.py"]
+    assert found == [("uses.py", 6, "CM002")]
+    assert expected in result.out
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        pytest.param("P(data=p)", id="construction"),
+        pytest.param("isinstance(p, int)", id="other-class"),
+        pytest.param("type(p) is int", id="other-type"),
+        pytest.param("p.Base is Base", id="not-a-type-check"),
+        pytest.param("[Base for Base in (1, 2)]", id="unrelated-local-name"),
+    ],
+)
+def test_cm002_not_reported(tmp_path, capsys, source):
+    extra = {"pkg/uses.py": f"""
+        from pkg.params import Base, Packed as P
+
+
+        def f(p):
+            return {source}
+    """}
+    result = run(capsys, "check", _tree(tmp_path, extra))
+    assert [f for f in result.findings() if f[0] == "uses.py"] == []
+
+
+def test_shadowed_isinstance_is_not_a_check(tmp_path, capsys):
+    extra = {"pkg/uses.py": """
+        from pkg.params import Base
+
+
+        def isinstance(a, b):
+            return True
+
+
+        def f(p):
+            return isinstance(p, Base)
+    """}
+    result = run(capsys, "check", _tree(tmp_path, extra))
+    assert [f for f in result.findings() if f[0] == "uses.py"] == []
+
+
+def test_cm001_transitive_across_files(tmp_path, capsys):
+    extra = {"pkg/plugin.py": """
+        from pkg import Packed
+
+
+        class Doubled(Packed):
+            pass
+    """}
+    result = run(capsys, "check", _tree(tmp_path, extra))
+    assert ("plugin.py", 4, "CM001") in result.findings()
+    assert "`Doubled` derives from torch.nn.Parameter (through `Packed`)" in result.out
+
+
+def test_cm001_refused_class_is_not_fixable_and_names_the_reason(tmp_path, capsys):
+    root = write_tree(tmp_path / "src", {
+        "pkg/__init__.py": "",
+        "pkg/params.py": """
+            from torch.nn import Parameter
+
+
+            class OwnData(Parameter):
+                @property
+                def data(self):
+                    return 2
+        """,
+        "pkg/uses.py": """
+            from pkg.params import OwnData
+
+
+            def f(p):
+                return isinstance(p, OwnData)  # stays a class: not a finding
+        """,
+    })
+    result = run(capsys, "check", root)
+    assert result.rc == 1
+    assert result.findings() == [("params.py", 4, "CM001")]
+    assert "[*]" not in result.out
+    assert "keeps it a class: overrides `data`" in result.out
+    assert "1 need(s) a change by hand or an allow-list entry" in result.err
+
+
+def test_use_that_apply_cannot_rewrite_makes_the_class_unfixable(tmp_path, capsys):
+    # The engine refuses a hierarchy whose class is used as a value; check agrees.
+    extra = {"pkg/registry.py": """
+        from pkg.params import Packed
+
+        KINDS = {"packed": Packed}
+    """}
+    result = run(capsys, "check", _tree(tmp_path, extra))
+    assert result.rc == 1
+    assert set(result.codes()) == {"CM001"}
+    assert "used as a class at" in result.out and "registry.py:3" in result.out
+    assert "[*]" not in result.out
+
+
+# ---------------------------------------------------------------------------------------
+# after apply: clean; reintroductions are CM001/CM003/CM004/CM005
+
+
+@pytest.fixture(scope="module")
+def converted_once(tmp_path_factory) -> Path:
+    """BASE_TREE after ``codemod apply`` (made once; tests take copies)."""
+    root = _tree(tmp_path_factory.mktemp("converted"))
+    assert main(["apply", str(root)]) == 1
+    assert "class Features" in (root / "pkg/params.py").read_text()
+    return root
+
+
+@pytest.fixture
+def converted(converted_once, tmp_path) -> Path:
+    return Path(shutil.copytree(converted_once, tmp_path / "converted"))
+
+
+def test_clean_after_apply(converted, capsys):
+    result = run(capsys, "check", converted)
+    assert (result.rc, result.out) == (0, "")
+    assert "All checks passed" in result.err
+
+
+@pytest.mark.parametrize(
+    ("source", "code", "message"),
+    [
+        pytest.param("class Mine(Packed):\n    pass\n", "CM003",
+                     "class Mine derives from `Packed`, a factory function now", id="subclass"),
+        pytest.param("class Mine(pm.Base):\n    pass\n", "CM003", "`pm.Base`", id="subclass-module-attr"),
+        pytest.param("class Mine(Base2):\n    pass\n", "CM003", "`Base2`", id="subclass-reexport-alias"),
+        pytest.param("def f(p):\n    return isinstance(p, Packed)\n", "CM004",
+                     "it raises TypeError; write `has_param_feature(obj, Features.Packed)` "
+                     "(both from `pkg.params`)", id="isinstance"),
+        pytest.param("def f(p):\n    return isinstance(p, (int, pm.Base))\n", "CM004",
+                     "`pm.Base`", id="isinstance-tuple"),
+        pytest.param("def f(p):\n    return type(p) is Base2\n", "CM004",
+                     "it is always false; write `param_kind_is(obj, Features.Base)`", id="type-is"),
+        pytest.param("def f(p):\n    return type(p) != Packed\n", "CM004", "it is always true",
+                     id="type-ne"),
+        pytest.param("def f(p):\n    return p.__class__ in (Packed,)\n", "CM004", "`__class__ in`",
+                     id="dunder-class-in"),
+        pytest.param("def f(c):\n    return issubclass(c, Packed)\n", "CM004", "`issubclass`",
+                     id="issubclass"),
+    ],
+)
+def test_reintroduced_after_apply(converted, capsys, source, code, message):
+    (converted / "pkg/new.py").write_text(
+        "import pkg.params as pm\nfrom pkg import Base as Base2\nfrom pkg.params import Packed\n\n\n"
+        + source
+    )
+    result = run(capsys, "check", converted)
+    assert result.rc == 1
+    assert result.findings() == [("new.py", 6 if code == "CM003" else 7, code)]
+    assert message in result.out
+    assert "[*]" not in result.out
+
+
+def test_new_parameter_class_after_apply_is_cm001_and_cm005(converted, capsys):
+    (converted / "pkg/fresh.py").write_text(
+        "from torch.nn import Parameter\n\n\nclass Fresh(Parameter):\n    pass\n"
+    )
+    result = run(capsys, "check", converted)
+    assert result.rc == 1
+    assert result.findings() == [("fresh.py", 4, "CM001"), ("fresh.py", 4, "CM005")]
+    assert "partly converted: 1 Parameter class(es)" in result.out
+    assert "factory functions it made in `pkg.params`" in result.out
+    assert "2 fixable with `codemod apply`" in result.err
+    # apply converts it; then the tree is clean again.
+    assert run(capsys, "apply", converted).rc == 1
+    assert run(capsys, "check", converted).rc == 0
+
+
+def test_partly_converted_tree(tmp_path, capsys):
+    # One hierarchy converted, a second one (another package) not yet.
+    root = _tree(tmp_path)
+    assert run(capsys, "apply", root / "pkg").rc == 1
+    write_tree(root, {"other/__init__.py": "", "other/params.py": PARAMS})
+    result = run(capsys, "check", root)
+    assert result.rc == 1
+    assert sorted(result.codes()) == ["CM001", "CM001", "CM005"]
+
+
+def test_a_features_class_alone_is_not_a_converted_module(tmp_path, capsys):
+    root = write_tree(tmp_path / "src", {
+        "feat/__init__.py": "",
+        "feat/flags.py": """
+            class Features:
+                fast = "fast"
+
+
+            def slow():
+                return 1
+        """,
+        "feat/use.py": """
+            from feat.flags import Features, slow
+
+
+            def f(x):
+                return isinstance(x, Features) or type(x) is slow
+        """,
+    })
+    result = run(capsys, "check", root)
+    assert (result.rc, result.out) == (0, "")
