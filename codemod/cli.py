@@ -40,6 +40,7 @@ def _options(paths: tuple[Path, ...], exclude: tuple[str, ...], extend_exclude: 
         excludes=tuple(excludes),
         extend_excludes=tuple(config.extend_exclude) + tuple(extend_exclude),
         allow_classes=tuple(config.allow_classes),
+        allow_value_uses=config.allow_value_uses,
         jobs=jobs or config.jobs or 1,
     )
 

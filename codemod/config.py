@@ -35,6 +35,7 @@ class Config:
     allow_classes: tuple[str, ...] = ()
     jobs: int | None = None
     feature_prefix: str = ""
+    allow_value_uses: bool = False
     source: Path | None = None
 
 
@@ -115,6 +116,13 @@ def _positive_int(value: object) -> int:
     return value
 
 
+def _boolean(value: object) -> bool:
+    """A TOML boolean."""
+    if not isinstance(value, bool):
+        raise ValueError(f"expected true or false, got {value!r}")
+    return value
+
+
 def _prefix(value: object) -> str:
     """Empty, or a string usable at the start of a Python identifier (``Features.<prefix>X``)."""
     if not isinstance(value, str) or (value and not value.isidentifier()):
@@ -129,4 +137,5 @@ _KEYS: dict[str, tuple[str, Callable[[object], Any]]] = {
     "allow-classes": ("allow_classes", _class_names),
     "jobs": ("jobs", _positive_int),
     "feature-prefix": ("feature_prefix", _prefix),
+    "allow-value-uses": ("allow_value_uses", _boolean),
 }

@@ -87,6 +87,8 @@ class Options:
     #: Class names (bare or qualified) that may stay Parameter subclasses.
     allow_classes: tuple[str, ...] = ()
     jobs: int = 1
+    #: Accept uses of a converted class as a plain value (it then holds the factory).
+    allow_value_uses: bool = False
     #: Explicit package roots; by default a file's module name is found by walking
     #: up through directories that hold ``__init__.py``.
     extra: dict[str, object] = field(default_factory=dict, compare=False, hash=False)

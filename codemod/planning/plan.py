@@ -38,6 +38,7 @@ RUNTIME_NAMES = (
     "add_param_feature",
     "has_param_feature",
     "isinstance_or_param_feature",
+    "set_param_field",
     "param_kind_is",
     "_install_copy_hooks",
     "_deepcopy_param",
@@ -140,6 +141,8 @@ class Plan:
     fields: dict[str, str]
     #: Modules that carry the runtime.
     runtime_modules: set[str]
+    #: Accept every value use of a converted class (it then holds the factory).
+    allow_value_uses: bool = False
 
     def converted(self) -> dict[str, ClassPlan]:
         """The plans of converted classes."""
@@ -831,6 +834,8 @@ def _first_param(fn: cst.FunctionDef) -> str:
 
 
 def build_plan(index: ClassIndex, allow_classes: tuple[str, ...] = (),
-               forced: dict[str, str] | None = None) -> Plan:
+               forced: dict[str, str] | None = None, allow_value_uses: bool = False) -> Plan:
     """Plan every Parameter class of ``index``."""
-    return Planner(index, allow_classes, forced).plan()
+    plan = Planner(index, allow_classes, forced).plan()
+    plan.allow_value_uses = allow_value_uses
+    return plan

@@ -92,6 +92,22 @@ def has_param_feature(obj, *features):
     return False
 
 
+def set_param_field(obj, field, name, value, none_deletes=False):
+    """``obj.<field> = value``, keeping a converted parameter's ``<name>`` attribute in step.
+
+    ``<name>`` replaced a property that read ``<field>``; code outside the former class
+    that writes the field (e.g. ``permute_param_layout_``) must still change what the
+    attribute answers. Objects that are not converted parameters only get the field, as
+    before. ``none_deletes``: the property treated ``None`` as "deleted".
+    """
+    setattr(obj, field, value)
+    if "_param_features" in getattr(obj, "__dict__", ()):
+        if value is None and none_deletes:
+            obj.__dict__.pop(name, None)
+        else:
+            setattr(obj, name, value)
+
+
 def isinstance_or_param_feature(obj, classes, *features):
     """What ``isinstance(obj, (X, C, ...))`` answered when the tuple mixed former
     parameter classes (``features``) with ordinary classes (``classes``); ``obj`` is

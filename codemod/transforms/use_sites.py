@@ -36,6 +36,7 @@ from codemod.analysis.classes import FileFacts
 from codemod.analysis.names import dotted
 from codemod.planning.plan import Plan
 from codemod.transforms.refs import FileRefs
+from codemod.transforms.value_flow import proven_calls_only
 
 _SIMPLE = m.Name() | m.Attribute(value=m.Name()) | m.Attribute(value=m.Attribute(value=m.Name()))
 
@@ -59,6 +60,8 @@ class UseSiteTransformer(cst.CSTTransformer):
         #: First names of those nodes: their imports may have become unused.
         self.handled_heads: set[str] = set()
         self._class_stack: list[str] = []
+        #: Per enclosing scope: None for a class body, the ``self`` name for a method.
+        self._method_self: list[str | None] = []
         self._annotation_depth = 0
         self._builtins_shadowed = {
             n for n in ("isinstance", "issubclass", "type") if n in ff.globals or n in ff.bindings
@@ -106,9 +109,24 @@ class UseSiteTransformer(cst.CSTTransformer):
     # -- context ---------------------------------------------------------------------------
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         self._class_stack.append(f"{self.ff.module_name}.{node.name.value}")
+        self._method_self.append(None)
 
     def leave_ClassDef(self, original_node: cst.ClassDef, updated_node: cst.ClassDef) -> cst.ClassDef:
         self._class_stack.pop()
+        self._method_self.pop()
+        return updated_node
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        # ``self`` of a method of an ordinary class is never a converted parameter.
+        params = [*node.params.posonly_params, *node.params.params]
+        directly_in_class = self._method_self and self._method_self[-1] is None and \
+            len(self._method_self) == len(self._class_stack)
+        is_static = any(m.matches(d.decorator, m.Name("staticmethod")) for d in node.decorators)
+        self._method_self.append(params[0].name.value if directly_in_class and params
+                                 and not is_static else "")
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef, updated_node: cst.FunctionDef) -> cst.FunctionDef:
+        self._method_self.pop()
         return updated_node
 
     def visit_Import(self, node: cst.Import) -> bool:
@@ -348,7 +366,47 @@ class UseSiteTransformer(cst.CSTTransformer):
         return cst.SimpleString(f"{node.prefix}{quote}{new}{quote}")
 
     # -- backing fields -------------------------------------------------------------------------
-    def leave_Assign(self, original_node: cst.Assign, updated_node: cst.Assign) -> cst.Assign:
+    def leave_Assign(
+        self, original_node: cst.Assign, updated_node: cst.Assign
+    ) -> cst.BaseSmallStatement:
+        if self._in_converted_class():
+            return self._chain_fields(updated_node)
+        if self._class_stack and self._class_stack[-1] in self.plan.classes:
+            return updated_node  # a Parameter class kept as a class keeps its own body
+        # Outside the classes the object may be anything: a helper sets the attribute
+        # only on converted parameters.
+        if len(updated_node.targets) != 1:
+            return self._chain_fields(updated_node)
+        target = updated_node.targets[0].target
+        if not isinstance(target, cst.Attribute):
+            return updated_node
+        own_self = next((n for n in reversed(self._method_self) if n), None)
+        if own_self and m.matches(target.value, m.Name(own_self)) and self._class_stack:
+            return updated_node  # an ordinary object's own field
+        prop = self.plan.fields.get(target.attr.value)
+        if prop is None:
+            return updated_node
+        owner = next(q for q, p in self.plan.classes.items()
+                     if prop in p.properties and (p.converted or p.shadow))
+        args = [
+            cst.Arg(target.value),
+            cst.Arg(cst.SimpleString(f'"{target.attr.value}"')),
+            cst.Arg(cst.SimpleString(f'"{prop}"')),
+            cst.Arg(updated_node.value),
+        ]
+        if prop in self.plan.classes[owner].nullable:
+            args.append(cst.Arg(cst.Name("True"), keyword=cst.Name("none_deletes"),
+                                equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace(""))))
+        self.counts["backing-field"] += 1
+        return cst.Expr(cst.Call(func=self.refs.helper("set_param_field", owner), args=args))
+
+    def _in_converted_class(self) -> bool:
+        if not self._class_stack:
+            return False
+        plan = self.plan.classes.get(self._class_stack[-1])
+        return plan is not None and plan.converted
+
+    def _chain_fields(self, updated_node: cst.Assign) -> cst.Assign:
         targets: list[cst.AssignTarget] = []
         changed = False
         for target in updated_node.targets:
@@ -445,7 +503,9 @@ def unconverted_uses(ff: FileFacts, plan: Plan, handled: set[int]) -> list[tuple
     """(line, col, class qualname, source) of each class-style use no rewrite handled."""
     scanner = _UseScanner(ff, plan, handled)
     ff.module.visit(scanner)
+    proven, class_style = proven_calls_only(ff.module, [node for node, _ in scanner.found])
     return [
         (ff.line_of(node), ff.col_of(node), qual, cst.Module(body=[]).code_for_node(node))
         for node, qual in scanner.found
+        if id(node) not in proven and (id(node) in class_style or not plan.allow_value_uses)
     ]
