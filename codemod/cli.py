@@ -41,6 +41,7 @@ def _options(paths: tuple[Path, ...], exclude: tuple[str, ...], extend_exclude: 
         extend_excludes=tuple(config.extend_exclude) + tuple(extend_exclude),
         allow_classes=tuple(config.allow_classes),
         allow_value_uses=config.allow_value_uses,
+        feature_prefix=config.feature_prefix,
         jobs=jobs or config.jobs or 1,
     )
 

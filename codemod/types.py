@@ -89,6 +89,8 @@ class Options:
     jobs: int = 1
     #: Accept uses of a converted class as a plain value (it then holds the factory).
     allow_value_uses: bool = False
+    #: Prefix of the ``Features`` member names (``Features.<prefix><ClassName>``).
+    feature_prefix: str = ""
     #: Explicit package roots; by default a file's module name is found by walking
     #: up through directories that hold ``__init__.py``.
     extra: dict[str, object] = field(default_factory=dict, compare=False, hash=False)

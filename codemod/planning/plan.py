@@ -143,6 +143,12 @@ class Plan:
     runtime_modules: set[str]
     #: Accept every value use of a converted class (it then holds the factory).
     allow_value_uses: bool = False
+    #: Prefix of the ``Features`` member names.
+    feature_prefix: str = ""
+
+    def feature_name(self, qualname: str) -> str:
+        """The ``Features`` member of a class: its name, after the configured prefix."""
+        return f"{self.feature_prefix}{self.classes[qualname].name}"
 
     def converted(self) -> dict[str, ClassPlan]:
         """The plans of converted classes."""
@@ -834,8 +840,10 @@ def _first_param(fn: cst.FunctionDef) -> str:
 
 
 def build_plan(index: ClassIndex, allow_classes: tuple[str, ...] = (),
-               forced: dict[str, str] | None = None, allow_value_uses: bool = False) -> Plan:
+               forced: dict[str, str] | None = None, allow_value_uses: bool = False,
+               feature_prefix: str = "") -> Plan:
     """Plan every Parameter class of ``index``."""
     plan = Planner(index, allow_classes, forced).plan()
     plan.allow_value_uses = allow_value_uses
+    plan.feature_prefix = feature_prefix
     return plan

@@ -198,7 +198,7 @@ class DefinitionsTransformer(cst.CSTTransformer):
             out.extend(_two_blank_lines(s) if i else _two_blank_lines(s)
                        for i, s in enumerate(statements))
         members = "\n".join(
-            f'    {p.name} = "{p.feature_value}"'
+            f'    {self.plan.feature_name(p.facts.qualname)} = "{p.feature_value}"'
             for p in sorted([*self.mine.values(), *self.shadows.values()],
                             key=lambda p: p.facts.line)
         )

@@ -65,7 +65,8 @@ class FileRefs:
         """``Features.X`` for the converted class ``qualname``."""
         plan = self.plan.classes[qualname]
         return cst.Attribute(
-            value=self.name_in(plan.facts.module, FEATURES_NAME), attr=cst.Name(plan.name)
+            value=self.name_in(plan.facts.module, FEATURES_NAME),  # type: ignore[arg-type]
+            attr=cst.Name(self.plan.feature_name(qualname)),
         )
 
     def helper(self, name: str, qualname: str | None = None) -> cst.Name:  # type: ignore[return]
