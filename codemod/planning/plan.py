@@ -39,6 +39,7 @@ RUNTIME_NAMES = (
     "has_param_feature",
     "isinstance_or_param_feature",
     "set_param_field",
+    "check_param_kwargs",
     "param_kind_is",
     "_install_copy_hooks",
     "_deepcopy_param",

@@ -92,6 +92,13 @@ def has_param_feature(obj, *features):
     return False
 
 
+def check_param_kwargs(kind, kwargs, accepted):
+    """Raise ``TypeError`` for a keyword no ``__init__`` of the former class ``kind`` took."""
+    for name in kwargs:
+        if name not in accepted:
+            raise TypeError(f"{kind}() got an unexpected keyword argument {name!r}")
+
+
 def set_param_field(obj, field, name, value, none_deletes=False):
     """``obj.<field> = value``, keeping a converted parameter's ``<name>`` attribute in step.
 

@@ -316,6 +316,8 @@ class DefinitionsTransformer(cst.CSTTransformer):
         docstring = plan.facts.docstring
         body: list[cst.BaseStatement] = [docstring] if docstring is not None else []
         body.extend(prelude)
+        if star_kwarg:
+            body.extend(self._kwargs_check(plan, star_kwarg, named))
         build = cst.Call(func=cst.parse_expression(parameter), args=[
             a.with_changes(comma=cst.MaybeSentinel.DEFAULT) for a in call_args
         ])
@@ -343,6 +345,28 @@ class DefinitionsTransformer(cst.CSTTransformer):
             body=cst.IndentedBlock(body=body),
             returns=cst.Annotation(cst.parse_expression(parameter)),
         )
+
+    def _kwargs_check(self, plan: ClassPlan, star_kwarg: str, named: list[str]) -> list[cst.BaseStatement]:
+        """Unknown keywords raised ``TypeError`` in the last ``__init__`` of the old chain.
+
+        Every wrap takes ``**kwargs`` (each picks its own), so the factory checks the
+        keywords once, against what the whole chain accepted, when the chain's last
+        ``__init__`` had no ``**kwargs`` of its own.
+        """
+        chain = [self.plan.classes[q] for q in plan.mro]
+        inits = [p.init for p in chain if p.init is not None]
+        if not inits or inits[-1].star_kwarg is not None:
+            return []
+        accepted: list[str] = []
+        for init in inits:
+            accepted += [n for n in init.param_names if n not in accepted and n not in named]
+        names = ", ".join(f'"{n}"' for n in accepted) + ("," if len(accepted) == 1 else "")
+        check = self.refs.helper("check_param_kwargs", plan.facts.qualname).value
+        line = f'{check}("{plan.name}", {star_kwarg}, ({names}))'
+        if len(line) + 4 > 88:
+            inner = "".join(f'        "{n}",\n' for n in accepted)
+            line = f'{check}(\n    "{plan.name}",\n    {star_kwarg},\n    (\n{inner}    ),\n)'
+        return [cst.parse_statement(line)]
 
     def _wrap(self, node: cst.ClassDef, plan: ClassPlan) -> cst.FunctionDef:
         refs = self.refs
