@@ -186,7 +186,7 @@ def _plan_tree(paths: list[Path], options: Options) -> api.RunResult:
             result.files.append(FileResult(path, Outcome.FAILED, error=str(exc)))
     index = api._analyse(result.sources, result)
     forced: dict[str, str] = {}
-    plan = build_plan(index, options.allow_classes, forced)
+    plan = _build_plan(index, options, forced)
     for _ in range(api._MAX_ROUNDS):
         new_forced = dict(forced)
         for ff in _use_site_files(plan, result):
@@ -200,9 +200,16 @@ def _plan_tree(paths: list[Path], options: Options) -> api.RunResult:
         if new_forced == forced:
             break
         forced = new_forced
-        plan = build_plan(index, options.allow_classes, forced)
+        plan = _build_plan(index, options, forced)
     result.plan = plan
     return result
+
+
+def _build_plan(index: ClassIndex, options: Options, forced: dict[str, str]) -> Plan:
+    """``build_plan`` with the arguments ``api.run`` gives it."""
+    return build_plan(index, options.allow_classes, forced,
+                      allow_value_uses=options.allow_value_uses,
+                      feature_prefix=options.feature_prefix)
 
 
 def _use_site_files(plan: Plan, result: api.RunResult) -> list[FileFacts]:
@@ -242,32 +249,54 @@ _FEATURES_CLASS = re.compile(rf"^class\s+{FEATURES_NAME}\s*[:(]", re.MULTILINE)
 
 @dataclass(frozen=True)
 class _Target:
-    """A name whose class-style use is a finding."""
+    """A name whose class-style use may be a finding."""
 
-    #: "class": a Parameter class ``apply`` converts; "factory": a function it made.
+    #: Before migration: "class" (a Parameter class ``apply`` converts) or "kept" (a class
+    #: ``apply`` keeps but whose converted subclasses share its feature: a *shadow*).
+    #: After: "factory" (a function ``apply`` made) or "shadow" (a kept class).
     kind: str
     name: str
     module: str
+    #: Its ``Features`` member (the class name, after any ``feature-prefix``).
+    feature: str
 
 
-def _factories(ff: FileFacts) -> list[str]:
-    """Names ``<N>`` with both ``Features.<N>`` and a module-level ``def <N>`` in ``ff``."""
-    features: set[str] = set()
+def _converted_names(ff: FileFacts) -> list[_Target]:
+    """What ``apply`` left in ``ff``: a factory or a shadow class per ``Features`` member.
+
+    Each member's value is the former class's qualified name; the module defines a
+    function of that name (the factory) or, for a class ``apply`` kept as a shadow, the
+    class itself. A ``Features`` class whose members match neither is not ``apply``'s.
+    """
+    features: dict[str, str] = {}  # member -> former class name
     functions: set[str] = set()
+    classes: set[str] = set()
     for stmt in ff.module.body:
         if isinstance(stmt, cst.FunctionDef):
             functions.add(stmt.name.value)
-        elif isinstance(stmt, cst.ClassDef) and stmt.name.value == FEATURES_NAME:
+        elif isinstance(stmt, cst.ClassDef) and stmt.name.value != FEATURES_NAME:
+            classes.add(stmt.name.value)
+        elif isinstance(stmt, cst.ClassDef):
             body = stmt.body.body if isinstance(stmt.body, cst.IndentedBlock) else ()
             for line in body:
                 if not isinstance(line, cst.SimpleStatementLine):
                     continue
                 for small in line.body:
-                    if isinstance(small, (cst.Assign, cst.AnnAssign)):
-                        targets = ([t.target for t in small.targets]
-                                   if isinstance(small, cst.Assign) else [small.target])
-                        features.update(t.value for t in targets if isinstance(t, cst.Name))
-    return sorted(features & functions)
+                    if isinstance(small, cst.Assign) and len(small.targets) == 1 \
+                            and isinstance(small.targets[0].target, cst.Name):
+                        member = small.targets[0].target.value
+                        value = small.value
+                        text = value.evaluated_value if isinstance(value, cst.SimpleString) \
+                            else None
+                        features[member] = (text.rpartition(".")[2]
+                                            if isinstance(text, str) and text else member)
+    out = []
+    for member, name in sorted(features.items()):
+        if name in functions:
+            out.append(_Target("factory", name, ff.module_name, member))
+        elif name in classes:
+            out.append(_Target("shadow", name, ff.module_name, member))
+    return out
 
 
 # -- the use-site visitor -----------------------------------------------------------------
@@ -298,6 +327,8 @@ class _ClassStyleUses(cst.CSTVisitor):
         self.found: list[tuple[cst.CSTNode, str, list[tuple[str, _Target]]]] = []
         self._shadowed = {n for n in ("isinstance", "issubclass", "type")
                           if n in ff.globals or n in ff.bindings}
+        #: ids of isinstance calls or-ed with a ``has_param_feature`` call.
+        self._paired: set[int] = set()
 
     def _target(self, expr: cst.BaseExpression) -> _Target | None:
         if not isinstance(expr, (cst.Name, cst.Attribute)):
@@ -353,6 +384,14 @@ class _ClassStyleUses(cst.CSTVisitor):
             named = [(s, t) for s, t in named if t.kind == "factory"]
         self._report(node, f"class {node.name.value}", named)
 
+    def visit_BooleanOperation(self, node: cst.BooleanOperation) -> None:
+        # ``has_param_feature(p, Features.K) or isinstance(p, (K,))`` is what ``apply``
+        # writes for a kept class K: that isinstance already has its feature check.
+        if isinstance(node.operator, cst.Or):
+            for one, other in ((node.left, node.right), (node.right, node.left)):
+                if isinstance(one, cst.Call) and _callee(one) == "has_param_feature":
+                    self._paired.add(id(other))
+
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
         if not isinstance(func, cst.Name) or func.value not in ("isinstance", "issubclass") \
@@ -364,7 +403,10 @@ class _ClassStyleUses(cst.CSTVisitor):
         exprs = self._elements(args[1].value)
         if func.value == "issubclass":
             exprs = self._elements(args[0].value) + exprs
-        self._report(node, func.value, self._named(exprs))
+        named = self._named(exprs)
+        if id(node) in self._paired:
+            named = [(s, t) for s, t in named if t.kind != "shadow"]
+        self._report(node, func.value, named)
 
     def visit_Comparison(self, node: cst.Comparison) -> None:
         left = node.left
@@ -379,6 +421,16 @@ class _ClassStyleUses(cst.CSTVisitor):
             left = right
 
 
+def _callee(call: cst.Call) -> str | None:
+    """The last name of what ``call`` calls (``f`` for ``f(...)`` and ``m.f(...)``)."""
+    func = call.func
+    if isinstance(func, cst.Name):
+        return func.value
+    if isinstance(func, cst.Attribute):
+        return func.attr.value
+    return None
+
+
 # -- findings -------------------------------------------------------------------------------
 
 
@@ -388,12 +440,19 @@ def _names(named: list[tuple[str, _Target]]) -> str:
 
 def _use_finding(ff: FileFacts, node: cst.CSTNode, kind: str,
                  named: list[tuple[str, _Target]]) -> list[Finding]:
-    """CM002 for names ``apply`` converts, CM003/CM004 for factory functions."""
+    """CM002 for names ``apply`` rewrites, CM003/CM004 for what it left behind.
+
+    A kept class (shadow) stays a class: only ``isinstance`` against it changes meaning
+    (its converted subclasses are plain Parameters now); ``type(p) is Kept`` and class
+    bases are unaffected (a subclass of it is a Parameter class: CM001).
+    """
     line, col = ff.line_of(node), ff.col_of(node)
-    out = []
-    classes = [(s, t) for s, t in named if t.kind == "class"]
-    factories = [(s, t) for s, t in named if t.kind == "factory"]
     is_base = kind.startswith("class ")
+    out = []
+    classes = [(s, t) for s, t in named
+               if t.kind == "class" or (t.kind == "kept" and kind == "isinstance")]
+    factories = [(s, t) for s, t in named if t.kind == "factory"]
+    shadows = [(s, t) for s, t in named if t.kind == "shadow" and kind == "isinstance"]
     if classes:
         what = f"{kind} derives from" if is_base else f"`{kind}` check against"
         out.append(Finding(
@@ -401,34 +460,44 @@ def _use_finding(ff: FileFacts, node: cst.CSTNode, kind: str,
             f"{what} Parameter class {_names(classes)}; `codemod apply` rewrites it",
             ff.path, line, col, True,
         ))
-    if factories:
-        spelled, target = factories[0]
-        if is_base:
-            message = (
-                f"{kind} derives from {_names(factories)}, a factory function now "
-                f"(converted by `codemod apply`): subclassing a function fails at import; "
-                f"write a factory that calls `{spelled}(...)` and then its own wrap function"
-            )
-            out.append(Finding("CM003", message, ff.path, line, col, False))
+    if factories and is_base:
+        spelled, _ = factories[0]
+        out.append(Finding(
+            "CM003",
+            f"{kind} derives from {_names(factories)}, a factory function now "
+            f"(converted by `codemod apply`): subclassing a function fails at import; "
+            f"write a factory that calls `{spelled}(...)` and then its own wrap function",
+            ff.path, line, col, False,
+        ))
+    elif factories:
+        target = factories[0][1]
+        feature = f"Features.{target.feature}"
+        if kind in ("isinstance", "issubclass"):
+            effect = "raises TypeError"
+            instead = (f"`has_param_feature(obj, {feature})` (both from `{target.module}`)"
+                       if kind == "isinstance" else
+                       "a feature check on an instance (`has_param_feature`)")
         else:
-            if kind == "isinstance":
-                instead = (f"`has_param_feature(obj, Features.{target.name})` "
-                           f"(both from `{target.module}`)")
-                effect = "raises TypeError"
-            elif kind == "issubclass":
-                instead = "a feature check on an instance (`has_param_feature`)"
-                effect = "raises TypeError"
-            else:
-                instead = (f"`param_kind_is(obj, Features.{target.name})` "
-                           f"(both from `{target.module}`)")
-                # A comparison with a function never matches a type.
-                negated = kind.endswith((" is not", " !=", " not in"))
-                effect = "is always true" if negated else "is always false"
-            message = (
-                f"`{kind}` check against {_names(factories)}, a factory function now "
-                f"(converted by `codemod apply`): it {effect}; write {instead}"
-            )
-            out.append(Finding("CM004", message, ff.path, line, col, False))
+            # A comparison with a function never matches a type.
+            negated = kind.endswith((" is not", " !=", " not in"))
+            effect = "is always true" if negated else "is always false"
+            instead = f"`param_kind_is(obj, {feature})` (both from `{target.module}`)"
+        out.append(Finding(
+            "CM004",
+            f"`{kind}` check against {_names(factories)}, a factory function now "
+            f"(converted by `codemod apply`): it {effect}; write {instead}",
+            ff.path, line, col, False,
+        ))
+    if shadows:
+        spelled, target = shadows[0]
+        out.append(Finding(
+            "CM004",
+            f"`isinstance` check against {_names(shadows)}, a class `codemod apply` kept whose "
+            f"converted subclasses are plain Parameters now: it misses them; write "
+            f"`has_param_feature(obj, Features.{target.feature}) or isinstance(obj, {spelled})` "
+            f"(`Features`, `has_param_feature` from `{target.module}`)",
+            ff.path, line, col, False,
+        ))
     return out
 
 
@@ -493,20 +562,23 @@ def check_tree(paths: list[Path], options: Options) -> CheckResult:
         if not _allowed(plan, qualname, options.allow_classes):
             findings.append(_class_finding(plan, qualname))
 
-    # Converted modules and their factory functions.
-    targets: dict[str, _Target] = {
-        q: _Target("class", p.name, p.facts.module) for q, p in plan.converted().items()
-    }
+    # Names ``apply`` converts (before) and what it left behind (after).
+    targets: dict[str, _Target] = {}
+    for q, p in plan.classes.items():
+        if p.converted or p.shadow:
+            targets[q] = _Target("class" if p.converted else "kept", p.name, p.facts.module,
+                                 p.name)
     converted_modules: list[str] = []
     for path, source in sorted(run.sources.items()):
         if FEATURES_NAME in source.text and _FEATURES_CLASS.search(source.text):
             ff = _facts(path, run)
-            names = _factories(ff) if ff is not None else []
-            if names:
-                converted_modules.append(ff.module_name)  # type: ignore[union-attr]
-                for name in names:
-                    qual = f"{ff.module_name}.{name}" if ff.module_name else name  # type: ignore[union-attr]
-                    targets.setdefault(qual, _Target("factory", name, ff.module_name))  # type: ignore[union-attr]
+            left = _converted_names(ff) if ff is not None else []
+            if ff is not None and left:
+                converted_modules.append(ff.module_name)
+                for target in left:
+                    qual = f"{ff.module_name}.{target.name}" if ff.module_name else target.name
+                    # A shadow is also a Parameter class of the plan: "kept" wins.
+                    targets.setdefault(qual, target)
 
     # CM002/CM003/CM004: class-style uses, in the files that name a target.
     names = frozenset(t.name for t in targets.values())

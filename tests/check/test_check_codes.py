@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 from pathlib import Path
 
@@ -264,3 +265,87 @@ def test_a_features_class_alone_is_not_a_converted_module(tmp_path, capsys):
     })
     result = run(capsys, "check", root)
     assert (result.rc, result.out) == (0, "")
+
+
+# ---------------------------------------------------------------------------------------
+# golden cases from other features: kept classes (shadows) and feature-prefix
+
+
+def _golden(fixtures_dir: Path, name: str, tmp_path: Path) -> Path:
+    return Path(shutil.copytree(fixtures_dir / "golden" / name / "input", tmp_path / name))
+
+
+def test_shadow_classes(fixtures_dir, tmp_path, capsys):
+    root = _golden(fixtures_dir, "leaf_refused_shadow", tmp_path)
+    before = run(capsys, "check", root)
+    assert before.rc == 1
+    kept = [f for f in before.findings() if f[2] == "CM001" and f[0] == "params.py"]
+    assert len(kept) == 4  # Base (kept), Column, Packed (converted), Shared (refused)
+    # isinstance on the kept Base is rewritten by apply: a fixable CM002.
+    assert ("use.py", 6, "CM002") in before.findings()
+    assert run(capsys, "apply", root).rc == 1
+    after = run(capsys, "check", root)
+    # Base and Shared stay classes: CM001 without [*]; every use apply wrote is fine.
+    lines = (root / "pkg/params.py").read_text().splitlines()
+    kept_lines = [i + 1 for i, text in enumerate(lines)
+                  if text.startswith(("class Base(", "class Shared("))]
+    assert sorted(after.findings()) == [("params.py", n, "CM001") for n in kept_lines]
+    assert "[*]" not in after.out
+    (root / "pkg/new.py").write_text(
+        "from pkg.params import Base, Packed\n\n\n"
+        "def f(p):\n"
+        "    return [isinstance(p, Base), type(p) is Base, isinstance(p, Packed)]\n"
+    )
+    again = run(capsys, "check", root)
+    new = [f for f in again.findings() if f[0] == "new.py"]
+    assert new == [("new.py", 5, "CM004"), ("new.py", 5, "CM004")]
+    assert "a class `codemod apply` kept whose converted subclasses are plain Parameters" in again.out
+    assert "`has_param_feature(obj, Features.Base) or isinstance(obj, Base)`" in again.out
+    assert "`has_param_feature(obj, Features.Packed)`" in again.out
+
+
+def test_feature_prefix(fixtures_dir, tmp_path, capsys):
+    root = _golden(fixtures_dir, "feature_prefix", tmp_path)
+    assert run(capsys, "check", root).rc == 1
+    assert run(capsys, "apply", root).rc == 1
+    assert run(capsys, "check", root).rc == 0
+    (root / "foo/new.py").write_text(
+        "from foo import ShardedFooParameter\n\n\n"
+        "def f(p):\n    return isinstance(p, ShardedFooParameter)\n"
+    )
+    result = run(capsys, "check", root)
+    assert result.findings() == [("new.py", 5, "CM004")]
+    member = re.search(r"^    (\w+) = \"foo\.params\.ShardedFooParameter\"$",
+                       (root / "foo/params.py").read_text(), re.MULTILINE)[1]
+    assert f"`has_param_feature(obj, Features.{member})`" in result.out
+
+
+def test_features_members_are_found_by_value(tmp_path, capsys):
+    # With a feature-prefix the member names differ from the factory names.
+    root = write_tree(tmp_path / "src", {
+        "foo/__init__.py": "",
+        "foo/params.py": """
+            class Features:
+                IsBase = "foo.params.Base"
+                IsKept = "foo.params.Kept"
+
+
+            def Base(data, **kwargs):
+                return data
+
+
+            class Kept:
+                pass
+        """,
+        "foo/use.py": """
+            from foo.params import Base, Kept
+
+
+            def f(p):
+                return isinstance(p, Base), isinstance(p, Kept), type(p) is Kept
+        """,
+    })
+    result = run(capsys, "check", root)
+    assert result.findings() == [("use.py", 5, "CM004"), ("use.py", 5, "CM004")]
+    assert "`has_param_feature(obj, Features.IsBase)`" in result.out
+    assert "`has_param_feature(obj, Features.IsKept) or isinstance(obj, Kept)`" in result.out
