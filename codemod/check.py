@@ -29,6 +29,7 @@ Suppression
 
 from __future__ import annotations
 
+import ast
 import re
 import sys
 from collections.abc import Iterable
@@ -40,7 +41,7 @@ import libcst as cst
 from libcst.codemod import CodemodContext
 
 from codemod import api
-from codemod.analysis.classes import FileFacts
+from codemod.analysis.classes import ClassFacts, FileFacts
 from codemod.analysis.index import ClassIndex
 from codemod.analysis.names import dotted
 from codemod.discovery import iter_python_files, prefilter
@@ -329,6 +330,15 @@ class _ClassStyleUses(cst.CSTVisitor):
                           if n in ff.globals or n in ff.bindings}
         #: ids of isinstance calls or-ed with a ``has_param_feature`` call.
         self._paired: set[int] = set()
+        #: How many nodes of each kind (see ``_Locator``) the walk met, and the
+        #: (kind, ordinal) of each reported node: how ``_Locator`` finds its position.
+        self.counts: dict[str, int] = {"class": 0, "call": 0, "cmp": 0}
+        self.ordinals: dict[int, tuple[str, int]] = {}
+
+    def _next(self, category: str) -> tuple[str, int]:
+        ordinal = self.counts[category]
+        self.counts[category] = ordinal + 1
+        return category, ordinal
 
     def _target(self, expr: cst.BaseExpression) -> _Target | None:
         if not isinstance(expr, (cst.Name, cst.Attribute)):
@@ -365,9 +375,11 @@ class _ClassStyleUses(cst.CSTVisitor):
             return "__class__"
         return None
 
-    def _report(self, node: cst.CSTNode, kind: str, named: list[tuple[str, _Target]]) -> None:
+    def _report(self, node: cst.CSTNode, kind: str, named: list[tuple[str, _Target]],
+                ordinal: tuple[str, int]) -> None:
         if named:
             self.found.append((node, kind, named))
+            self.ordinals[id(node)] = ordinal
 
     def visit_Import(self, node: cst.Import) -> bool:
         return False
@@ -376,13 +388,14 @@ class _ClassStyleUses(cst.CSTVisitor):
         return False
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        ordinal = self._next("class")
         bases = [arg.value for arg in node.bases if not arg.star]
         named = self._named(bases)
         if id(node) in self.planned_classes:
             # A Parameter class of the plan: its bases are the hierarchy (CM001), but a
             # base that is now a factory function is still CM003.
             named = [(s, t) for s, t in named if t.kind == "factory"]
-        self._report(node, f"class {node.name.value}", named)
+        self._report(node, f"class {node.name.value}", named, ordinal)
 
     def visit_BooleanOperation(self, node: cst.BooleanOperation) -> None:
         # ``has_param_feature(p, Features.K) or isinstance(p, (K,))`` is what ``apply``
@@ -394,8 +407,10 @@ class _ClassStyleUses(cst.CSTVisitor):
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
-        if not isinstance(func, cst.Name) or func.value not in ("isinstance", "issubclass") \
-                or func.value in self._shadowed:
+        if not isinstance(func, cst.Name) or func.value not in ("isinstance", "issubclass"):
+            return
+        ordinal = self._next("call")
+        if func.value in self._shadowed:
             return
         args = node.args
         if len(args) != 2 or any(a.keyword or a.star for a in args):
@@ -406,9 +421,10 @@ class _ClassStyleUses(cst.CSTVisitor):
         named = self._named(exprs)
         if id(node) in self._paired:
             named = [(s, t) for s, t in named if t.kind != "shadow"]
-        self._report(node, func.value, named)
+        self._report(node, func.value, named, ordinal)
 
     def visit_Comparison(self, node: cst.Comparison) -> None:
+        ordinal = self._next("cmp")
         left = node.left
         for target in node.comparisons:
             op, right = target.operator, target.comparator
@@ -417,8 +433,76 @@ class _ClassStyleUses(cst.CSTVisitor):
                 subject, other = self._type_subject(right), left
             if subject is not None and isinstance(op, _EQUALITY + _MEMBERSHIP):
                 exprs = self._elements(other) if isinstance(op, _MEMBERSHIP) else [other]
-                self._report(node, f"{subject} {_OPERATOR_TEXT[type(op)]}", self._named(exprs))
+                self._report(node, f"{subject} {_OPERATOR_TEXT[type(op)]}", self._named(exprs),
+                             ordinal)
             left = right
+
+
+#: Line breaks as the tokenizer sees them (``str.splitlines`` also splits at form feeds).
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+
+
+def _lines(text: str) -> list[str]:
+    return _LINE_BREAK.split(text)
+
+
+class _Locator:
+    """Line and column of the nodes that findings point at.
+
+    LibCST's PositionProvider walks the whole file again (about the cost of a parse, for
+    every file with a finding). CPython's ``ast`` parses ten times faster and carries
+    positions, so the nodes are matched by kind and order instead: the n-th class
+    statement, ``isinstance``/``issubclass`` call or comparison that the LibCST visitor
+    met is the n-th one in ``ast``'s source order. Where the counts differ, or ``ast``
+    cannot parse the file, the file falls back to the PositionProvider.
+    """
+
+    def __init__(self) -> None:
+        self._files: dict[Path, tuple[list[str], dict[str, list[tuple[int, int]]]] | None] = {}
+
+    def _index(self, ff: FileFacts, text: str) -> tuple[list[str], dict[str, list[tuple[int, int]]]] | None:
+        if ff.path not in self._files:
+            try:
+                tree = ast.parse(text)
+            except (SyntaxError, ValueError):
+                self._files[ff.path] = None
+                return None
+            found: dict[str, list[tuple[int, int]]] = {"class": [], "call": [], "cmp": []}
+            for node in ast.walk(tree):
+                if isinstance(node, ast.ClassDef):
+                    found["class"].append((node.lineno, node.col_offset))
+                elif isinstance(node, ast.Compare):
+                    found["cmp"].append((node.lineno, node.col_offset))
+                elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
+                        and node.func.id in ("isinstance", "issubclass"):
+                    found["call"].append((node.lineno, node.col_offset))
+            for places in found.values():
+                places.sort()
+            found["top-class"] = sorted((n.lineno, n.col_offset) for n in tree.body
+                                        if isinstance(n, ast.ClassDef))
+            self._files[ff.path] = (_lines(text), found)
+        return self._files[ff.path]
+
+    def place(self, ff: FileFacts, text: str, node: cst.CSTNode, ordinal: tuple[str, int] | None,
+              counts: dict[str, int]) -> tuple[int, int]:
+        """(line, column), both 1-based, of ``node``, the ``ordinal``-th of its kind."""
+        index = self._index(ff, text) if ordinal is not None else None
+        if index is not None and ordinal is not None:
+            lines, found = index
+            kind, n = ordinal
+            places = found[kind]
+            if len(places) == counts.get(kind, -1) and n < len(places):
+                line, offset = places[n]
+                # ast columns count UTF-8 bytes; findings count characters, as LibCST does.
+                prefix = lines[line - 1].encode("utf-8")[:offset]
+                return line, len(prefix.decode("utf-8", errors="replace")) + 1
+        return ff.line_of(node), ff.col_of(node)
+
+    def place_class(self, ff: FileFacts, text: str, node: cst.ClassDef) -> tuple[int, int]:
+        """(line, column) of a top-level class statement."""
+        top = [stmt for stmt in ff.module.body if isinstance(stmt, cst.ClassDef)]
+        ordinal = next((("top-class", i) for i, stmt in enumerate(top) if stmt is node), None)
+        return self.place(ff, text, node, ordinal, {"top-class": len(top)})
 
 
 def _callee(call: cst.Call) -> str | None:
@@ -438,7 +522,7 @@ def _names(named: list[tuple[str, _Target]]) -> str:
     return ", ".join(f"`{spelling}`" for spelling, _ in named)
 
 
-def _use_finding(ff: FileFacts, node: cst.CSTNode, kind: str,
+def _use_finding(ff: FileFacts, place: tuple[int, int], kind: str,
                  named: list[tuple[str, _Target]]) -> list[Finding]:
     """CM002 for names ``apply`` rewrites, CM003/CM004 for what it left behind.
 
@@ -446,7 +530,7 @@ def _use_finding(ff: FileFacts, node: cst.CSTNode, kind: str,
     (its converted subclasses are plain Parameters now); ``type(p) is Kept`` and class
     bases are unaffected (a subclass of it is a Parameter class: CM001).
     """
-    line, col = ff.line_of(node), ff.col_of(node)
+    line, col = place
     is_base = kind.startswith("class ")
     out = []
     classes = [(s, t) for s, t in named
@@ -501,7 +585,13 @@ def _use_finding(ff: FileFacts, node: cst.CSTNode, kind: str,
     return out
 
 
-def _class_finding(plan: Plan, qualname: str) -> Finding:
+def _class_place(run: api.RunResult, locator: _Locator, facts: ClassFacts) -> tuple[int, int]:
+    if facts.file is None:
+        return facts.line, 1
+    return locator.place_class(facts.file, run.sources[facts.path].text, facts.node)
+
+
+def _class_finding(plan: Plan, qualname: str, place: tuple[int, int]) -> Finding:
     """CM001 for one Parameter class of the plan."""
     cp = plan.classes[qualname]
     facts = cp.facts
@@ -514,11 +604,10 @@ def _class_finding(plan: Plan, qualname: str) -> Finding:
     else:
         reason = cp.refusal.reason if cp.refusal is not None else "refused"
         tail = f"`codemod apply` keeps it a class: {reason}"
-    col = facts.file.col_of(facts.node) if facts.file is not None else 1
     return Finding(
         "CM001",
         f"`{facts.name}` derives from torch.nn.Parameter{via}; {tail}",
-        facts.path, facts.line, col, cp.converted,
+        facts.path, place[0], place[1], cp.converted,
     )
 
 
@@ -556,11 +645,13 @@ def check_tree(paths: list[Path], options: Options) -> CheckResult:
     plan = run.plan
     assert plan is not None
     findings: list[Finding] = []
+    locator = _Locator()
 
     # CM001: every Parameter class, unless allow-listed.
     for qualname in sorted(plan.classes):
         if not _allowed(plan, qualname, options.allow_classes):
-            findings.append(_class_finding(plan, qualname))
+            facts = plan.classes[qualname].facts
+            findings.append(_class_finding(plan, qualname, _class_place(run, locator, facts)))
 
     # Names ``apply`` converts (before) and what it left behind (after).
     targets: dict[str, _Target] = {}
@@ -590,20 +681,23 @@ def check_tree(paths: list[Path], options: Options) -> CheckResult:
     for ff in visited:
         visitor = _ClassStyleUses(ff, index, targets, planned)
         ff.module.visit(visitor)
+        text = run.sources[ff.path].text
         for node, kind, named in visitor.found:
-            findings.extend(_use_finding(ff, node, kind, named))
+            place = locator.place(ff, text, node, visitor.ordinals.get(id(node)), visitor.counts)
+            findings.extend(_use_finding(ff, place, kind, named))
 
     # CM005: factories next to classes that ``apply`` would still convert.
-    remaining = sorted(plan.converted().values(), key=lambda p: (str(p.facts.path), p.facts.line))
+    remaining = sorted(plan.converted().values(),
+                       key=lambda p: (str(p.facts.path), _class_place(run, locator, p.facts)))
     if converted_modules and remaining:
         first = remaining[0].facts
-        col = first.file.col_of(first.node) if first.file is not None else 1
+        line, col = _class_place(run, locator, first)
         findings.append(Finding(
             "CM005",
             f"the tree is partly converted: {len(remaining)} Parameter class(es) that "
             f"`codemod apply` converts remain (first: `{first.name}`), next to factory "
             f"functions it made in {', '.join(f'`{m}`' for m in converted_modules)}",
-            first.path, first.line, col, True,
+            first.path, line, col, True,
         ))
 
     result = CheckResult(scanned=run.scanned, parsed=run.parsed,
@@ -613,7 +707,7 @@ def check_tree(paths: list[Path], options: Options) -> CheckResult:
     for finding in sorted(set(findings), key=Finding.sort_key):
         if finding.path not in lines_cache:
             source = run.sources.get(finding.path)
-            lines_cache[finding.path] = source.text.splitlines() if source is not None else []
+            lines_cache[finding.path] = _lines(source.text) if source is not None else []
         if _suppressed(finding, lines_cache[finding.path]):
             result.suppressed.append(finding)
         else:
