@@ -4,6 +4,12 @@ A rewritten file must differ from the original only where the codemod changed co
 (DESIGN.md section 3): same encoding, same BOM, same line endings, same trailing newline,
 same mode, and the write is atomic. So files are read as bytes and decoded here, never via
 text mode (which would translate ``\\r\\n``), and written through a temp file + rename.
+
+What a kill (SIGKILL, power loss) can leave behind: a target is only ever replaced by
+``os.replace`` of a complete, fsynced temp file, so every file is either its old or its
+new version, never a mix. A process killed between creating and renaming a temp file
+leaves that temp file (``.<name>.<random>.codemod-tmp`` next to the target; not a ``.py``
+file, so discovery never reads it); nothing else cleans it up.
 """
 
 from __future__ import annotations
@@ -12,11 +18,20 @@ import codecs
 import contextlib
 import io
 import os
+import re
 import stat
 import tempfile
 import tokenize
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+
+#: Files larger than this are not read: LibCST needs about 1 GB of memory and a minute
+#: per MB of source, and no hand-written module comes close (vLLM's largest is 0.26 MB).
+MAX_SOURCE_BYTES = 2 * 2**20
+
+#: Suffix of the temp files ``write_atomic`` creates next to their target.
+TEMP_SUFFIX = ".codemod-tmp"
 
 
 class SourceError(Exception):
@@ -39,18 +54,27 @@ class SourceFile:
     mode: int
 
 
-def read_source(path: Path) -> SourceFile:
+def read_source(path: Path, max_bytes: int = MAX_SOURCE_BYTES) -> SourceFile:
     """Read and decode ``path``, honouring a UTF-8 BOM and a PEP 263 coding cookie.
 
-    Raises SourceError when the file cannot be read, declares an unknown encoding, or
-    holds bytes that do not decode in its encoding.
+    Raises SourceError when the file is not a regular file, cannot be read, is larger
+    than ``max_bytes``, declares an unknown encoding, or holds bytes that do not decode
+    in its encoding.
     """
     try:
+        # stat before open: opening a FIFO for reading would block until a writer comes.
+        info = os.stat(path)
+        if not stat.S_ISREG(info.st_mode):
+            raise SourceError(f"{path}: cannot read: not a regular file")
+        if info.st_size > max_bytes:
+            raise SourceError(_too_large(path, info.st_size, max_bytes))
         with open(path, "rb") as handle:
             mode = stat.S_IMODE(os.fstat(handle.fileno()).st_mode)
-            data = handle.read()
+            data = handle.read(max_bytes + 1)
     except OSError as exc:
         raise SourceError(f"{path}: cannot read: {exc.strerror or exc}") from exc
+    if len(data) > max_bytes:  # it grew between stat and read
+        raise SourceError(_too_large(path, len(data), max_bytes))
 
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
@@ -70,51 +94,106 @@ def read_source(path: Path) -> SourceFile:
         text = data.decode(encoding)
     except UnicodeDecodeError as exc:
         offset = exc.start + (len(codecs.BOM_UTF8) if bom else 0)
+        line = len(_LINE_BREAKS_B.findall(data, 0, exc.start)) + 1
         raise SourceError(
-            f"{path}: cannot decode as {encoding} (byte 0x{exc.object[exc.start]:02x} at offset"
-            f" {offset}); add a coding cookie or fix the file"
+            f"{path}:{line}: cannot decode as {encoding} (byte 0x{exc.object[exc.start]:02x} at"
+            f" offset {offset}); add a coding cookie or fix the file"
         ) from exc
     return SourceFile(path=path, text=text, encoding=encoding, bom=bom, mode=mode)
+
+
+def _too_large(path: Path, size: int, limit: int) -> str:
+    return (
+        f"{path}: too large to convert ({size / 2**20:.1f} MiB; the limit is"
+        f" {limit / 2**20:g} MiB); exclude it (--extend-exclude) or split it"
+    )
+
+
+def newline_style(text: str) -> str | None:
+    """The one line ending ``text`` uses (``"\\n"``, ``"\\r\\n"`` or ``"\\r"``).
+
+    None when it has no line break or mixes several kinds.
+    """
+    crlf = text.count("\r\n")
+    kinds = [
+        ending
+        for ending, count in (
+            ("\r\n", crlf),
+            ("\r", text.count("\r") - crlf),
+            ("\n", text.count("\n") - crlf),
+        )
+        if count
+    ]
+    return kinds[0] if len(kinds) == 1 else None
+
+
+_BARE_LF = re.compile(r"(?<!\r)\n")
+_LINE_BREAKS = re.compile(r"\r\n|\r|\n")
+_LINE_BREAKS_B = re.compile(rb"\r\n|\r|\n")
+
+
+def restore_newlines(text: str, like: str) -> str:
+    """``text`` with the line endings and trailing newline of the original ``like``.
+
+    Generated code (and LibCST for a ``\\r``-only file) may bring ``\\n`` line breaks
+    into a file that used ``\\r\\n`` or ``\\r`` throughout; they are converted to the
+    file's ending. This is safe inside string literals too: Python reads every line
+    ending of a source file as ``\\n``. A file with mixed endings is left as it is. If
+    ``like`` ended with a line break and ``text`` does not, one is added.
+    """
+    style = newline_style(like)
+    if style == "\r\n":
+        text = _BARE_LF.sub("\r\n", text)
+    elif style == "\r":
+        text = text.replace("\r\n", "\r").replace("\n", "\r")
+    if text and like.endswith(("\n", "\r")) and not text.endswith(("\n", "\r")):
+        text += style or ("\r\n" if like.endswith("\r\n") else like[-1])
+    return text
 
 
 def encode_source(text: str, like: SourceFile) -> bytes:
     """Encode ``text`` as ``like`` was encoded: same codec, BOM re-added if it had one.
 
+    Line endings and the trailing newline follow ``like`` (see ``restore_newlines``).
     Raises SourceError when ``text`` holds a character the file's encoding cannot hold
     (e.g. a non-Latin-1 character introduced into a ``latin-1`` file).
     """
+    text = restore_newlines(text, like.text)
     try:
         data = text.encode(like.encoding)
     except UnicodeEncodeError as exc:
+        line = len(_LINE_BREAKS.findall(text, 0, exc.start)) + 1
         raise SourceError(
-            f"{like.path}: cannot encode {exc.object[exc.start]!r} as {like.encoding}"
+            f"{like.path}:{line}: cannot encode {exc.object[exc.start]!r} as {like.encoding}"
         ) from exc
     return codecs.BOM_UTF8 + data if like.bom else data
 
 
-def write_atomic(path: Path, data: bytes, mode: int) -> None:
-    """Replace the contents of ``path`` with ``data`` atomically and set its mode to ``mode``.
-
-    Writes a temp file in the same directory, fsyncs it, and renames it over ``path``, so
-    readers see either the old or the new file, never a partial one. A symlink is written
-    through (its target is replaced; the link stays a link). A file without the user write
-    bit is refused rather than replaced (a rename would succeed on it). On any failure the
-    temp file is removed; OSError is raised as SourceError naming ``path``.
-    """
+def _writable_target(path: Path) -> tuple[Path, os.stat_result | None]:
+    """The real path to replace and its current stat; SourceError if it must not be."""
     target = Path(os.path.realpath(path))
     try:
-        current = os.stat(target).st_mode
+        current = os.stat(target)
     except FileNotFoundError:
-        current = None
+        return target, None
     except OSError as exc:
         raise SourceError(f"{path}: cannot stat: {exc.strerror or exc}") from exc
-    if current is not None and not current & stat.S_IWUSR:
+    if not stat.S_ISREG(current.st_mode):
+        raise SourceError(f"{path}: not a regular file; not rewritten")
+    if not current.st_mode & stat.S_IWUSR:
         raise SourceError(f"{path}: file is read-only; not rewritten")
+    return target, current
 
+
+def _stage(path: Path, data: bytes, mode: int) -> tuple[str, Path]:
+    """Write ``data`` to a complete, fsynced temp file next to ``path``'s real target.
+
+    Returns (temp name, target). On failure no temp file is left.
+    """
+    target, current = _writable_target(path)
     try:
-        fd, tmp_name = tempfile.mkstemp(
-            dir=target.parent, prefix=f".{target.name}.", suffix=".codemod-tmp"
-        )
+        fd, tmp_name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.",
+                                        suffix=TEMP_SUFFIX)
     except OSError as exc:
         raise SourceError(f"{path}: cannot create temp file: {exc.strerror or exc}") from exc
     try:
@@ -124,10 +203,98 @@ def write_atomic(path: Path, data: bytes, mode: int) -> None:
             os.fsync(handle.fileno())
         # mkstemp creates 0o600; restore the original mode before the file becomes visible.
         os.chmod(tmp_name, mode)
-        os.replace(tmp_name, target)
+        if current is not None and (current.st_uid, current.st_gid) != _ids(tmp_name):
+            # Running as root on someone else's tree: keep the owner (best effort).
+            with contextlib.suppress(OSError):
+                os.chown(tmp_name, current.st_uid, current.st_gid)
     except BaseException as exc:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp_name)
+        _unlink(tmp_name)
         if isinstance(exc, OSError):
             raise SourceError(f"{path}: cannot write: {exc.strerror or exc}") from exc
         raise
+    return tmp_name, target
+
+
+def _ids(name: str) -> tuple[int, int]:
+    info = os.stat(name)
+    return info.st_uid, info.st_gid
+
+
+def _unlink(name: str) -> None:
+    with contextlib.suppress(OSError):
+        os.unlink(name)
+
+
+def _sync_directory(directory: Path) -> None:
+    """Make a rename in ``directory`` durable (best effort; not every OS allows it)."""
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def write_atomic(path: Path, data: bytes, mode: int) -> None:
+    """Replace the contents of ``path`` with ``data`` atomically and set its mode to ``mode``.
+
+    Writes a temp file in the same directory, fsyncs it, and renames it over ``path``, so
+    readers see either the old or the new file, never a partial one. A symlink is written
+    through (its target is replaced; the link stays a link). A file without the user write
+    bit is refused rather than replaced (a rename would succeed on it). The owner is kept
+    where the process may set it. On any failure the temp file is removed; OSError is
+    raised as SourceError naming ``path``.
+    """
+    tmp_name, target = _stage(path, data, mode)
+    try:
+        os.replace(tmp_name, target)
+    except BaseException as exc:
+        _unlink(tmp_name)
+        if isinstance(exc, OSError):
+            raise SourceError(f"{path}: cannot write: {exc.strerror or exc}") from exc
+        raise
+    _sync_directory(target.parent)
+
+
+def write_files_atomic(files: Sequence[tuple[Path, bytes, int]]) -> None:
+    """Write several files (``(path, data, mode)``) so that a failure replaces none.
+
+    Every new content is first written to a complete, fsynced temp file (the step where
+    a read-only file, a full disk or a missing permission shows up); only when all of
+    them are staged are they renamed over their targets, in the order given. So an error
+    leaves every target untouched, and a kill leaves each file old or new, with the
+    window for "some new, some old" reduced to the renames. Pass files that others
+    depend on (modules that define converted classes) last. On failure the temp files
+    are removed and SourceError names the file; if a rename itself fails (which needs
+    the file system to change under us) the message says which files were replaced.
+    """
+    staged: list[tuple[str, Path, Path]] = []
+    try:
+        for path, data, mode in files:
+            tmp_name, target = _stage(path, data, mode)
+            staged.append((tmp_name, target, path))
+    except BaseException:
+        for tmp_name, _target, _path in staged:
+            _unlink(tmp_name)
+        raise
+    done: list[Path] = []
+    try:
+        for tmp_name, target, path in staged:
+            os.replace(tmp_name, target)
+            done.append(path)
+    except BaseException as exc:
+        for tmp_name, _target, _path in staged[len(done):]:
+            _unlink(tmp_name)
+        if isinstance(exc, OSError):
+            path = staged[len(done)][2]
+            replaced = ", ".join(map(str, done)) or "none"
+            raise SourceError(
+                f"{path}: cannot write: {exc.strerror or exc} (already replaced: {replaced})"
+            ) from exc
+        raise
+    for directory in sorted({target.parent for _tmp, target, _path in staged}):
+        _sync_directory(directory)

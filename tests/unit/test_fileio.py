@@ -51,13 +51,15 @@ def test_read_decodes_and_encode_round_trips(
 
 @pytest.mark.parametrize(("raw", "encoding", "bom", "text"), ROUND_TRIPS)
 def test_write_atomic_round_trips_bytes(
-    tmp_path: Path, raw: bytes, encoding: str, bom: bool, text: str
+    tmp_path: Path, raw: bytes, encoding: str, bom: bool, text: str, request: pytest.FixtureRequest
 ) -> None:
     path = tmp_path / "m.py"
     path.write_bytes(raw)
     source = read_source(path)
     write_atomic(path, encode_source(source.text + "z = 3\n", source), source.mode)
-    expected_tail = "z = 3\n".encode(encoding)
+    # Added lines take the file's own line ending when it uses one kind throughout.
+    ending = {"crlf": "\r\n", "cr-only": "\r"}.get(request.node.callspec.id, "\n")
+    expected_tail = f"z = 3{ending}".encode(encoding)
     assert path.read_bytes() == raw + expected_tail
 
 
@@ -96,7 +98,7 @@ def test_undecodable_input_raises_source_error(tmp_path: Path, raw: bytes, messa
     path.write_bytes(raw)
     with pytest.raises(SourceError, match=message) as info:
         read_source(path)
-    assert str(info.value).startswith(f"{path}: ")
+    assert str(info.value).startswith(f"{path}:")
 
 
 def test_decode_error_suggests_fix(tmp_path: Path) -> None:
@@ -142,7 +144,7 @@ def test_encode_unencodable_character_raises(tmp_path: Path) -> None:
     path.write_bytes(b"# coding: latin-1\nx = 1\n")
     source = read_source(path)
     with pytest.raises(
-        SourceError, match=rf"^{re.escape(str(path))}: cannot encode '€' as iso-8859-1"
+        SourceError, match=rf"^{re.escape(str(path))}:3: cannot encode '€' as iso-8859-1"
     ):
         encode_source(source.text + "y = '\u20ac'\n", source)
 
@@ -232,3 +234,190 @@ def test_write_through_symlink_keeps_link(tmp_path: Path) -> None:
     write_atomic(link, b"x = 2\n", 0o644)
     assert link.is_symlink()
     assert real.read_bytes() == b"x = 2\n"
+
+
+@pytest.mark.parametrize(
+    ("raw", "line"),
+    [
+        pytest.param(b"x = '\xff'\n", 1, id="line1"),
+        pytest.param(b"a = 1\nb = 2\nx = '\xff'\n", 3, id="lf"),
+        pytest.param(b"a = 1\r\nb = 2\r\nx = '\xff'\r\n", 3, id="crlf"),
+        pytest.param(b"a = 1\rb = 2\rx = '\xff'\r", 3, id="cr"),
+    ],
+)
+def test_decode_error_names_the_line(tmp_path: Path, raw: bytes, line: int) -> None:
+    path = tmp_path / "bad.py"
+    path.write_bytes(raw)
+    with pytest.raises(SourceError, match=rf"^{re.escape(str(path))}:{line}: cannot decode"):
+        read_source(path)
+
+
+def test_too_large_file_is_not_read(tmp_path: Path) -> None:
+    path = tmp_path / "big.py"
+    path.write_bytes(b"x = 1\n" * 1000)
+    assert read_source(path, max_bytes=6000).text.count("\n") == 1000
+    with pytest.raises(
+        SourceError,
+        match=rf"^{re.escape(str(path))}: too large to convert \(0\.0 MiB; the limit is .* MiB\);"
+        r" exclude it \(--extend-exclude\) or split it$",
+    ):
+        read_source(path, max_bytes=5999)
+
+
+def test_default_size_limit(tmp_path: Path) -> None:
+    from codemod.fileio import MAX_SOURCE_BYTES
+
+    path = tmp_path / "big.py"
+    path.write_bytes(b"#" * (MAX_SOURCE_BYTES - 1) + b"\n")
+    assert read_source(path).text.endswith("#\n")
+    path.write_bytes(b"#" * MAX_SOURCE_BYTES + b"\n")
+    with pytest.raises(SourceError, match=r"too large to convert \(2\.0 MiB; the limit is 2 MiB\)"):
+        read_source(path)
+
+
+def test_fifo_is_refused_without_blocking(tmp_path: Path) -> None:
+    path = tmp_path / "pipe.py"
+    os.mkfifo(path)
+    with pytest.raises(SourceError, match=rf"^{re.escape(str(path))}: cannot read: not a regular"):
+        read_source(path)
+
+
+NEWLINES = [
+    # (original, new text from the engine, expected after restore_newlines)
+    pytest.param("a\n", "a\nb\n", "a\nb\n", id="lf-unchanged"),
+    pytest.param("a\r\n", "a\r\nb\n\"\"\"x\n\ny\"\"\"\n", "a\r\nb\r\n\"\"\"x\r\n\r\ny\"\"\"\r\n",
+                 id="crlf-generated-lf-converted"),
+    pytest.param("a\r", "a\rb\n", "a\rb\r", id="cr-only"),
+    pytest.param("a\r", "a\rb", "a\rb\r", id="cr-only-trailing-newline-restored"),
+    pytest.param("a\r\nb\n", "a\r\nb\nc\n", "a\r\nb\nc\n", id="mixed-left-alone"),
+    pytest.param("a", "a\nb", "a\nb", id="no-trailing-newline-kept"),
+    pytest.param("a\n", "a\nb", "a\nb\n", id="trailing-newline-restored"),
+    pytest.param("a\r\n", "a\r\nb", "a\r\nb\r\n", id="crlf-trailing-newline-restored"),
+    pytest.param("a = 1", "a = 1", "a = 1", id="one-line"),
+    pytest.param("", "", "", id="empty"),
+    pytest.param("a\r\n", "", "", id="emptied"),
+]
+
+
+@pytest.mark.parametrize(("old", "new", "expected"), NEWLINES)
+def test_restore_newlines(old: str, new: str, expected: str) -> None:
+    from codemod.fileio import restore_newlines
+
+    assert restore_newlines(new, old) == expected
+    assert restore_newlines(expected, old) == expected  # idempotent
+
+
+@pytest.mark.parametrize(
+    ("text", "style"),
+    [("a\nb\n", "\n"), ("a\r\nb\r\n", "\r\n"), ("a\rb\r", "\r"), ("a\r\nb\n", None),
+     ("a", None), ("", None), ("a\rb\n", None)],
+)
+def test_newline_style(text: str, style: str | None) -> None:
+    from codemod.fileio import newline_style
+
+    assert newline_style(text) == style
+
+
+def test_encode_keeps_crlf_for_generated_lines(tmp_path: Path) -> None:
+    path = tmp_path / "m.py"
+    path.write_bytes(b"\xef\xbb\xbfx = 1\r\n")
+    source = read_source(path)
+    data = encode_source('x = 1\r\n\n\ndef f():\n    """A\n\n    doc."""\n', source)
+    assert data == b'\xef\xbb\xbfx = 1\r\n\r\n\r\ndef f():\r\n    """A\r\n\r\n    doc."""\r\n'
+    ns: dict[str, object] = {}
+    exec(compile(data, str(path), "exec"), ns)
+    assert ns["f"].__doc__ == "A\n\n    doc."  # type: ignore[attr-defined]
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to chown")
+def test_owner_kept_when_root_rewrites(tmp_path: Path) -> None:
+    path = tmp_path / "m.py"
+    path.write_bytes(b"x = 1\n")
+    os.chown(path, 4321, 4322)
+    write_atomic(path, b"x = 2\n", 0o644)
+    info = path.stat()
+    assert (info.st_uid, info.st_gid) == (4321, 4322)
+    assert path.read_bytes() == b"x = 2\n"
+
+
+def test_write_files_atomic_writes_all(tmp_path: Path) -> None:
+    from codemod.fileio import write_files_atomic
+
+    a, b = tmp_path / "a.py", tmp_path / "b.py"
+    a.write_bytes(b"a = 1\n")
+    b.write_bytes(b"b = 1\n")
+    b.chmod(0o640)
+    write_files_atomic([(a, b"a = 2\n", 0o644), (b, b"b = 2\n", 0o640)])
+    assert (a.read_bytes(), b.read_bytes()) == (b"a = 2\n", b"b = 2\n")
+    assert stat.S_IMODE(b.stat().st_mode) == 0o640
+    assert sorted(os.listdir(tmp_path)) == ["a.py", "b.py"]
+
+
+def test_write_files_atomic_replaces_nothing_when_one_cannot_be_written(tmp_path: Path) -> None:
+    from codemod.fileio import write_files_atomic
+
+    files = [tmp_path / f"m{i}.py" for i in range(4)]
+    for path in files:
+        path.write_bytes(b"old\n")
+    files[2].chmod(0o444)
+    with pytest.raises(SourceError, match=rf"^{re.escape(str(files[2]))}: file is read-only"):
+        write_files_atomic([(path, b"new\n", 0o644) for path in files])
+    assert [p.read_bytes() for p in files] == [b"old\n"] * 4
+    assert sorted(os.listdir(tmp_path)) == [p.name for p in files]  # no temp file left
+
+
+def test_write_files_atomic_rename_failure_names_what_was_replaced(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from codemod.fileio import write_files_atomic
+
+    files = [tmp_path / f"m{i}.py" for i in range(3)]
+    for path in files:
+        path.write_bytes(b"old\n")
+    real_replace = os.replace
+    calls = []
+
+    def replace(src: str, dst: object) -> None:
+        calls.append(dst)
+        if len(calls) == 2:
+            raise OSError(5, "Input/output error")
+        real_replace(src, dst)  # type: ignore[arg-type]
+
+    monkeypatch.setattr("codemod.fileio.os.replace", replace)
+    with pytest.raises(SourceError, match=rf"m1\.py: cannot write: Input/output error "
+                       rf"\(already replaced: {re.escape(str(files[0]))}\)"):
+        write_files_atomic([(path, b"new\n", 0o644) for path in files])
+    assert [p.read_bytes() for p in files] == [b"new\n", b"old\n", b"old\n"]
+    assert sorted(os.listdir(tmp_path)) == [p.name for p in files]
+
+
+def test_write_files_atomic_interrupt_while_staging_leaves_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from codemod.fileio import write_files_atomic
+
+    files = [tmp_path / f"m{i}.py" for i in range(3)]
+    for path in files:
+        path.write_bytes(b"old\n")
+    real_fsync = os.fsync
+    calls = []
+
+    def fsync(fd: int) -> None:
+        calls.append(fd)
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+        real_fsync(fd)
+
+    monkeypatch.setattr("codemod.fileio.os.fsync", fsync)
+    with pytest.raises(KeyboardInterrupt):
+        write_files_atomic([(path, b"new\n", 0o644) for path in files])
+    assert [p.read_bytes() for p in files] == [b"old\n"] * 3
+    assert sorted(os.listdir(tmp_path)) == [p.name for p in files]
+
+
+def test_write_atomic_refuses_non_regular_target(tmp_path: Path) -> None:
+    path = tmp_path / "pipe.py"
+    os.mkfifo(path)
+    with pytest.raises(SourceError, match="not a regular file; not rewritten"):
+        write_atomic(path, b"x = 1\n", 0o644)
+    assert stat.S_ISFIFO(path.stat().st_mode)
