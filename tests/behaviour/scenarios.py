@@ -69,7 +69,9 @@ def seeded(shape: tuple[int, ...], dtype: torch.dtype, seed: int) -> torch.Tenso
 def _bits(t: torch.Tensor) -> torch.Tensor:
     # Compare floats by their bit patterns: torch.equal treats 0.0 and -0.0 as equal.
     if t.dtype.is_floating_point:
-        return t.view({2: torch.int16, 4: torch.int32, 8: torch.int64}[t.element_size()])
+        return t.view(
+            {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}[t.element_size()]
+        )
     return t
 
 
