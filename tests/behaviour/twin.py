@@ -44,6 +44,7 @@ class EngineCopy:
 
     root: Path
     modules: dict[str, types.ModuleType] = field(default_factory=dict)
+    package: str = PACKAGE
 
     def module(self, name: str) -> types.ModuleType:
         """The copy's module ``name`` (full dotted name, e.g. ``minivllm.distributed``)."""
@@ -51,11 +52,11 @@ class EngineCopy:
 
     @property
     def parameter(self) -> types.ModuleType:
-        return self.modules[f"{PACKAGE}.model_executor.parameter"]
+        return self.modules[f"{self.package}.model_executor.parameter"]
 
     @property
     def distributed(self) -> types.ModuleType:
-        return self.modules[f"{PACKAGE}.distributed"]
+        return self.modules[f"{self.package}.distributed"]
 
     def set_tp(self, rank: int, size: int) -> None:
         """Move this copy to simulated tensor-parallel rank ``rank`` of ``size``."""
@@ -84,7 +85,7 @@ class Twin:
         for name, module in self.after.modules.items():
             if sys.modules.get(name) is module:
                 del sys.modules[name]
-        _purge(PACKAGE)
+        _purge(self.after.package)
         sys.modules.update(self._saved)
 
     def __enter__(self) -> Twin:
@@ -155,7 +156,7 @@ def import_copy(
     finally:
         sys.dont_write_bytecode = saved_flag
         sys.path.remove(entry)
-    copy = EngineCopy(root=root, modules=_package_entries(package))
+    copy = EngineCopy(root=root, modules=_package_entries(package), package=package)
     for name, module in copy.modules.items():
         origin = getattr(module, "__file__", None)
         if origin is not None and not _is_under(origin, root):
