@@ -7,10 +7,12 @@ and ``os.scandir`` (no ``Path`` objects or stat calls per entry while walking), 
 
 from __future__ import annotations
 
+import errno
 import fnmatch
 import functools
 import os
 import re
+import stat
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -46,33 +48,74 @@ def _compile(patterns: Sequence[str]) -> tuple[_Matcher | None, _Matcher | None]
 def iter_python_files(
     paths: Sequence[Path], excludes: Sequence[str], extend_excludes: Sequence[str] = ()
 ) -> list[Path]:
-    """The ``.py`` files under ``paths``, sorted and de-duplicated.
+    """The ``.py`` files under ``paths``, sorted, each real file once.
 
     A given file is taken as is (excludes apply only inside walked directories); it must
-    exist and end in ``.py``. Directories are walked without following symlinked
-    directories; a symlinked file is kept only if it resolves to a file inside the root
-    it was found under. Raises DiscoveryError for a missing path, a non-Python file, or
-    a directory that cannot be listed.
+    be a regular file ending in ``.py``. Directories are walked without following
+    symlinked directories (so a symlink loop is never entered); a symlinked file is kept
+    only if it resolves to a file inside the root it was found under. A file reached
+    twice (a directory given twice or under two spellings, a link to a file that is also
+    found directly) is returned once, under a path that is not a symlink where there is
+    one, else the first found: converting it twice under two module names would write it
+    twice. Raises DiscoveryError for a missing path, a broken symlink or a symlink loop,
+    a non-Python or non-regular file, or a directory that cannot be listed.
     """
     match_name, match_path = _compile([*excludes, *extend_excludes])
-    found: set[Path] = set()
+    # real path -> (reached through a symlink?, path as found)
+    found: dict[str, tuple[bool, str]] = {}
     for given in paths:
-        if not given.exists():
-            raise DiscoveryError(f"{given}: no such file or directory")
-        if given.is_dir():
-            found.update(map(Path, _walk(os.fspath(given), match_name, match_path)))
-        elif given.suffix == ".py":
-            found.add(given)
+        spelled = os.fspath(given)
+        if _check_given(given):
+            for path, real, is_link in _walk(spelled, match_name, match_path):
+                _keep(found, real, path, is_link)
         else:
-            raise DiscoveryError(f"{given}: not a Python file")
-    return sorted(found)
+            _keep(found, os.path.realpath(spelled), spelled, False)
+    return sorted({Path(path) for _link, path in found.values()})
 
 
-def _walk(root: str, match_name: _Matcher | None, match_path: _Matcher | None) -> list[str]:
-    """Paths (as strings joined onto ``root``) of the ``.py`` files below ``root``."""
+def _keep(found: dict[str, tuple[bool, str]], real: str, path: str, is_link: bool) -> None:
+    seen = found.get(real)
+    if seen is None or (seen[0] and not is_link):
+        found[real] = (is_link, path)
+
+
+def _check_given(given: Path) -> bool:
+    """Whether ``given`` is a directory (True) or a Python file (False); else raise."""
+    try:
+        info = os.stat(given)
+    except OSError as exc:
+        raise DiscoveryError(f"{given}: {_stat_problem(given, exc)}") from exc
+    if stat.S_ISDIR(info.st_mode):
+        return True
+    if not stat.S_ISREG(info.st_mode):
+        raise DiscoveryError(f"{given}: not a regular file")
+    if given.suffix != ".py":
+        raise DiscoveryError(f"{given}: not a Python file")
+    return False
+
+
+def _stat_problem(given: Path, exc: OSError) -> str:
+    """Why ``given`` cannot be used, for the message."""
+    if exc.errno == errno.ELOOP:
+        return "symbolic link loop (too many levels of symbolic links)"
+    if os.path.islink(given):
+        return f"no such file or directory (broken symbolic link to {os.readlink(given)})"
+    if exc.errno == errno.ENOENT:
+        return "no such file or directory"
+    return f"cannot access: {exc.strerror or exc}"
+
+
+def _walk(
+    root: str, match_name: _Matcher | None, match_path: _Matcher | None
+) -> list[tuple[str, str, bool]]:
+    """``(path, real path, is a symlink)`` of each ``.py`` file below ``root``.
+
+    ``path`` is joined onto ``root`` as given. Symlinked directories are not entered,
+    so the real path of a plain file is the real root joined with its relative path.
+    """
     real_root = os.path.realpath(root)
     inside = real_root.rstrip(os.sep) + os.sep
-    files: list[str] = []
+    files: list[tuple[str, str, bool]] = []
     stack: list[tuple[str, str]] = [(root, "")]  # (directory, its path relative to root)
     while stack:
         directory, rel_dir = stack.pop()
@@ -90,14 +133,15 @@ def _walk(root: str, match_name: _Matcher | None, match_path: _Matcher | None) -
                 stack.append((entry.path, rel))
             elif name.endswith(".py"):
                 if entry.is_symlink():
-                    # Keep links into the tree only; this drops broken links, links that
-                    # leave the tree and links to directories.
+                    # Keep links into the tree only; this drops broken links, link loops,
+                    # links that leave the tree and links to directories.
                     real = os.path.realpath(entry.path)
                     if not (real.startswith(inside) and os.path.isfile(real)):
                         continue
-                elif not entry.is_file(follow_symlinks=False):
-                    continue  # sockets, FIFOs, device files
-                files.append(entry.path)
+                    files.append((entry.path, real, True))
+                elif entry.is_file(follow_symlinks=False):
+                    files.append((entry.path, inside + rel, False))
+                # else: sockets, FIFOs, device files
     return files
 
 
