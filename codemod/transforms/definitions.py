@@ -159,6 +159,7 @@ class DefinitionsTransformer(cst.CSTTransformer):
             if p.shadow and p.facts.module == ff.module_name
         }
         self.count = 0
+        self.shadow_count = 0
         #: First names of the converted classes' bases (their imports may become unused).
         self.base_heads: set[str] = set()
         for p in self.mine.values():
@@ -183,6 +184,7 @@ class DefinitionsTransformer(cst.CSTTransformer):
                 body.extend(self._convert(stmt, self.mine[name]))  # type: ignore[arg-type]
                 self.count += 1
             elif name in self.shadows:
+                self.shadow_count += 1
                 body.append(stmt)
                 body.append(self._wrap(stmt, self.shadows[name]))  # type: ignore[arg-type]
             else:
