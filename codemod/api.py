@@ -7,8 +7,10 @@ step (facts + plan in, new text out).
 
 from __future__ import annotations
 
+import functools
 import re
 from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -16,18 +18,24 @@ import libcst as cst
 from libcst.codemod import CodemodContext
 from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
 
+from codemod import parallel
 from codemod.analysis.classes import FileFacts, analyse_file
 from codemod.analysis.index import ClassIndex
-from codemod.discovery import iter_python_files, prefilter
+from codemod.discovery import inert, iter_python_files, may_define_root, prefilter
 from codemod.fileio import SourceError, SourceFile, read_source
 from codemod.planning.plan import Plan, build_plan
 from codemod.transforms.definitions import DefinitionsTransformer
+from codemod.transforms.import_format import format_imports
 from codemod.transforms.refs import FileRefs
 from codemod.transforms.use_sites import UseSiteTransformer, unconverted_uses
 from codemod.types import FileResult, Options, Outcome, Refusal
 
 #: Rounds of "a use site cannot be rewritten -> refuse that hierarchy -> plan again".
 _MAX_ROUNDS = 8
+
+#: ``progress(stage, done, total)``: called by ``run`` as files are parsed ("parse") and
+#: converted ("convert"), so that a front end can show a progress bar.
+Progress = Callable[[str, int, int], None]
 
 
 @dataclass
@@ -82,23 +90,195 @@ def convert_file(ff: FileFacts, plan: Plan) -> FileConversion:
     uses = UseSiteTransformer(ff, plan, refs)
     tree = ff.module.visit(uses)
     definitions = DefinitionsTransformer(ff, plan, refs, context)
-    if definitions.mine:
+    if definitions.mine or definitions.shadows:
         # Only the module body changes: no need to walk the whole tree again.
         tree = definitions.leave_Module(tree, tree)
     counts = Counter(uses.counts)
     if definitions.count:
         counts["class"] += definitions.count
+    if definitions.shadow_count:
+        counts["shadow"] += definitions.shadow_count
     if counts:
-        tree = AddImportsVisitor(context).transform_module(tree)
+        tree = _add_imports(tree, context)
         heads = uses.handled_heads | definitions.base_heads
-        if _request_import_removals(ff, heads, context):
-            tree = RemoveImportsVisitor(context).transform_module(tree)
+        removable = _request_import_removals(ff, heads, context)
+        if removable:
+            tree = _remove_imports(tree, removable, context)
+        tree = format_imports(ff.module, tree)
     return FileConversion(tree.code, counts, unconverted_uses(ff, plan, uses.handled))
 
 
-#: A class statement whose bases mention Parameter, or an alias of Parameter: the only
-#: files that can start a hierarchy. Everything else is reached by class name.
-_DEFINES = re.compile(r"\bclass\s+\w+\s*\([^)]*Parameter|\bParameter\s+as\s+\w")
+# AddImportsVisitor and RemoveImportsVisitor, run as codemods on a whole module, each
+# deep-copy it and walk it several times (RemoveImportsVisitor also computes scope and
+# qualified-name metadata): on a large file that is most of the conversion time. Both
+# only ever change top-level import statements, so they run here on a small module that
+# has the same top-level import statements, with the same result (tests/speed prove it).
+
+_PLACEHOLDER = "__codemod_placeholder_{}__"
+
+
+def _is_import_line(stmt: cst.BaseStatement) -> bool:
+    return isinstance(stmt, cst.SimpleStatementLine) and any(
+        isinstance(small, (cst.Import, cst.ImportFrom)) for small in stmt.body
+    )
+
+
+def _add_imports(tree: cst.Module, context: CodemodContext) -> cst.Module:
+    """``AddImportsVisitor(context).transform_module(tree)``, without walking the bodies.
+
+    The visitor reads the top-level statements (the import block, the docstring, the
+    first statement after the block, whose leading blank line it may add); it never
+    looks inside a compound statement. Each compound statement is replaced by a one-line
+    placeholder with the same leading lines, and put back afterwards.
+    """
+    if not context.scratch.get(AddImportsVisitor.CONTEXT_KEY):
+        return tree  # nothing requested: the visitor would return the tree unchanged
+    shallow: list[cst.BaseStatement] = []
+    for index, stmt in enumerate(tree.body):
+        if isinstance(stmt, cst.BaseCompoundStatement):
+            stmt = cst.SimpleStatementLine(
+                body=[cst.Expr(cst.Name(_PLACEHOLDER.format(index)))],
+                leading_lines=stmt.leading_lines,
+            )
+        shallow.append(stmt)
+    done = AddImportsVisitor(context).transform_module(tree.with_changes(body=shallow))
+    body: list[cst.BaseStatement] = []
+    for stmt in done.body:
+        original = _placeholder_for(stmt, tree)
+        if original is None:
+            body.append(stmt)
+        elif _same_lines(original.leading_lines, stmt.leading_lines):  # type: ignore[attr-defined]
+            body.append(original)
+        else:
+            body.append(original.with_changes(leading_lines=stmt.leading_lines))  # type: ignore[attr-defined]
+    return done.with_changes(body=body)
+
+
+def _placeholder_for(stmt: cst.BaseStatement, tree: cst.Module) -> cst.BaseStatement | None:
+    """The compound statement of ``tree`` that ``stmt`` stands in for, if it is a placeholder."""
+    if not (isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1):
+        return None
+    expr = stmt.body[0]
+    if not (isinstance(expr, cst.Expr) and isinstance(expr.value, cst.Name)):
+        return None
+    name = expr.value.value
+    prefix, _, suffix = _PLACEHOLDER.partition("{}")
+    if not (name.startswith(prefix) and name.endswith(suffix)):
+        return None
+    index = name[len(prefix): -len(suffix)]
+    if not index.isdigit() or int(index) >= len(tree.body):
+        return None
+    original = tree.body[int(index)]
+    return original if isinstance(original, cst.BaseCompoundStatement) else None
+
+
+def _same_lines(a: Sequence[cst.EmptyLine], b: Sequence[cst.EmptyLine]) -> bool:
+    return len(a) == len(b) and all(x.deep_equals(y) for x, y in zip(a, b))
+
+
+@functools.lru_cache(maxsize=256)
+def _reference_word(name: str) -> re.Pattern[str]:
+    """``name`` as a whole word that is not an attribute (``x.name`` never refers to it)."""
+    return re.compile(rf"(?<![\w.]){re.escape(name)}(?!\w)")
+
+
+_IMPORT_WORD = re.compile(r"(?<![\w.])import(?!\w)")
+
+
+def _remove_imports(tree: cst.Module, names: set[str], context: CodemodContext) -> cst.Module:
+    """``RemoveImportsVisitor(context).transform_module(tree)``, without scoping the whole file.
+
+    The visitor removes a requested import when scope analysis finds no reference to its
+    name (and no ``__all__`` entry or string annotation names it), and it edits each
+    import statement on its own. So:
+
+    * a name with no occurrence outside the top-level imports except as an attribute
+      (``Features.X``) has no reference: its imports go;
+    * for any other name the visitor decides on a module made of the top-level import
+      statements and the statements that mention one of those names: all its bindings,
+      references, exports and annotations are there, so the verdict is the same;
+    * the import statements are then rewritten one by one, asking only for the
+      removals decided above.
+
+    A statement that mentions such a name and holds a nested import (which the visitor
+    would edit too) sends the whole module to the visitor, as before.
+    """
+    code = tree.code
+    import_code = {
+        index: [tree.code_for_node(small) for small in stmt.body  # type: ignore[attr-defined]
+                if isinstance(small, (cst.Import, cst.ImportFrom))]
+        for index, stmt in enumerate(tree.body) if _is_import_line(stmt)
+    }
+    unused: set[str] = set()
+    present: set[str] = set()
+    for name in names:
+        word = _reference_word(name)
+        inside = sum(len(word.findall(text)) for texts in import_code.values() for text in texts)
+        (unused if len(word.findall(code)) == inside else present).add(name)
+    if present:
+        kept: list[cst.BaseStatement] = []
+        for index, stmt in enumerate(tree.body):
+            if index in import_code:
+                kept.append(stmt)
+                continue
+            text = tree.code_for_node(stmt)
+            if any(_reference_word(name).search(text) for name in present):
+                if _IMPORT_WORD.search(text):
+                    return RemoveImportsVisitor(context).transform_module(tree)
+                kept.append(stmt)
+        decided = RemoveImportsVisitor(context).transform_module(tree.with_changes(body=kept))
+        still = _top_level_imported(decided)
+        unused |= {name for name in present if name not in still}
+    if not unused:
+        return tree
+    only = CodemodContext(filename=context.filename, full_module_name=context.full_module_name,
+                          full_package_name=context.full_package_name)
+    for module, obj, asname in RemoveImportsVisitor._get_imports_from_context(context):
+        local = asname or (obj if obj is not None else module.split(".")[0])
+        if local in unused:
+            RemoveImportsVisitor.remove_unused_import(only, module, obj=obj, asname=asname)
+    body: list[cst.BaseStatement] = []
+    for index, stmt in enumerate(tree.body):
+        if index in import_code and any(
+            _reference_word(name).search(text) for name in unused for text in import_code[index]
+        ):
+            alone = tree.with_changes(body=[stmt], header=(), footer=())
+            body.extend(RemoveImportsVisitor(only).transform_module(alone).body)
+        else:
+            body.append(stmt)
+    return tree.with_changes(body=body)
+
+
+def _top_level_imported(module: cst.Module) -> set[str]:
+    """Local names bound by the top-level import statements of ``module``."""
+    bound: set[str] = set()
+    for stmt in module.body:
+        if not _is_import_line(stmt):
+            continue
+        for small in stmt.body:  # type: ignore[attr-defined]
+            if isinstance(small, cst.ImportFrom) and not isinstance(small.names, cst.ImportStar):
+                bound.update(a.evaluated_alias or a.evaluated_name for a in small.names)
+            elif isinstance(small, cst.Import):
+                bound.update(a.evaluated_alias or a.evaluated_name.split(".")[0] for a in small.names)
+    return bound
+
+
+def hierarchy_names(index: ClassIndex, facts: Iterable[FileFacts],
+                    classes: Iterable[str] | None = None) -> frozenset[str]:
+    """Every identifier under which a file can refer to one of ``classes``.
+
+    ``classes`` defaults to all Parameter classes of ``index``. The names are the class
+    names plus the local names that parsed files bind to them under another name (``from
+    .parameter import BasevLLMParameter as Base``, also as a re-export in an
+    ``__init__.py``): a file naming only ``Base`` uses the class too.
+    """
+    wanted = set(index.param_classes if classes is None else classes)
+    names = {qualname.rsplit(".", 1)[-1] for qualname in wanted}
+    for ff in facts:
+        for local, target in ff.bindings.items():
+            if local not in names and index.canonical(target) in wanted:
+                names.add(local)
+    return frozenset(names)
 
 
 def _parse(path: Path, text: str, result: RunResult) -> FileFacts | None:
@@ -118,13 +298,14 @@ def _parse(path: Path, text: str, result: RunResult) -> FileFacts | None:
     return ff
 
 
-def _request_import_removals(ff: FileFacts, heads: set[str], context: CodemodContext) -> bool:
+def _request_import_removals(ff: FileFacts, heads: set[str], context: CodemodContext) -> set[str]:
     """Ask ``RemoveImportsVisitor`` to drop imports of names a rewrite consumed.
 
     It removes one only if nothing uses it any more, so an import the tool did not make
     unused is kept (and so is one that was unused before: it never reaches this list).
+    Returns the local names whose imports were requested.
     """
-    requested = False
+    requested: set[str] = set()
     for stmt in ff.module.body:
         if not isinstance(stmt, cst.SimpleStatementLine):
             continue
@@ -137,7 +318,7 @@ def _request_import_removals(ff: FileFacts, heads: set[str], context: CodemodCon
                         RemoveImportsVisitor.remove_unused_import(
                             context, module, obj=alias.evaluated_name, asname=alias.evaluated_alias
                         )
-                        requested = True
+                        requested.add(local)
             elif isinstance(small, cst.Import):
                 for alias in small.names:
                     local = alias.evaluated_alias or alias.evaluated_name.split(".")[0]
@@ -145,36 +326,113 @@ def _request_import_removals(ff: FileFacts, heads: set[str], context: CodemodCon
                         RemoveImportsVisitor.remove_unused_import(
                             context, alias.evaluated_name, asname=alias.evaluated_alias
                         )
-                        requested = True
+                        requested.add(local)
     return requested
 
 
-def _analyse(sources: dict[Path, SourceFile], result: RunResult) -> ClassIndex:
-    """Parse only the files that can matter.
+def _parse_all(paths: list[Path], result: RunResult, progress: Progress | None) -> None:
+    for done, path in enumerate(paths, 1):
+        _parse(path, result.sources[path].text, result)
+        if progress is not None:
+            progress("parse", result.parsed, result.parsed + len(paths) - done)
 
-    First the files whose class statements mention Parameter; then, until nothing new
-    turns up, the files that mention a Parameter class found so far (subclasses in other
-    files, re-exports, use sites).
+
+def _analyse(sources: dict[Path, SourceFile], result: RunResult,
+             progress: Progress | None = None) -> ClassIndex:
+    """Parse only the files that can matter, and index their classes.
+
+    First the files that may start a hierarchy (``may_define_root``). Then, until nothing
+    new turns up: the files that mention a name of a Parameter class found so far (or an
+    alias of one) in a way some rewrite or refusal depends on (``inert`` files, whose
+    every mention is an import or a construction call, are left unparsed), and the
+    modules that parsed files import those names through (re-exports), so that every
+    name the transforms resolve resolves as if the whole tree had been parsed.
     """
     pending = set(sources)
-    batch = sorted(p for p in pending if _DEFINES.search(sources[p].text))
+    batch = sorted(p for p in pending if may_define_root(sources[p].text))
     index = ClassIndex()
     seen_names: frozenset[str] = frozenset()
+    mentioning: set[Path] = set()  # unparsed files that mention a name
+    hubs = _ModuleFiles(sources)
     while batch:
-        for path in batch:
-            pending.discard(path)
-            _parse(path, sources[path].text, result)
+        pending.difference_update(batch)
+        _parse_all(batch, result, progress)
         index = ClassIndex.build(list(result.facts.values()))
-        names = frozenset(q.rsplit(".", 1)[-1] for q in index.param_classes)
+        names = hierarchy_names(index, result.facts.values())
         new_names = names - seen_names
         seen_names = names
-        batch = sorted(p for p in pending if prefilter(sources[p].text, new_names)) \
-            if new_names else []
+        if new_names:
+            found = {p for p in pending if prefilter(sources[p].text, new_names)}
+            mentioning |= found
+            pending -= found
+        wanted = {p for p in mentioning if not inert(sources[p].text, names)}
+        wanted |= hubs.imported_through(result.facts.values(), names) & mentioning
+        mentioning -= wanted
+        batch = sorted(wanted)
     return index
 
 
-def run(paths: list[Path], options: Options) -> RunResult:
-    """Analyse, plan and convert the tree under ``paths`` (nothing is written)."""
+class _ModuleFiles:
+    """Which file of the tree holds a module, for following imports to re-exports."""
+
+    def __init__(self, sources: dict[Path, SourceFile]) -> None:
+        self.sources = sources
+        self._roots: list[Path] = []
+
+    def locate(self, module: str) -> Path | None:
+        """The file of the longest prefix of ``module`` that is a file of the tree."""
+        parts = module.split(".")
+        while parts:
+            rel = "/".join(parts)
+            for root in self._roots:
+                for candidate in (root / f"{rel}.py", root / rel / "__init__.py"):
+                    if candidate in self.sources:
+                        return candidate
+            parts.pop()
+        return None
+
+    def imported_through(self, facts: Iterable[FileFacts], names: frozenset[str]) -> set[Path]:
+        """Files that ``facts`` reach one of ``names`` through: ``from M import X``,
+        ``M.X``, ``pkg.M.X`` (where ``pkg`` is imported), for every such module ``M``."""
+        facts = list(facts)
+        for ff in facts:
+            # The directory above the top package: module names are paths below it.
+            depth = len(ff.module_name.split(".")) if ff.module_name else 0
+            if depth:
+                root = ff.path.parents[depth if ff.is_package else depth - 1]
+                if root not in self._roots:
+                    self._roots.append(root)
+        word = _dotted_mention(names)
+        out: set[Path] = set()
+        for ff in facts:
+            modules = [
+                target.rpartition(".")[0] for local, target in ff.bindings.items()
+                if local in names or target.rpartition(".")[2] in names
+            ]
+            for match in word.finditer(self.sources[ff.path].text):
+                head, _, rest = match.group(1).partition(".")
+                if head in ff.bindings:
+                    modules.append(f"{ff.bindings[head]}.{rest}" if rest else ff.bindings[head])
+            for module in modules:
+                path = self.locate(module) if module else None
+                if path is not None:
+                    out.add(path)
+        return out
+
+
+@functools.lru_cache(maxsize=32)
+def _dotted_mention(names: frozenset[str]) -> re.Pattern[str]:
+    """``a.b.X`` for X in ``names``; group 1 is ``a.b``."""
+    alternation = "|".join(re.escape(name) for name in sorted(names, key=len, reverse=True))
+    return re.compile(rf"(?<![\w.])(\w+(?:\.\w+)*)\.(?:{alternation})(?!\w)")
+
+
+def run(paths: list[Path], options: Options, progress: Progress | None = None) -> RunResult:
+    """Analyse, plan and convert the tree under ``paths`` (nothing is written).
+
+    With ``options.jobs`` > 1 the candidate files are converted by that many forked
+    processes; the result is the same as with one.
+    """
     result = RunResult()
     files = iter_python_files(paths, options.excludes, options.extend_excludes)
     result.scanned = len(files)
@@ -183,18 +441,17 @@ def run(paths: list[Path], options: Options) -> RunResult:
             result.sources[path] = read_source(path)
         except SourceError as exc:
             result.files.append(FileResult(path, Outcome.FAILED, error=str(exc)))
-    index = _analyse(result.sources, result)
-    facts = list(result.facts.values())
+    index = _analyse(result.sources, result, progress)
     forced: dict[str, str] = {}
     for _ in range(_MAX_ROUNDS):
-        plan = build_plan(index, options.allow_classes, forced)
-        conversions: dict[Path, FileConversion] = {}
+        plan = build_plan(index, options.allow_classes, forced,
+                          allow_value_uses=options.allow_value_uses,
+                          feature_prefix=options.feature_prefix)
+        facts = _candidates(plan, result, progress)
+        conversions = _convert_all(facts, plan, result, options.jobs, progress)
         new_forced = dict(forced)
-        facts = _candidates(plan, result)
         for ff in facts:
-            conversion = convert_file(ff, plan)
-            conversions[ff.path] = conversion
-            for line, _col, qual, code in conversion.leftovers:
+            for line, _col, qual, code in conversions[ff.path].conversion.leftovers:
                 new_forced.setdefault(
                     qual,
                     f"used as a class at {ff.path}:{line} (`{code}`), a use no rewrite covers; "
@@ -205,14 +462,15 @@ def run(paths: list[Path], options: Options) -> RunResult:
         forced = new_forced
     result.plan = plan
     for ff in facts:
-        conversion = conversions[ff.path]
+        done = conversions[ff.path]
+        conversion = done.conversion
         source = result.sources[ff.path]
         refusals = tuple(r for r in plan.refusals() if r.path == ff.path)
         if conversion.new_text == source.text:
             outcome = Outcome.REFUSED if refusals else Outcome.UNCHANGED
             result.files.append(FileResult(ff.path, outcome, refusals=refusals))
             continue
-        error = _verify(conversion.new_text, ff.path)
+        error = done.error if done.verified else _verify(conversion.new_text, ff.path)
         if error is not None:
             result.files.append(FileResult(ff.path, Outcome.FAILED, error=error))
             continue
@@ -224,22 +482,63 @@ def run(paths: list[Path], options: Options) -> RunResult:
     return result
 
 
-def _candidates(plan: Plan, result: RunResult) -> list[FileFacts]:
+@dataclass
+class _Converted:
+    """A worker's answer for one file: the conversion, and its verification if done."""
+
+    conversion: FileConversion
+    verified: bool
+    error: str | None
+
+
+def _convert_one(state: tuple[dict[Path, FileFacts], Plan, dict[Path, SourceFile]],
+                 path: Path) -> _Converted:
+    """Convert one file (in a worker process or not) and verify a changed text.
+
+    A file with leftovers starts another planning round, so verifying it would be
+    wasted; the parent verifies whatever reaches the result unverified.
+    """
+    facts, plan, sources = state
+    conversion = convert_file(facts[path], plan)
+    if conversion.new_text == sources[path].text or conversion.leftovers:
+        return _Converted(conversion, False, None)
+    return _Converted(conversion, True, _verify(conversion.new_text, path))
+
+
+def _convert_all(facts: list[FileFacts], plan: Plan, result: RunResult, jobs: int,
+                 progress: Progress | None) -> dict[Path, _Converted]:
+    """Convert every candidate file, in parallel when ``jobs`` > 1; keyed by path."""
+    paths = [ff.path for ff in facts]
+    sources = result.sources
+
+    def report(done: int) -> None:
+        if progress is not None:
+            progress("convert", done, len(paths))
+
+    converted = parallel.pmap(
+        _convert_one, (result.facts, plan, sources), paths, jobs,
+        weight=lambda path: len(sources[path].text), progress=report,
+    )
+    return dict(zip(paths, converted))
+
+
+def _candidates(plan: Plan, result: RunResult, progress: Progress | None = None) -> list[FileFacts]:
     """Files a rewrite can touch: they define Parameter classes, or name a converted
-    class or a backing field (parsed now if the analysis had no reason to)."""
+    class (or an alias of one) or a backing field, in a way that is not ``inert``
+    (parsed now if the analysis had no reason to)."""
     converted = plan.converted()
-    names = frozenset({p.name for p in converted.values()} | set(plan.fields))
+    names = hierarchy_names(plan.index, result.facts.values(), converted)
+    fields = frozenset(plan.fields)
+    either = names | fields
     defining = {p.facts.path for p in plan.classes.values()}
-    out = []
-    for path, source in sorted(result.sources.items()):
-        if path not in defining and not (names and prefilter(source.text, names)):
-            continue
-        ff = result.facts.get(path)
-        if ff is None and not any(f.path == path for f in result.failed()):
-            ff = _parse(path, source.text, result)
-        if ff is not None:
-            out.append(ff)
-    return out
+    failed = {f.path for f in result.failed()}
+    chosen = [
+        path for path, source in sorted(result.sources.items())
+        if path in defining
+        or (prefilter(source.text, either) and not inert(source.text, names, fields))
+    ]
+    _parse_all([p for p in chosen if p not in result.facts and p not in failed], result, progress)
+    return [result.facts[p] for p in chosen if p in result.facts]
 
 
 def _verify(text: str, path: Path) -> str | None:

@@ -1,12 +1,16 @@
 """Which files to read: walking the given paths, excludes, and a cheap text prefilter.
 
 Parsing is the expensive step (DESIGN.md section 6), so discovery stays on plain strings
-and ``os.scandir`` (no ``Path`` objects or stat calls per entry while walking), and
-``prefilter`` lets the engine skip files that never mention a candidate class name.
+and ``os.scandir`` (no ``Path`` objects or stat calls per entry while walking), and the
+text tests here let the engine skip files without parsing them: ``may_define_root`` (can
+this file start a Parameter hierarchy?), ``prefilter`` (does it mention one of these
+names?) and ``inert`` (is every mention one that no rewrite touches?). Each test is
+conservative: it may keep a file that turns out not to matter, never the reverse.
 """
 
 from __future__ import annotations
 
+import bisect
 import errno
 import fnmatch
 import functools
@@ -153,6 +157,17 @@ def _names_regex(names: frozenset[str]) -> re.Pattern[str]:
     return re.compile(rf"(?<![\w])(?:{alternation})(?![\w])")
 
 
+@functools.lru_cache(maxsize=32)
+def _names_gate(names: frozenset[str]) -> re.Pattern[str]:
+    """The same alternation without the word-boundary lookarounds.
+
+    A pattern that starts with a lookbehind makes ``re`` try every position of the text;
+    a bare alternation of literals is scanned about ten times faster. It matches whenever
+    the strict pattern does, so it serves as a gate in front of it.
+    """
+    return re.compile("|".join(re.escape(name) for name in sorted(names, key=len, reverse=True)))
+
+
 def prefilter(text: str, names: frozenset[str]) -> bool:
     """Whether ``text`` mentions any of ``names`` as a whole identifier.
 
@@ -161,4 +176,109 @@ def prefilter(text: str, names: frozenset[str]) -> bool:
     """
     if not names:
         return False
+    if _names_gate(names).search(text) is None:
+        return False
     return _names_regex(names).search(text) is not None
+
+
+#: Where a hierarchy can start: a class statement whose bases mention Parameter (or
+#: UninitializedTensorMixin), or ``Parameter`` imported under another name. A file that
+#: contains neither word cannot start one; the rest of a hierarchy is reached by name.
+_ROOT_WORDS = ("Parameter", "UninitializedTensorMixin")
+_CLASS_HEAD = re.compile(r"class\s+\w+\s*\(")
+_PARAMETER_ALIAS = re.compile(r"Parameter\s+as\s+\w")
+_PARENS = re.compile(r"[()]")
+#: Longest base list looked at; past it the rest of the file counts as the bases.
+_MAX_BASES = 4000
+
+
+def may_define_root(text: str) -> bool:
+    """Whether ``text`` may define a class deriving directly from torch's Parameter.
+
+    True when a class statement's bases mention ``Parameter`` (``nn.Parameter``,
+    ``UninitializedParameter``, an alias such as ``parameter.Parameter``...) or the file
+    imports ``Parameter`` under another name (``from torch.nn import Parameter as P``).
+    """
+    if not any(word in text for word in _ROOT_WORDS):
+        return False
+    if _PARAMETER_ALIAS.search(text):
+        return True
+    return any(
+        word in bases for bases in _class_bases(text) for word in _ROOT_WORDS
+    )
+
+
+def _class_bases(text: str) -> list[str]:
+    """The text between the parentheses of every ``class X(...)`` in ``text``.
+
+    Parentheses are counted, so ``class X(make(), Parameter)`` is read whole; one inside
+    a string or comment can make the span too long or short, never empty.
+    """
+    spans = []
+    for head in _CLASS_HEAD.finditer(text):
+        start = head.end()
+        depth = 1
+        limit = min(start + _MAX_BASES, len(text))
+        end = limit
+        for paren in _PARENS.finditer(text, start, limit):
+            depth += 1 if paren.group() == "(" else -1
+            if depth == 0:
+                end = paren.start()
+                break
+        spans.append(text[start:end])
+    return spans
+
+
+#: An import statement, to the end of its names: ``import a.b as c, d``, ``from .m import
+#: (X, Y,  # comment)``. Only identifiers, dots, commas, blanks, comments and line
+#: continuations may follow ``import``, so a span never runs into other code.
+_IMPORT_SPAN = re.compile(
+    r"^[ \t]*(?:from[ \t]+\.*[\w.]*[ \t]+)?import[ \t]+"
+    r"(?:\((?:[\s\w.,]|#[^\n]*)*\)|[\w., \t]*(?:\\\r?\n[\w., \t]*)*)",
+    re.MULTILINE,
+)
+
+
+@functools.lru_cache(maxsize=32)
+def _not_called(names: frozenset[str]) -> re.Pattern[str]:
+    """A mention of one of ``names`` that is not directly followed by a call's ``(``."""
+    alternation = "|".join(re.escape(name) for name in sorted(names, key=len, reverse=True))
+    return re.compile(rf"(?<![\w])(?:{alternation})(?![\w])(?![ \t]*\()")
+
+
+@functools.lru_cache(maxsize=32)
+def _aliased(names: frozenset[str]) -> re.Pattern[str]:
+    """``X as Y``: an import binding one of ``names`` under another name."""
+    alternation = "|".join(re.escape(name) for name in sorted(names, key=len, reverse=True))
+    return re.compile(rf"(?<![\w])(?:{alternation})\s+as\s+\w")
+
+
+def inert(text: str, names: frozenset[str], fields: frozenset[str] = frozenset()) -> bool:
+    """Whether no rewrite can change ``text`` and no use in it can refuse a class.
+
+    True when every whole-word mention of ``names`` (Parameter classes and their
+    aliases) is inside an import statement or is the callee of a call (``X(...)``,
+    ``mod.X(...)``: a construction, which keeps working when ``X`` becomes a factory),
+    none is in a class statement's bases or imported under another name, and no name of
+    ``fields`` (backing fields, rewritten where assigned) occurs at all. Every rewrite
+    and every leftover the engine reports needs some other kind of mention: an
+    ``isinstance`` argument, ``X.attr``, an annotation, a value, a base.
+    """
+    if fields and prefilter(text, fields):
+        return False
+    if not names or _names_gate(names).search(text) is None:
+        return True
+    if _aliased(names).search(text):
+        return False
+    if "class" in text and any(prefilter(bases, names) for bases in _class_bases(text)):
+        return False
+    loose = [m.start() for m in _not_called(names).finditer(text)]
+    if not loose:
+        return True
+    spans = [(m.start(), m.end()) for m in _IMPORT_SPAN.finditer(text)]
+    starts = [start for start, _ in spans]
+    for position in loose:
+        i = bisect.bisect_right(starts, position) - 1
+        if i < 0 or position >= spans[i][1]:
+            return False
+    return True
