@@ -18,10 +18,11 @@ How
     The engine decides, exactly as for ``apply`` (same prefilter, same planner, same
     "use no rewrite covers" refusal rounds), which Parameter classes exist and which
     ``apply`` would convert; only the conversion texts are not built. Converted modules
-    are recognised by what ``apply`` leaves in them: a ``class Features:`` whose
-    constants are named after the former classes, next to a module-level ``def`` of the
-    same name (the factory). Use sites are found by a small LibCST visitor over the files
-    that mention a relevant name (whole identifiers); no other file is parsed.
+    are recognised by what ``apply`` leaves in them: a ``class Features:`` whose members
+    hold the former classes' qualified names, next to a module-level ``def`` of that name
+    (the factory). Use sites are found by a small LibCST visitor over the files that
+    mention a relevant name (whole identifiers) where a finding can be; CPython's ``ast``
+    says which those are, and no other file is parsed with LibCST.
 Suppression
     ``# codemod: ignore`` (every code) or ``# codemod: ignore[CM001,CM004]`` on the
     finding's line; ``[tool.codemod] allow-classes`` for classes that may stay subclasses.
@@ -43,9 +44,9 @@ from libcst.codemod import CodemodContext
 from codemod import api
 from codemod.analysis.classes import ClassFacts, FileFacts
 from codemod.analysis.index import ClassIndex
-from codemod.analysis.names import dotted
+from codemod.analysis.names import dotted, module_name_for
 from codemod.discovery import iter_python_files, prefilter
-from codemod.fileio import SourceError, read_source
+from codemod.fileio import SourceError, SourceFile, read_source
 from codemod.planning.plan import FEATURES_NAME, Plan, build_plan
 from codemod.transforms.refs import FileRefs
 from codemod.transforms.use_sites import UseSiteTransformer, unconverted_uses
@@ -167,10 +168,118 @@ class CheckResult:
         return EXIT_FINDINGS if self.findings else EXIT_CLEAN
 
 
+# -- a cheap look before parsing with LibCST -----------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Scan:
+    """How a file mentions a set of names (whole identifiers, as ``Name`` or ``x.Name``)."""
+
+    #: A mention other than inside an import or as the callee of a call (``X(...)``).
+    value_use: bool
+    #: A mention in a class statement's bases, an ``isinstance``/``issubclass`` call or a
+    #: comparison: where every finding of CM002-CM004 is.
+    class_style: bool
+
+
+class _Mentions(ast.NodeVisitor):
+    def __init__(self, names: frozenset[str]) -> None:
+        self.names = set(names)
+        self.value_use = False
+        self.class_style = False
+
+    def _named(self, expr: ast.AST) -> bool:
+        return (isinstance(expr, ast.Name) and expr.id in self.names) or \
+            (isinstance(expr, ast.Attribute) and expr.attr in self.names)
+
+    def _mentions(self, node: ast.AST) -> bool:
+        return any(self._named(sub) for sub in ast.walk(node))
+
+    def visit_Import(self, node: ast.Import) -> None:
+        return None
+
+    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
+        return None
+
+    def visit_ClassDef(self, node: ast.ClassDef) -> None:
+        if any(self._mentions(base) for base in node.bases):
+            self.class_style = True
+        self.generic_visit(node)
+
+    def visit_Compare(self, node: ast.Compare) -> None:
+        if self._mentions(node):
+            self.class_style = True
+        self.generic_visit(node)
+
+    def visit_Call(self, node: ast.Call) -> None:
+        func = node.func
+        if isinstance(func, ast.Name) and func.id in ("isinstance", "issubclass") \
+                and any(self._mentions(arg) for arg in node.args):
+            self.class_style = True
+        if self._named(func):
+            # ``X(...)``/``mod.X(...)``: a construction; ``mod`` itself is no mention.
+            if isinstance(func, ast.Attribute):
+                self.visit(func.value)
+        else:
+            self.visit(func)
+        for arg in node.args:
+            self.visit(arg)
+        for keyword in node.keywords:
+            self.visit(keyword.value)
+
+    def visit_Name(self, node: ast.Name) -> None:
+        if node.id in self.names:
+            self.value_use = True
+
+    def visit_Attribute(self, node: ast.Attribute) -> None:
+        if node.attr in self.names:
+            self.value_use = True
+        self.visit(node.value)
+
+
+class _AstFiles:
+    """CPython ``ast`` trees of the sources, parsed on first use (None: ast rejects it).
+
+    ``ast.parse`` is about ten times cheaper than LibCST's parser, so files are looked at
+    with it first and parsed with LibCST only when a finding or a refusal can be in them.
+    """
+
+    def __init__(self, sources: dict[Path, SourceFile]) -> None:
+        self.sources = sources
+        self._trees: dict[Path, ast.Module | None] = {}
+
+    def tree(self, path: Path) -> ast.Module | None:
+        if path not in self._trees:
+            try:
+                self._trees[path] = ast.parse(self.sources[path].text)
+            except (SyntaxError, ValueError, RecursionError):
+                self._trees[path] = None
+        return self._trees[path]
+
+    def scan(self, path: Path, names: frozenset[str]) -> _Scan | None:
+        """How ``path`` mentions ``names`` or a local alias of one (None: ast rejects it).
+
+        ``from m import X as Y`` and ``import m.X as Y`` add ``Y`` to the names.
+        """
+        tree = self.tree(path)
+        if tree is None:
+            return None
+        local = set(names)
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                for alias in node.names:
+                    if alias.asname and alias.name.rpartition(".")[2] in names:
+                        local.add(alias.asname)
+        visitor = _Mentions(frozenset(local))
+        visitor.visit(tree)
+        return _Scan(visitor.value_use, visitor.class_style)
+
+
 # -- the engine's view: which classes exist and which ``apply`` converts ------------------
 
 
-def _plan_tree(paths: list[Path], options: Options) -> api.RunResult:
+def _plan_tree(paths: list[Path], options: Options,
+               asts: _AstFiles | None = None) -> api.RunResult:
     """Read, analyse and plan the tree as ``api.run`` does, without building new texts.
 
     The refusal rounds are the engine's: a class used as a class where no rewrite
@@ -186,11 +295,13 @@ def _plan_tree(paths: list[Path], options: Options) -> api.RunResult:
         except SourceError as exc:
             result.files.append(FileResult(path, Outcome.FAILED, error=str(exc)))
     index = api._analyse(result.sources, result)
+    asts = asts if asts is not None else _AstFiles(result.sources)
+    asts.sources = result.sources
     forced: dict[str, str] = {}
     plan = _build_plan(index, options, forced)
     for _ in range(api._MAX_ROUNDS):
         new_forced = dict(forced)
-        for ff in _use_site_files(plan, result):
+        for ff in _use_site_files(plan, result, asts):
             for line, _col, qual, code in _leftovers(ff, plan):
                 # The same words as ``api.run``: ``check`` and ``apply`` tell one story.
                 new_forced.setdefault(
@@ -213,16 +324,27 @@ def _build_plan(index: ClassIndex, options: Options, forced: dict[str, str]) -> 
                       feature_prefix=options.feature_prefix)
 
 
-def _use_site_files(plan: Plan, result: api.RunResult) -> list[FileFacts]:
-    """Files that define a Parameter class or name a converted one (parsed if needed)."""
+def _use_site_files(plan: Plan, result: api.RunResult, asts: _AstFiles) -> list[FileFacts]:
+    """Files where a use of a converted class can be left unhandled (parsed if needed).
+
+    The files that define a Parameter class, and those naming a converted class (or a
+    local alias of one) other than in imports and as the callee of a construction call:
+    the engine's leftover scan skips exactly those two positions, so a file that has no
+    other mention cannot hold a leftover and is not parsed for it.
+    """
     names = frozenset(p.name for p in plan.converted().values())
     defining = {p.facts.path for p in plan.classes.values()}
     out = []
     for path, source in sorted(result.sources.items()):
-        if path in defining or prefilter(source.text, names):
-            ff = _facts(path, result)
-            if ff is not None:
-                out.append(ff)
+        if path not in defining:
+            if not prefilter(source.text, names):
+                continue
+            scan = asts.scan(path, names)
+            if scan is not None and not scan.value_use:
+                continue
+        ff = _facts(path, result)
+        if ff is not None:
+            out.append(ff)
     return out
 
 
@@ -262,8 +384,8 @@ class _Target:
     feature: str
 
 
-def _converted_names(ff: FileFacts) -> list[_Target]:
-    """What ``apply`` left in ``ff``: a factory or a shadow class per ``Features`` member.
+def _converted_names(tree: ast.Module, module: str) -> list[_Target]:
+    """What ``apply`` left in a module: a factory or a kept class per ``Features`` member.
 
     Each member's value is the former class's qualified name; the module defines a
     function of that name (the factory) or, for a class ``apply`` kept as a shadow, the
@@ -272,32 +394,66 @@ def _converted_names(ff: FileFacts) -> list[_Target]:
     features: dict[str, str] = {}  # member -> former class name
     functions: set[str] = set()
     classes: set[str] = set()
-    for stmt in ff.module.body:
-        if isinstance(stmt, cst.FunctionDef):
-            functions.add(stmt.name.value)
-        elif isinstance(stmt, cst.ClassDef) and stmt.name.value != FEATURES_NAME:
-            classes.add(stmt.name.value)
-        elif isinstance(stmt, cst.ClassDef):
-            body = stmt.body.body if isinstance(stmt.body, cst.IndentedBlock) else ()
-            for line in body:
-                if not isinstance(line, cst.SimpleStatementLine):
-                    continue
-                for small in line.body:
-                    if isinstance(small, cst.Assign) and len(small.targets) == 1 \
-                            and isinstance(small.targets[0].target, cst.Name):
-                        member = small.targets[0].target.value
-                        value = small.value
-                        text = value.evaluated_value if isinstance(value, cst.SimpleString) \
-                            else None
-                        features[member] = (text.rpartition(".")[2]
-                                            if isinstance(text, str) and text else member)
+    for stmt in tree.body:
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            functions.add(stmt.name)
+        elif isinstance(stmt, ast.ClassDef) and stmt.name != FEATURES_NAME:
+            classes.add(stmt.name)
+        elif isinstance(stmt, ast.ClassDef):
+            for member in stmt.body:
+                if isinstance(member, ast.Assign) and len(member.targets) == 1 \
+                        and isinstance(member.targets[0], ast.Name):
+                    value = member.value
+                    text = value.value if isinstance(value, ast.Constant) else None
+                    name = member.targets[0].id
+                    features[name] = text.rpartition(".")[2] \
+                        if isinstance(text, str) and text else name
     out = []
     for member, name in sorted(features.items()):
         if name in functions:
-            out.append(_Target("factory", name, ff.module_name, member))
+            out.append(_Target("factory", name, module, member))
         elif name in classes:
-            out.append(_Target("shadow", name, ff.module_name, member))
+            out.append(_Target("shadow", name, module, member))
     return out
+
+
+class _Resolver:
+    """Qualified names as the engine resolves them (``FileFacts.resolve``, then re-exports
+    followed like ``ClassIndex.canonical``), parsing a re-exporting module on demand.
+
+    Only files that mention a target name can re-export it, so ``modules`` (module name
+    -> path of those files) is where the next hop is looked for.
+    """
+
+    def __init__(self, run: api.RunResult, modules: dict[str, Path], stop: dict[str, _Target]) -> None:
+        self.run = run
+        self.modules = modules
+        self.stop = stop
+        self.files: dict[str, FileFacts | None] = {ff.module_name: ff for ff in run.facts.values()}
+
+    def _file(self, module: str) -> FileFacts | None:
+        if module not in self.files:
+            path = self.modules.get(module)
+            self.files[module] = _facts(path, self.run) if path is not None else None
+        return self.files[module]
+
+    def canonical(self, qualname: str | None, _seen: frozenset[str] = frozenset()) -> str | None:
+        """Follow re-exports: ``pkg.X`` -> ``pkg.mod.X`` when ``pkg/__init__.py`` imports it."""
+        if qualname is None or qualname in self.stop or qualname in _seen:
+            return qualname
+        module, _, name = qualname.rpartition(".")
+        while module:
+            ff = self._file(module)
+            if ff is not None:
+                head, _, rest = name.partition(".")
+                target = ff.bindings.get(head)
+                if target is None:
+                    return qualname
+                full = f"{target}.{rest}" if rest else target
+                return self.canonical(full, _seen | {qualname})
+            module, _, parent = module.rpartition(".")
+            name = f"{parent}.{name}"
+        return qualname
 
 
 # -- the use-site visitor -----------------------------------------------------------------
@@ -312,15 +468,15 @@ class _ClassStyleUses(cst.CSTVisitor):
     """Class-style uses of target names in one file: checks and class bases.
 
     Records ``(node, kind, [(spelling, target), ...])`` where ``kind`` says which check
-    (``isinstance``, ``type() is``, ``class base``...). The engine's own import
-    resolution is used (``FileFacts.resolve`` then ``ClassIndex.canonical``), so
-    ``import pkg.params as m; isinstance(p, m.X)`` and re-exports resolve like ``apply``'s.
+    (``isinstance``, ``type() is``, ``class base``...). Names resolve as the engine's
+    do (``FileFacts.resolve``, then re-exports as ``ClassIndex.canonical`` follows them),
+    so ``import pkg.params as m; isinstance(p, m.X)`` and re-exports resolve like ``apply``'s.
     """
 
-    def __init__(self, ff: FileFacts, index: ClassIndex, targets: dict[str, _Target],
+    def __init__(self, ff: FileFacts, resolver: _Resolver, targets: dict[str, _Target],
                  planned_classes: set[int]) -> None:
         self.ff = ff
-        self.index = index
+        self.resolver = resolver
         self.targets = targets
         #: ids of the top-level ClassDef nodes that are Parameter classes of the plan:
         #: their bases are CM001's business, not a use.
@@ -343,7 +499,7 @@ class _ClassStyleUses(cst.CSTVisitor):
     def _target(self, expr: cst.BaseExpression) -> _Target | None:
         if not isinstance(expr, (cst.Name, cst.Attribute)):
             return None
-        qual = self.index.canonical(self.ff.resolve(expr))
+        qual = self.resolver.canonical(self.ff.resolve(expr))
         return self.targets.get(qual) if qual is not None else None
 
     def _named(self, exprs: Iterable[cst.BaseExpression]) -> list[tuple[str, _Target]]:
@@ -457,14 +613,22 @@ class _Locator:
     cannot parse the file, the file falls back to the PositionProvider.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, asts: _AstFiles | None = None) -> None:
+        self._asts = asts
         self._files: dict[Path, tuple[list[str], dict[str, list[tuple[int, int]]]] | None] = {}
 
     def _index(self, ff: FileFacts, text: str) -> tuple[list[str], dict[str, list[tuple[int, int]]]] | None:
         if ff.path not in self._files:
-            try:
-                tree = ast.parse(text)
-            except (SyntaxError, ValueError):
+            tree: ast.Module | None = None
+            if self._asts is not None and ff.path in self._asts.sources \
+                    and self._asts.sources[ff.path].text == text:
+                tree = self._asts.tree(ff.path)
+            else:
+                try:
+                    tree = ast.parse(text)
+                except (SyntaxError, ValueError, RecursionError):
+                    pass
+            if tree is None:
                 self._files[ff.path] = None
                 return None
             found: dict[str, list[tuple[int, int]]] = {"class": [], "call": [], "cmp": []}
@@ -641,11 +805,12 @@ def check_tree(paths: list[Path], options: Options) -> CheckResult:
 
     Raises ``DiscoveryError`` for a path that does not exist or is not Python.
     """
-    run = _plan_tree(paths, options)
+    asts = _AstFiles({})
+    run = _plan_tree(paths, options, asts)
     plan = run.plan
     assert plan is not None
     findings: list[Finding] = []
-    locator = _Locator()
+    locator = _Locator(asts)
 
     # CM001: every Parameter class, unless allow-listed.
     for qualname in sorted(plan.classes):
@@ -662,24 +827,29 @@ def check_tree(paths: list[Path], options: Options) -> CheckResult:
     converted_modules: list[str] = []
     for path, source in sorted(run.sources.items()):
         if FEATURES_NAME in source.text and _FEATURES_CLASS.search(source.text):
-            ff = _facts(path, run)
-            left = _converted_names(ff) if ff is not None else []
-            if ff is not None and left:
-                converted_modules.append(ff.module_name)
+            tree = asts.tree(path)
+            module = module_name_for(path)
+            left = _converted_names(tree, module) if tree is not None else []
+            if left:
+                converted_modules.append(module)
                 for target in left:
-                    qual = f"{ff.module_name}.{target.name}" if ff.module_name else target.name
+                    qual = f"{module}.{target.name}" if module else target.name
                     # A shadow is also a Parameter class of the plan: "kept" wins.
                     targets.setdefault(qual, target)
 
-    # CM002/CM003/CM004: class-style uses, in the files that name a target.
+    # CM002/CM003/CM004: class-style uses, in the files that name a target there.
     names = frozenset(t.name for t in targets.values())
-    to_visit = [p for p, s in sorted(run.sources.items()) if prefilter(s.text, names)]
-    visited = [ff for ff in (_facts(p, run) for p in to_visit) if ff is not None]
-    # Re-exports are followed over every parsed file (``pkg/__init__.py`` importing X).
-    index = ClassIndex.build(list(run.facts.values()))
+    mentioning = [p for p, s in sorted(run.sources.items()) if prefilter(s.text, names)]
+    resolver = _Resolver(run, {module_name_for(p): p for p in mentioning}, targets)
     planned = {id(p.facts.node) for p in plan.classes.values()}
-    for ff in visited:
-        visitor = _ClassStyleUses(ff, index, targets, planned)
+    for path in mentioning:
+        scan = asts.scan(path, names)
+        if scan is not None and not scan.class_style:
+            continue
+        ff = _facts(path, run)
+        if ff is None:
+            continue
+        visitor = _ClassStyleUses(ff, resolver, targets, planned)
         ff.module.visit(visitor)
         text = run.sources[ff.path].text
         for node, kind, named in visitor.found:
