@@ -45,7 +45,7 @@ from codemod import api
 from codemod.analysis.classes import ClassFacts, FileFacts
 from codemod.analysis.index import ClassIndex
 from codemod.analysis.names import dotted, module_name_for
-from codemod.discovery import iter_python_files, prefilter
+from codemod.discovery import inert, iter_python_files, prefilter
 from codemod.fileio import SourceError, SourceFile, read_source
 from codemod.planning.plan import FEATURES_NAME, Plan, build_plan
 from codemod.transforms.refs import FileRefs
@@ -171,21 +171,13 @@ class CheckResult:
 # -- a cheap look before parsing with LibCST -----------------------------------------------
 
 
-@dataclass(frozen=True)
-class _Scan:
-    """How a file mentions a set of names (whole identifiers, as ``Name`` or ``x.Name``)."""
-
-    #: A mention other than inside an import or as the callee of a call (``X(...)``).
-    value_use: bool
-    #: A mention in a class statement's bases, an ``isinstance``/``issubclass`` call or a
-    #: comparison: where every finding of CM002-CM004 is.
-    class_style: bool
-
-
 class _Mentions(ast.NodeVisitor):
+    """Whether a module names one of ``names`` (as ``Name`` or ``x.Name``) in a class
+    statement's bases, an ``isinstance``/``issubclass`` call or a comparison: the only
+    places a finding of CM002-CM004 can be."""
+
     def __init__(self, names: frozenset[str]) -> None:
         self.names = set(names)
-        self.value_use = False
         self.class_style = False
 
     def _named(self, expr: ast.AST) -> bool:
@@ -216,25 +208,7 @@ class _Mentions(ast.NodeVisitor):
         if isinstance(func, ast.Name) and func.id in ("isinstance", "issubclass") \
                 and any(self._mentions(arg) for arg in node.args):
             self.class_style = True
-        if self._named(func):
-            # ``X(...)``/``mod.X(...)``: a construction; ``mod`` itself is no mention.
-            if isinstance(func, ast.Attribute):
-                self.visit(func.value)
-        else:
-            self.visit(func)
-        for arg in node.args:
-            self.visit(arg)
-        for keyword in node.keywords:
-            self.visit(keyword.value)
-
-    def visit_Name(self, node: ast.Name) -> None:
-        if node.id in self.names:
-            self.value_use = True
-
-    def visit_Attribute(self, node: ast.Attribute) -> None:
-        if node.attr in self.names:
-            self.value_use = True
-        self.visit(node.value)
+        self.generic_visit(node)
 
 
 class _AstFiles:
@@ -256,8 +230,9 @@ class _AstFiles:
                 self._trees[path] = None
         return self._trees[path]
 
-    def scan(self, path: Path, names: frozenset[str]) -> _Scan | None:
-        """How ``path`` mentions ``names`` or a local alias of one (None: ast rejects it).
+    def class_style(self, path: Path, names: frozenset[str]) -> bool | None:
+        """Whether ``path`` names one of ``names`` (or a local alias of one) where a
+        finding of CM002-CM004 can be (None: ast rejects the file).
 
         ``from m import X as Y`` and ``import m.X as Y`` add ``Y`` to the names.
         """
@@ -272,14 +247,13 @@ class _AstFiles:
                         local.add(alias.asname)
         visitor = _Mentions(frozenset(local))
         visitor.visit(tree)
-        return _Scan(visitor.value_use, visitor.class_style)
+        return visitor.class_style
 
 
 # -- the engine's view: which classes exist and which ``apply`` converts ------------------
 
 
-def _plan_tree(paths: list[Path], options: Options,
-               asts: _AstFiles | None = None) -> api.RunResult:
+def _plan_tree(paths: list[Path], options: Options) -> api.RunResult:
     """Read, analyse and plan the tree as ``api.run`` does, without building new texts.
 
     The refusal rounds are the engine's: a class used as a class where no rewrite
@@ -295,13 +269,11 @@ def _plan_tree(paths: list[Path], options: Options,
         except SourceError as exc:
             result.files.append(FileResult(path, Outcome.FAILED, error=str(exc)))
     index = api._analyse(result.sources, result)
-    asts = asts if asts is not None else _AstFiles(result.sources)
-    asts.sources = result.sources
     forced: dict[str, str] = {}
     plan = _build_plan(index, options, forced)
     for _ in range(api._MAX_ROUNDS):
         new_forced = dict(forced)
-        for ff in _use_site_files(plan, result, asts):
+        for ff in _use_site_files(plan, result):
             for line, _col, qual, code in _leftovers(ff, plan):
                 # The same words as ``api.run``: ``check`` and ``apply`` tell one story.
                 new_forced.setdefault(
@@ -324,27 +296,21 @@ def _build_plan(index: ClassIndex, options: Options, forced: dict[str, str]) -> 
                       feature_prefix=options.feature_prefix)
 
 
-def _use_site_files(plan: Plan, result: api.RunResult, asts: _AstFiles) -> list[FileFacts]:
+def _use_site_files(plan: Plan, result: api.RunResult) -> list[FileFacts]:
     """Files where a use of a converted class can be left unhandled (parsed if needed).
 
-    The files that define a Parameter class, and those naming a converted class (or a
-    local alias of one) other than in imports and as the callee of a construction call:
-    the engine's leftover scan skips exactly those two positions, so a file that has no
-    other mention cannot hold a leftover and is not parsed for it.
+    The engine's choice for ``apply`` (``api._candidates``) without the backing fields,
+    which only matter to rewrites: the files that define a Parameter class, and those
+    naming a converted class (or an alias of one) in a way that is not ``inert``.
     """
-    names = frozenset(p.name for p in plan.converted().values())
+    names = api.hierarchy_names(plan.index, result.facts.values(), plan.converted())
     defining = {p.facts.path for p in plan.classes.values()}
     out = []
     for path, source in sorted(result.sources.items()):
-        if path not in defining:
-            if not prefilter(source.text, names):
-                continue
-            scan = asts.scan(path, names)
-            if scan is not None and not scan.value_use:
-                continue
-        ff = _facts(path, result)
-        if ff is not None:
-            out.append(ff)
+        if path in defining or (prefilter(source.text, names) and not inert(source.text, names)):
+            ff = _facts(path, result)
+            if ff is not None:
+                out.append(ff)
     return out
 
 
@@ -805,8 +771,8 @@ def check_tree(paths: list[Path], options: Options) -> CheckResult:
 
     Raises ``DiscoveryError`` for a path that does not exist or is not Python.
     """
-    asts = _AstFiles({})
-    run = _plan_tree(paths, options, asts)
+    run = _plan_tree(paths, options)
+    asts = _AstFiles(run.sources)
     plan = run.plan
     assert plan is not None
     findings: list[Finding] = []
@@ -838,13 +804,13 @@ def check_tree(paths: list[Path], options: Options) -> CheckResult:
                     targets.setdefault(qual, target)
 
     # CM002/CM003/CM004: class-style uses, in the files that name a target there.
-    names = frozenset(t.name for t in targets.values())
+    names = frozenset(t.name for t in targets.values()) | api.hierarchy_names(
+        plan.index, run.facts.values(), [q for q, t in targets.items() if q in plan.classes])
     mentioning = [p for p, s in sorted(run.sources.items()) if prefilter(s.text, names)]
     resolver = _Resolver(run, {module_name_for(p): p for p in mentioning}, targets)
     planned = {id(p.facts.node) for p in plan.classes.values()}
     for path in mentioning:
-        scan = asts.scan(path, names)
-        if scan is not None and not scan.class_style:
+        if asts.class_style(path, names) is False:
             continue
         ff = _facts(path, run)
         if ff is None:

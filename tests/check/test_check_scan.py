@@ -14,31 +14,27 @@ NAMES = frozenset({"Packed", "Base"})
 
 
 @pytest.mark.parametrize(
-    ("source", "value_use", "class_style"),
+    ("source", "class_style"),
     [
-        pytest.param("from pkg import Packed\nimport pkg.params as pm\n", False, False, id="imports"),
-        pytest.param("from pkg import Packed\np = Packed(data=1)\n", False, False, id="construction"),
-        pytest.param("import pkg.params as pm\np = pm.Packed(1)\n", False, False, id="module-construction"),
-        pytest.param("f(Packed=1)\ndef g(Packed): pass\n", False, False, id="keyword-and-param"),
-        pytest.param("from pkg import Packed as P\np = P(1)\n", False, False, id="alias-construction"),
-        pytest.param("from pkg import Packed as P\nk = P\n", True, False, id="alias-value"),
-        pytest.param("import pkg.params.Packed as P\nk = P\n", True, False, id="import-as-value"),
-        pytest.param("Packed.load(p, w)\n", True, False, id="unbound-method"),
-        pytest.param("def f(p: Packed): pass\n", True, False, id="annotation"),
-        pytest.param("KINDS = {'p': Packed}\n", True, False, id="value"),
-        pytest.param("ok = isinstance(p, (int, pm.Base))\n", True, True, id="isinstance"),
-        pytest.param("ok = issubclass(Packed, object)\n", True, True, id="issubclass"),
-        pytest.param("ok = type(p) is Packed\n", True, True, id="compare"),
-        pytest.param("class Mine(Packed):\n    pass\n", True, True, id="base"),
-        pytest.param("ok = isinstance(p, int)\nPacked(1)\n", False, False, id="unrelated-check"),
+        pytest.param("from pkg import Packed\nimport pkg.params as pm\n", False, id="imports"),
+        pytest.param("from pkg import Packed\np = Packed(data=1)\n", False, id="construction"),
+        pytest.param("p = pm.Packed(1)\nk = {'a': Packed}\n", False, id="values"),
+        pytest.param("def f(p: Packed): pass\n", False, id="annotation"),
+        pytest.param("ok = isinstance(p, int)\nPacked(1)\n", False, id="unrelated-check"),
+        pytest.param("ok = isinstance(p, (int, pm.Base))\n", True, id="isinstance"),
+        pytest.param("ok = issubclass(Packed, object)\n", True, id="issubclass"),
+        pytest.param("ok = type(p) is Packed\n", True, id="compare"),
+        pytest.param("ok = [p.__class__ in (1, Packed) for p in ps]\n", True, id="nested-compare"),
+        pytest.param("class Mine(Packed):\n    pass\n", True, id="base"),
+        pytest.param("def f():\n    class Mine(pm.Packed): pass\n", True, id="nested-base"),
+        pytest.param("from pkg import Packed as P\nok = isinstance(p, P)\n", True, id="alias"),
+        pytest.param("import pkg.params.Packed as P\nok = type(p) == P\n", True, id="import-as"),
+        pytest.param("from pkg import Other as P\nok = isinstance(p, P)\n", False, id="other-alias"),
     ],
 )
-def test_scan(source, value_use, class_style):
-    path = Path("m.py")
-    files = _AstFiles({path: _source(source)})  # type: ignore[dict-item]
-    scan = files.scan(path, NAMES)
-    assert scan is not None
-    assert (scan.value_use, scan.class_style) == (value_use, class_style)
+def test_class_style(source, class_style):
+    files = _AstFiles({Path("m.py"): _source(source)})  # type: ignore[dict-item]
+    assert files.class_style(Path("m.py"), NAMES) is class_style
 
 
 class _source:
@@ -48,9 +44,9 @@ class _source:
         self.text = text
 
 
-def test_scan_of_unparsable_text_is_none():
+def test_unparsable_text_is_none():
     files = _AstFiles({Path("m.py"): _source("def (:\n")})  # type: ignore[dict-item]
-    assert files.scan(Path("m.py"), NAMES) is None
+    assert files.class_style(Path("m.py"), NAMES) is None
 
 
 def test_files_that_only_import_and_construct_are_not_parsed(tmp_path, capsys):
