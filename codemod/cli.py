@@ -9,9 +9,11 @@ summary to stderr. Exit codes as ruff/black: 0 nothing to do, 1 changes made or 
 from __future__ import annotations
 
 import io
+import os
 import sys
+import time
 from pathlib import Path
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence, TextIO
 
 import click
 
@@ -21,6 +23,9 @@ from codemod.discovery import DiscoveryError
 from codemod.fileio import SourceError, encode_source, write_atomic
 from codemod.output.diff import unified_diff
 from codemod.types import DEFAULT_EXCLUDES, Options
+
+if TYPE_CHECKING:
+    from click._termui_impl import ProgressBar
 
 EXIT_CLEAN, EXIT_CHANGES, EXIT_ERROR = 0, 1, 2
 
@@ -42,7 +47,7 @@ def _options(paths: tuple[Path, ...], exclude: tuple[str, ...], extend_exclude: 
         allow_classes=tuple(config.allow_classes),
         allow_value_uses=config.allow_value_uses,
         feature_prefix=config.feature_prefix,
-        jobs=jobs or config.jobs or 1,
+        jobs=jobs or config.jobs or os.cpu_count() or 1,
     )
 
 
@@ -62,7 +67,7 @@ _paths = click.argument(
 _exclude = click.option("--exclude", multiple=True, help="Glob to exclude (replaces the defaults).")
 _extend = click.option("--extend-exclude", multiple=True, help="Glob to exclude, added to the defaults.")
 _jobs = click.option("--jobs", "-j", type=click.IntRange(min=1), default=None,
-                     help="Worker processes (default: from config, else 1).")
+                     help="Worker processes (default: from config, else the number of CPUs).")
 
 
 @cli.command()
@@ -75,7 +80,11 @@ def apply(paths: tuple[Path, ...], dry_run: bool, exclude: tuple[str, ...],
           extend_exclude: tuple[str, ...], jobs: int | None) -> None:
     """Convert Parameter subclasses under PATHS (in place, or as a diff with --dry-run)."""
     options = _options(paths, exclude, extend_exclude, jobs)
-    result = api.run(list(paths), options)
+    progress = _Progress(sys.stderr)
+    try:
+        result = api.run(list(paths), options, progress=progress)
+    finally:
+        progress.close()
     for failed in result.failed():
         _err(f"error: {failed.error}", fg="red")
     changed = result.changed()
@@ -97,6 +106,55 @@ def apply(paths: tuple[Path, ...], dry_run: bool, exclude: tuple[str, ...],
         raise _Exit(EXIT_ERROR)
     real_refusals = [r for r in result.refusals if "allow-classes" not in r.reason]
     raise _Exit(EXIT_CHANGES if changed or real_refusals else EXIT_CLEAN)
+
+
+class _Progress:
+    """click's progress bar on stderr, for a run that lasts longer than a moment.
+
+    Shown only when stderr is a terminal, and only once the run has taken ``DELAY``
+    seconds (a quick run prints nothing but its result); one bar per stage of the
+    engine (parsing, converting).
+    """
+
+    DELAY = 0.5
+    LABELS = {"parse": "parsing   ", "convert": "converting"}
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+        self.enabled = _isatty(stream)
+        self.started = time.monotonic()
+        self.bar: ProgressBar[int] | None = None
+        self.stage = ""
+        self.position = 0
+
+    def __call__(self, stage: str, done: int, total: int) -> None:
+        if not self.enabled:
+            return
+        if self.bar is not None and stage != self.stage:
+            self.close()
+        if self.bar is None:
+            if time.monotonic() - self.started < self.DELAY:
+                return
+            self.bar = click.progressbar(length=total, label=self.LABELS.get(stage, stage),
+                                         file=self.stream, show_pos=True)
+            self.bar.__enter__()
+            self.stage, self.position = stage, 0
+        self.bar.length = max(total, done)
+        self.bar.update(done - self.position)
+        self.position = done
+
+    def close(self) -> None:
+        """End the current bar (its line stays; the summary follows below it)."""
+        if self.bar is not None:
+            self.bar.__exit__(None, None, None)
+            self.bar = None
+
+
+def _isatty(stream: TextIO) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):  # no isatty, or closed
+        return False
 
 
 def _summary(result: api.RunResult, dry_run: bool, written: int) -> None:
