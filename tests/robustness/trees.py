@@ -1,0 +1,162 @@
+"""Small source trees for the robustness tests, and ways to run the CLI on them.
+
+The hierarchy here is the tests' own (not a golden fixture), so that these tests pin
+input handling, not what the conversion looks like: every expectation about converted
+text is computed by running the tool on a plain variant of the same tree.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import stat
+import subprocess
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+
+import pytest
+
+from codemod.cli import main
+
+#: A Parameter hierarchy: a base with a property over a backing field and a loader, a
+#: subclass with its own ``__init__``. The docstring holds a non-ASCII character so that
+#: every encoding variant has something to encode.
+HIERARCHY = '''\
+"""Parameters with a loader; caf\u00e9 edition."""
+import torch
+from torch import nn
+
+
+class BaseParam(nn.Parameter):
+    """Base kind (\u00e9)."""
+
+    def __new__(cls, data, **kwargs):
+        return super().__new__(cls, data=data, requires_grad=False)
+
+    def __init__(self, data, loader):
+        self._loader = loader
+
+    @property
+    def loader(self):
+        return self._loader
+
+    def load(self, weight):
+        self.data.copy_(weight)
+
+
+class SplitParam(BaseParam):
+    def __init__(self, dim, **kwargs):
+        self._dim = dim
+        super().__init__(**kwargs)
+
+    def load(self, weight):
+        size = self.data.shape[self._dim]
+        self.data.copy_(weight.narrow(self._dim, 0, size))
+'''
+
+#: A module of the same package that uses the classes: a cross-file use site.
+USE_SITE = '''\
+from pkg.params import BaseParam
+
+
+def is_base(p):
+    return isinstance(p, BaseParam)
+'''
+
+#: A module that mentions no Parameter class: never rewritten.
+UNRELATED = '''\
+def helper(x):
+    return x + 1
+'''
+
+
+def base_tree(root: Path, **overrides: bytes | str | None) -> Path:
+    """``root/tree/pkg`` with ``__init__.py``, ``params.py``, ``use.py``, ``other.py``.
+
+    ``overrides`` (keyword = file name without ``.py``) replaces a file's content, adds a
+    file, or (None) leaves it out. Returns ``root/tree``.
+    """
+    files: dict[str, bytes | str | None] = {
+        "__init__": "", "params": HIERARCHY, "use": USE_SITE, "other": UNRELATED,
+    }
+    files.update(overrides)
+    tree = root / "tree"
+    pkg = tree / "pkg"
+    pkg.mkdir(parents=True)
+    for name, content in files.items():
+        if content is None:
+            continue
+        path = pkg / f"{name}.py"
+        if isinstance(content, str):
+            path.write_bytes(content.encode())
+        else:
+            path.write_bytes(content)
+    return tree
+
+
+Snapshot = dict[str, object]
+
+
+def snapshot(root: Path) -> Snapshot:
+    """Every entry under ``root``: bytes for a file, ("link", target), ("fifo",), ("dir",)."""
+    out: Snapshot = {}
+    for dirpath, dirnames, filenames in os.walk(root):
+        for name in dirnames + filenames:
+            path = Path(dirpath) / name
+            rel = path.relative_to(root).as_posix()
+            info = os.lstat(path)
+            if stat.S_ISLNK(info.st_mode):
+                out[rel] = ("link", os.readlink(path))
+            elif stat.S_ISDIR(info.st_mode):
+                out[rel] = ("dir",)
+            elif stat.S_ISFIFO(info.st_mode):
+                out[rel] = ("fifo",)
+            else:
+                out[rel] = (path.read_bytes(), stat.S_IMODE(info.st_mode))
+    return out
+
+
+def changed(before: Snapshot, after: Snapshot) -> set[str]:
+    """Entries that differ, appeared or disappeared (a leftover temp file shows here)."""
+    return {k for k in before.keys() | after.keys() if before.get(k) != after.get(k)}
+
+
+def codemod_command() -> list[str]:
+    """The installed console script next to this interpreter, else the module."""
+    script = Path(sys.executable).with_name("codemod")
+    if script.exists():
+        return [str(script)]
+    return [sys.executable, "-c", "from codemod.cli import main_entry; main_entry()"]
+
+
+def run_main(args: list[str], cwd: Path, capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    """``main(args)`` in this process, in ``cwd``; returns (code, stdout, stderr)."""
+    capsys.readouterr()
+    old = Path.cwd()
+    os.chdir(cwd)
+    try:
+        code = main(args)
+    finally:
+        os.chdir(old)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def run_process(args: list[str], cwd: Path, env: Mapping[str, str] | None = None,
+                timeout: float = 300) -> tuple[int, str, str]:
+    """``codemod ARGS`` as a subprocess in ``cwd``; returns (code, stdout, stderr)."""
+    proc = subprocess.run(
+        [*codemod_command(), *args], cwd=cwd, capture_output=True, text=True,
+        timeout=timeout, env={**os.environ, **(env or {})},
+    )
+    return proc.returncode, proc.stdout, proc.stderr
+
+
+TRACEBACK = re.compile(r"^Traceback \(most recent call last\)", re.MULTILINE)
+
+
+def copy_tree(src: Path, dst: Path) -> None:
+    """Copy a tree keeping symlinks as links."""
+    shutil.copytree(src, dst, symlinks=True)
