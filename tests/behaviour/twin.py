@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import inspect
 import shutil
 import sys
 import types
@@ -125,6 +126,12 @@ def _check_bindings(copy: EngineCopy, package: str) -> None:
     owned = {id(module.__dict__) for module in copy.modules.values()}
     for module in copy.modules.values():
         for attr, value in vars(module).items():
+            # A decorated function (``@torch.no_grad()``, ``functools.wraps``) carries the
+            # wrapped one's ``__module__`` but the decorator's globals: check the original.
+            try:
+                value = inspect.unwrap(value) if callable(value) else value
+            except ValueError:  # a wrapper loop (e.g. a Mock): not a function of ours
+                continue
             if isinstance(value, types.FunctionType) and str(
                 getattr(value, "__module__", "")
             ).startswith(package):
