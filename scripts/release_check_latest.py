@@ -1,0 +1,601 @@
+#!/usr/bin/env python3
+"""Release check on the newest vLLM: convert the whole tree, then compare in isolation.
+
+Steps:
+
+1. get the wheel (``pip download --no-deps vllm==0.34.0``, or ``--wheel PATH``) and
+   unpack only ``vllm/**/*.py``;
+2. copy the whole ``vllm/`` tree, put ``[tool.codemod] allow-value-uses = true`` in a
+   ``pyproject.toml`` above it and run ``codemod apply`` on it (the CLI, as a user
+   would); report the files changed, the classes converted and kept (refusals) and the
+   time; then check that a second ``apply`` changes nothing, run ``scripts/verify_tree.py``
+   on the pair, and record what ``codemod check`` still finds;
+3. build two small package trees, *before* and *after*, holding the real
+   ``model_executor/parameter.py``, ``layers/quantization/kv_cache.py`` and
+   ``model_loader/reload/{layerwise,meta,sanitize,types,utils}.py`` (original, and as the
+   whole-tree conversion left them), plus stubs for the few vLLM modules they import
+   (``vllm.distributed`` with a settable tensor-parallel position, ``vllm.logger``,
+   ``vllm.platforms``, ``vllm.model_executor.utils.copy_weight_``...) and a *probe*
+   module of class checks written as vLLM writes them, which ``codemod apply`` rewrites
+   in the *after* tree (an isolated conversion whose ``parameter.py`` and ``kv_cache.py``
+   must equal the whole-tree ones);
+4. import both trees side by side (``tests/behaviour/twin.py``) and run the battery of
+   ``tests/behaviour/battery_latest.py`` on them.
+
+Prints a summary (cases, tensors compared bit for bit, failures) and exits 0 when
+everything agrees, 1 on any difference, 2 when it could not run. Needs torch and the
+repository's ``.venv`` (``bash scripts/setup.sh test``):
+
+    .venv/bin/python scripts/release_check_latest.py                     # downloads the wheel
+    .venv/bin/python scripts/release_check_latest.py --wheel vllm-0.34.0-*.whl
+"""
+
+from __future__ import annotations
+
+import argparse
+import filecmp
+import importlib.util
+import logging
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+if str(REPO_ROOT) not in sys.path:
+    sys.path.insert(0, str(REPO_ROOT))
+
+from scripts.release_check import (  # noqa: E402 - after the sys.path entry
+    STUB_DISTRIBUTED,
+    fetch_wheel,
+    log,
+    unpack_sources,
+)
+
+VERSION = "0.34.0"
+PARAMETER = "vllm/model_executor/parameter.py"
+KV_CACHE = "vllm/model_executor/layers/quantization/kv_cache.py"
+RELOAD = "vllm/model_executor/model_loader/reload"
+# The real files the isolated trees hold (everything else there is a stub).
+MIXED_PRECISION = "vllm/model_executor/kernels/linear/mixed_precision"
+REAL_FILES = (
+    PARAMETER,
+    KV_CACHE,
+    "vllm/model_executor/utils.py",
+    "vllm/model_executor/layers/quantization/utils/__init__.py",
+    "vllm/model_executor/layers/quantization/utils/layer_utils.py",
+    f"{MIXED_PRECISION}/MPLinearKernel.py",
+    f"{MIXED_PRECISION}/conch.py",
+    f"{MIXED_PRECISION}/exllama.py",
+    *(f"{RELOAD}/{name}.py" for name in ("layerwise", "meta", "sanitize", "types", "utils")),
+)
+PROBE = "vllm/release_probe.py"
+SUBMODULES = (
+    "vllm.distributed",
+    "vllm.model_executor.parameter",
+    "vllm.model_executor.layers.quantization.kv_cache",
+    "vllm.model_executor.model_loader.reload.layerwise",
+    "vllm.model_executor.model_loader.reload.meta",
+    "vllm.model_executor.kernels.linear.mixed_precision.conch",
+    "vllm.model_executor.kernels.linear.mixed_precision.exllama",
+    "vllm.release_probe",
+)
+
+STUB_LOGGER = '''"""Stub of vllm.logger for the release check (with vLLM's *_once methods)."""
+
+import logging
+
+
+def init_logger(name: str) -> logging.Logger:
+    logger = logging.getLogger(name)
+    for level in ("debug", "info", "warning"):
+        setattr(logger, f"{level}_once", getattr(logger, level))
+    return logger
+'''
+
+STUB_PLATFORMS = '''"""Stub of vllm.platforms: a platform that needs no synced weight loader (CPU/CUDA)."""
+
+
+class _Platform:
+    @classmethod
+    def use_sync_weight_loader(cls) -> bool:
+        return False
+
+    @classmethod
+    def make_synced_weight_loader(cls, original_weight_loader):
+        return original_weight_loader
+
+    @classmethod
+    def is_fp8_fnuz(cls) -> bool:
+        return False
+
+    @classmethod
+    def is_integrated_gpu(cls, device_index=None) -> bool:
+        return False
+
+    @classmethod
+    def is_cuda_alike(cls) -> bool:
+        return True
+
+
+current_platform = _Platform()
+'''
+
+STUB_BASE_CONFIG = '''"""Stub of vllm.model_executor.layers.quantization.base_config."""
+
+
+class QuantizationConfig:
+    pass
+
+
+class QuantizeMethodBase:
+    def process_weights_after_loading(self, layer) -> None:
+        return None
+'''
+
+STUB_KV_CACHE_INTERFACE = '''"""Stub of vllm.v1.kv_cache_interface."""
+
+
+def is_quantized_kv_cache(kv_cache_dtype) -> bool:
+    return str(kv_cache_dtype).startswith("fp8")
+
+
+def kv_cache_uses_per_token_head_scales(kv_cache_dtype) -> bool:
+    return False
+'''
+
+STUB_TORCH_UTILS = '''"""Stub of vllm.utils.torch_utils."""
+
+import re
+
+import torch
+
+
+def is_torch_equal_or_newer(target: str) -> bool:
+    def release(version: str) -> tuple[int, ...]:
+        return tuple(int(n) for n in re.findall(r"\\d+", version.split("+")[0])[:3])
+
+    return release(torch.__version__) >= release(target)
+'''
+
+STUB_SCALAR_TYPE = '''"""Stub of vllm.scalar_type: the weight types the mixed-precision kernels name."""
+
+
+class ScalarType:
+    def __init__(self, name: str, size_bits: int, bias: int = 0) -> None:
+        self.name, self.size_bits, self.bias = name, size_bits, bias
+
+    def has_bias(self) -> bool:
+        return self.bias != 0
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+class scalar_types:
+    uint4 = ScalarType("uint4", 4)
+    uint8 = ScalarType("uint8", 8)
+    uint4b8 = ScalarType("uint4b8", 4, 8)
+    uint8b128 = ScalarType("uint8b128", 8, 128)
+'''
+
+STUB_DIRECT = '''"""Stub of vllm.model_executor.model_loader.reload.direct (VLLM_RELOAD_MODE unset)."""
+
+
+def direct_reload_enabled() -> bool:
+    return False
+'''
+
+STUB_CUSTOM_OPS = '''"""Stub of vllm._custom_ops: the CUDA kernels the post-load transforms call."""
+
+
+def gptq_shuffle(q_weight, bit: int) -> None:
+    # In place on the GPU; a no-op here (both engines call the same stub).
+    return None
+'''
+
+STUB_QUANT_UTILS = '''"""Stub of vllm.model_executor.layers.quantization.utils.quant_utils."""
+
+
+def pack_quantized_values_into_int32(w_q, wtype, packed_dim: int = 0):
+    raise NotImplementedError("not needed by the release check")
+'''
+
+STUB_CONFIG = '''"""Stub of vllm.config."""
+
+
+class ModelConfig:
+    pass
+'''
+
+STUB_ATTENTION = '''"""Stub of vllm.model_executor.layers.attention."""
+
+
+def is_deferred_attention_layer(layer) -> bool:
+    return False
+'''
+
+STUB_WEIGHT_UTILS = '''"""Stub of vllm.model_executor.model_loader.weight_utils (vLLM's default loader)."""
+
+import torch
+
+from vllm.model_executor.utils import copy_weight_
+
+
+def default_weight_loader(param: torch.Tensor, loaded_weight: torch.Tensor) -> None:
+    if param.numel() == 1 and loaded_weight.numel() == 1:
+        copy_weight_(param.data, loaded_weight.view(param.shape))
+    else:
+        assert param.size() == loaded_weight.size()
+        copy_weight_(param.data, loaded_weight)
+
+
+def finalize_model_weights(model, target_device=None) -> None:
+    # vLLM runs each module's own post-load hook here; the check's layers have none.
+    for module in model.modules():
+        hook = getattr(module, "process_weights_after_loading", None)
+        if callable(hook):
+            hook()
+'''
+
+# Class checks written as vLLM writes them; `codemod apply` rewrites them in the *after*
+# tree, so the battery compares what the converter's own rewrite answers.
+PROBE_SOURCE = '''"""Class checks on parameters, written the way vLLM writes them (release check probe)."""
+
+from vllm.model_executor.layers.quantization.kv_cache import KVCacheScaleParameter
+from vllm.model_executor.parameter import (
+    BasevLLMParameter,
+    BlockQuantScaleParameter,
+    ChannelQuantScaleParameter,
+    GroupQuantScaleParameter,
+    ModelWeightParameter,
+    PackedColumnParameter,
+    PackedvLLMParameter,
+    PerTensorScaleParameter,
+    RowvLLMParameter,
+    SharedWeightParameter,
+    _ColumnvLLMParameter,
+)
+
+
+def isinstance_answers(p) -> dict:
+    return {
+        "BasevLLMParameter": isinstance(p, BasevLLMParameter),
+        "_ColumnvLLMParameter": isinstance(p, _ColumnvLLMParameter),
+        "RowvLLMParameter": isinstance(p, RowvLLMParameter),
+        "ModelWeightParameter": isinstance(p, ModelWeightParameter),
+        "GroupQuantScaleParameter": isinstance(p, GroupQuantScaleParameter),
+        "ChannelQuantScaleParameter": isinstance(p, ChannelQuantScaleParameter),
+        "PerTensorScaleParameter": isinstance(p, PerTensorScaleParameter),
+        "PackedColumnParameter": isinstance(p, PackedColumnParameter),
+        "PackedvLLMParameter": isinstance(p, PackedvLLMParameter),
+        "BlockQuantScaleParameter": isinstance(p, BlockQuantScaleParameter),
+        "SharedWeightParameter": isinstance(p, SharedWeightParameter),
+        "KVCacheScaleParameter": isinstance(p, KVCacheScaleParameter),
+    }
+
+
+def type_answers(p) -> dict:
+    return {
+        "BasevLLMParameter": type(p) is BasevLLMParameter,
+        "_ColumnvLLMParameter": type(p) is _ColumnvLLMParameter,
+        "RowvLLMParameter": type(p) is RowvLLMParameter,
+        "ModelWeightParameter": type(p) is ModelWeightParameter,
+        "GroupQuantScaleParameter": type(p) is GroupQuantScaleParameter,
+        "ChannelQuantScaleParameter": type(p) is ChannelQuantScaleParameter,
+        "PerTensorScaleParameter": type(p) is PerTensorScaleParameter,
+        "PackedColumnParameter": type(p) is PackedColumnParameter,
+        "PackedvLLMParameter": type(p) is PackedvLLMParameter,
+        "BlockQuantScaleParameter": type(p) is BlockQuantScaleParameter,
+        "SharedWeightParameter": type(p) is SharedWeightParameter,
+        "KVCacheScaleParameter": type(p) is KVCacheScaleParameter,
+    }
+
+
+def vllm_checks(p) -> dict:
+    """The compound checks of vllm/model_executor/layers/linear.py, verbatim."""
+    return {
+        "packed": isinstance(p, (PackedColumnParameter, PackedvLLMParameter)),
+        "row-or-base-exact": type(p) in (RowvLLMParameter, BasevLLMParameter),
+        "not-base": not isinstance(p, BasevLLMParameter),
+    }
+
+
+def kv_cache_static_loader(param, loaded_weight) -> None:
+    """The static loader called through the class, as `X.loader(param, w)`."""
+    KVCacheScaleParameter.weight_loader(param, loaded_weight)
+'''
+
+STUBS: dict[str, str] = {
+    "vllm/__init__.py": '"""vllm, reduced for the release check."""\n',
+    "vllm/distributed/__init__.py": STUB_DISTRIBUTED,
+    "vllm/logger.py": STUB_LOGGER,
+    "vllm/platforms/__init__.py": STUB_PLATFORMS,
+    "vllm/config/__init__.py": STUB_CONFIG,
+    "vllm/v1/__init__.py": "",
+    "vllm/v1/kv_cache_interface.py": STUB_KV_CACHE_INTERFACE,
+    "vllm/model_executor/__init__.py": "",
+    "vllm/utils/__init__.py": "",
+    "vllm/utils/torch_utils.py": STUB_TORCH_UTILS,
+    "vllm/scalar_type.py": STUB_SCALAR_TYPE,
+    "vllm/_custom_ops.py": STUB_CUSTOM_OPS,
+    "vllm/model_executor/layers/quantization/utils/quant_utils.py": STUB_QUANT_UTILS,
+    "vllm/model_executor/layers/__init__.py": "",
+    "vllm/model_executor/layers/attention/__init__.py": STUB_ATTENTION,
+    "vllm/model_executor/layers/quantization/__init__.py": "",
+    "vllm/model_executor/layers/quantization/base_config.py": STUB_BASE_CONFIG,
+    "vllm/model_executor/model_loader/__init__.py": "",
+    "vllm/model_executor/model_loader/weight_utils.py": STUB_WEIGHT_UTILS,
+    f"{RELOAD}/__init__.py": "",
+    f"{RELOAD}/direct.py": STUB_DIRECT,
+    "vllm/model_executor/kernels/__init__.py": "",
+    "vllm/model_executor/kernels/linear/__init__.py": "",
+    f"{MIXED_PRECISION}/__init__.py": "",
+}
+
+
+# ---------------------------------------------------------------------------------------
+# step 2: the whole tree
+
+
+CODEMOD = [sys.executable, "-c", "import sys; from codemod.cli import main; sys.exit(main(sys.argv[1:]))"]
+SUMMARY = re.compile(
+    r"changed (?P<changed>\d+) file\(s\) of (?P<scanned>\d+) scanned.*?;"
+    r" (?P<converted>\d+) class\(es\) converted(?: \[(?P<rewrites>[^\]]*)\])?"
+)
+REFUSAL = re.compile(r"^\s+(?P<where>\S+:\d+): (?P<cls>\w+): (?P<reason>.*)$")
+
+
+@dataclass
+class Run:
+    """One run of the codemod CLI: exit code, output and wall time."""
+
+    rc: int
+    stdout: str
+    stderr: str
+    seconds: float
+
+
+def codemod(*args: str) -> Run:
+    """``codemod ARGS...`` as a user runs it (a fresh process, the repository's code)."""
+    start = time.perf_counter()
+    proc = subprocess.run([*CODEMOD, *args], capture_output=True, text=True, cwd=REPO_ROOT)
+    return Run(proc.returncode, proc.stdout, proc.stderr, time.perf_counter() - start)
+
+
+@dataclass
+class ApplySummary:
+    """What ``codemod apply`` said on stderr: counts and refusals (class, where, why)."""
+
+    changed: int | None = None
+    scanned: int | None = None
+    converted: int | None = None
+    rewrites: str = ""
+    refusals: list[tuple[str, str, str]] = field(default_factory=list)
+
+
+def parse_apply_summary(stderr: str) -> ApplySummary:
+    """Read the summary line and the refusal lines of ``codemod apply``'s stderr."""
+    summary = ApplySummary()
+    match = SUMMARY.search(stderr)
+    if match:
+        summary.changed = int(match["changed"])
+        summary.scanned = int(match["scanned"])
+        summary.converted = int(match["converted"])
+        summary.rewrites = match["rewrites"] or ""
+    in_refusals = False
+    for line in stderr.splitlines():
+        if line.startswith("refused "):
+            in_refusals = True
+            continue
+        found = REFUSAL.match(line) if in_refusals else None
+        if found:
+            summary.refusals.append((found["cls"], found["where"], found["reason"]))
+        elif in_refusals and not line.startswith(" "):
+            in_refusals = False
+    return summary
+
+
+def changed_files(before: Path, after: Path) -> list[str]:
+    """Relative paths of the ``*.py`` files whose bytes differ (or that exist on one side)."""
+    names = {p.relative_to(before).as_posix() for p in before.rglob("*.py")}
+    names |= {p.relative_to(after).as_posix() for p in after.rglob("*.py")}
+    return sorted(
+        name for name in names
+        if not (before / name).is_file() or not (after / name).is_file()
+        or not filecmp.cmp(before / name, after / name, shallow=False)
+    )
+
+
+def convert_whole_tree(sources: Path, workdir: Path, problems: list[str]) -> Path:
+    """Copy ``sources/vllm`` (with ``allow-value-uses``), convert it, report; its root."""
+    original = sources / "vllm"
+    root = workdir / "whole"
+    shutil.copytree(original, root / "vllm")
+    (root / "pyproject.toml").write_text("[tool.codemod]\nallow-value-uses = true\n")
+    target = root / "vllm"
+
+    log(f"\n== step 2: codemod apply on the whole tree ({target})")
+    first = codemod("apply", str(target))
+    summary = parse_apply_summary(first.stderr)
+    changed = changed_files(original, target)
+    log(f"exit code {first.rc} in {first.seconds:.1f} s")
+    for line in first.stderr.strip().splitlines():
+        log(f"  | {line}")
+    log(f"files changed ({len(changed)}):")
+    for name in changed:
+        log(f"  {name}")
+    from scripts.verify_tree import converted_names
+
+    converted = sorted(converted_names(target))
+    log(f"classes converted ({len(converted)}): {', '.join(n.rsplit('.', 1)[1] for n in converted)}")
+    log(f"classes kept (refused) ({len(summary.refusals)}): "
+        + ", ".join(cls for cls, _, _ in summary.refusals))
+    if first.rc != 1:
+        problems.append(f"whole tree: codemod apply exited {first.rc}, expected 1 (changes made)")
+    if summary.changed is not None and summary.changed != len(changed):
+        problems.append(f"whole tree: apply reported {summary.changed} changed files, {len(changed)} differ")
+    if summary.converted is not None and summary.converted != len(converted):
+        problems.append(f"whole tree: apply reported {summary.converted} classes converted, "
+                        f"{len(converted)} found in the output")
+
+    second = codemod("apply", str(target))
+    again = changed_files(original, target)
+    log(f"second apply: exit code {second.rc} in {second.seconds:.1f} s; "
+        f"{'nothing changed' if again == changed else 'CHANGED FILES'}")
+    if again != changed or "changed 0 file(s)" not in second.stderr:
+        first_line = (second.stderr.strip().splitlines() or [""])[0]
+        problems.append(f"whole tree: a second apply is not a no-op (exit {second.rc}): {first_line}")
+
+    start = time.perf_counter()
+    verify = subprocess.run(
+        [sys.executable, str(REPO_ROOT / "scripts" / "verify_tree.py"), str(original), str(target)],
+        capture_output=True, text=True,
+    )
+    lines = verify.stdout.strip().splitlines()
+    uses = next((line for line in lines if line.startswith("uses of converted names")), "")
+    log(f"scripts/verify_tree.py: exit code {verify.returncode} in {time.perf_counter() - start:.1f} s; "
+        f"{uses}; {lines[-1] if lines else ''}")
+    if verify.returncode != 0:
+        problems.append("whole tree: scripts/verify_tree.py found class-style uses or a file that "
+                        "does not compile:\n" + "\n".join(f"    {line}" for line in lines
+                                                         if "value use" not in line))
+
+    check = codemod("check", str(target))
+    findings = [line for line in check.stdout.splitlines() if re.search(r":\d+:\d+: CM\d+", line)]
+    log(f"codemod check on the result: exit code {check.rc} in {check.seconds:.1f} s, "
+        f"{len(findings)} finding(s)")
+    kept = {cls for cls, _, _ in summary.refusals}
+    for line in findings:
+        log(f"  | {line}")
+        if not expected_after_apply(line, kept):
+            short = line.replace(f"{target}/", "")
+            problems.append(f"whole tree: left for `codemod check` to find: {short[:150]}...")
+    return target
+
+
+def expected_after_apply(finding: str, kept: set[str]) -> bool:
+    """Whether a ``codemod check`` finding on the converted tree is expected: only CM001
+    on a class that ``apply`` reported as kept; anything else is work ``apply`` left."""
+    match = re.search(r": (CM\d+) `(\w+)`", finding)
+    return bool(match) and match[1] == "CM001" and match[2] in kept
+
+
+# ---------------------------------------------------------------------------------------
+# step 3: the isolated trees
+
+
+def build_isolated(sources: Path, root: Path) -> None:
+    """``root/vllm``: the real files of ``REAL_FILES`` from ``sources``, stubs, the probe."""
+    for rel, text in STUBS.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    for rel in REAL_FILES:
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(sources / rel, path)
+    (root / PROBE).write_text(PROBE_SOURCE)
+
+
+def isolated_trees(sources: Path, whole: Path, workdir: Path, problems: list[str]) -> tuple[Path, Path]:
+    """(before, after): the isolated trees; *after* converted on its own, checked against
+    the whole-tree conversion, whose files it then holds."""
+    from tests.behaviour.twin import copy_tree
+
+    before, after = workdir / "before", workdir / "after"
+    build_isolated(sources, before)
+    copy_tree(before, after)
+    log(f"\n== step 3: isolated trees ({len(REAL_FILES)} real files, {len(STUBS)} stubs, the probe)")
+    run = codemod("apply", str(after / "vllm"))
+    changed = changed_files(before / "vllm", after / "vllm")
+    log(f"codemod apply on the isolated tree: exit code {run.rc} in {run.seconds:.1f} s; changed: "
+        + ", ".join(changed))
+    if run.rc != 1 or "release_probe.py" not in changed:
+        problems.append(f"isolated tree: apply exited {run.rc}; changed {changed}")
+    for rel in REAL_FILES:
+        mine, theirs = after / rel, whole.parent / rel
+        if not filecmp.cmp(mine, theirs, shallow=False):
+            problems.append(f"isolated tree: {rel} converted alone differs from the whole-tree "
+                            "conversion (the battery uses the whole-tree file)")
+            shutil.copy2(theirs, mine)
+    log("the real files equal the whole-tree conversion"
+        if not any(p.startswith("isolated tree: vllm/") for p in problems) else "see problems below")
+    return before, after
+
+
+# ---------------------------------------------------------------------------------------
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--wheel", type=Path, help="use this vllm wheel instead of downloading")
+    parser.add_argument("--version", default=VERSION, help=f"vllm version to download ({VERSION})")
+    parser.add_argument("--keep", type=Path, help="build the trees here and keep them")
+    parser.add_argument("--compile-backend", default="aot_eager",
+                        help="torch.compile backend for the compile cases ('none' to skip)")
+    args = parser.parse_args(argv)
+
+    if importlib.util.find_spec("torch") is None:
+        log("torch is not installed: run `bash scripts/setup.sh test` and use .venv/bin/python")
+        return 2
+    import torch
+
+    from tests.behaviour.battery_latest import SHADOW, run_latest_battery
+    from tests.behaviour.twin import load_twin
+
+    workdir = args.keep if args.keep else Path(tempfile.mkdtemp(prefix="codemod-release-latest-"))
+    workdir.mkdir(parents=True, exist_ok=True)
+    problems: list[str] = []
+    started = time.perf_counter()
+    try:
+        log(f"== step 1: vllm {args.version} sources")
+        wheel = args.wheel if args.wheel else fetch_wheel(workdir, args.version)
+        log(f"wheel: {wheel}")
+        sources = workdir / "sources"
+        log(f"unpacked {unpack_sources(wheel, sources)} vllm/**/*.py files into {sources}")
+        missing = [rel for rel in REAL_FILES if not (sources / rel).is_file()]
+        if missing:
+            log(f"this wheel lacks {', '.join(missing)}: the check is written for vllm {VERSION}")
+            return 2
+
+        whole = convert_whole_tree(sources, workdir, problems)
+        before, after = isolated_trees(sources, whole, workdir, problems)
+
+        log(f"\n== step 4: equivalence battery (torch {torch.__version__}, "
+            f"compile backend {args.compile_backend})")
+        backend = None if args.compile_backend == "none" else args.compile_backend
+        logging.getLogger("vllm").setLevel(logging.ERROR)  # the stub logger's warnings
+        warnings.filterwarnings("ignore", message=".*lru_cache.*", category=UserWarning)
+        threads = torch.get_num_threads()
+        torch.set_num_threads(1)  # tiny tensors: extra threads only add overhead
+        try:
+            with load_twin(before, after, submodules=SUBMODULES, package="vllm") as twin:
+                if not isinstance(twin.after.parameter.BasevLLMParameter, type):
+                    problems.append(f"{SHADOW} was converted: this battery expects it kept (a shadow)")
+                report = run_latest_battery(twin, compile_backend=backend)
+        finally:
+            torch.set_num_threads(threads)
+
+        log("")
+        log(f"release check of vllm {args.version} ({time.perf_counter() - started:.0f} s)")
+        log(report.summary())
+        if problems:
+            log(f"pipeline problems: {len(problems)}")
+            for problem in problems:
+                log(f"  {problem}")
+        ok = report.ok and not problems
+        log("PASS" if ok else "FAIL")
+        return 0 if ok else 1
+    finally:
+        if not args.keep:
+            shutil.rmtree(workdir, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
