@@ -21,7 +21,7 @@ from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
 from codemod import parallel
 from codemod.analysis.classes import FileFacts, analyse_file
 from codemod.analysis.index import ClassIndex
-from codemod.discovery import inert, iter_python_files, may_define_root, prefilter
+from codemod.discovery import inert, iter_python_files, may_define_root, mentioned, prefilter
 from codemod.fileio import SourceError, SourceFile, read_source
 from codemod.planning.plan import Plan, build_plan
 from codemod.transforms.definitions import DefinitionsTransformer
@@ -58,6 +58,8 @@ class RunResult:
     facts: dict[Path, FileFacts] = field(default_factory=dict)
     scanned: int = 0
     parsed: int = 0
+    #: Which names each file mentions, so that no file is scanned twice for a name.
+    mentions: "Mentions" = field(default_factory=lambda: Mentions())
 
     @property
     def refusals(self) -> list[Refusal]:
@@ -82,13 +84,29 @@ class RunResult:
 
 def convert_file(ff: FileFacts, plan: Plan) -> FileConversion:
     """Rewrite one analysed file under ``plan``: use sites first, then definitions."""
+    conversion, _ = _convert(ff, plan, stop_at_leftovers=False)
+    assert conversion is not None
+    return conversion
+
+
+Leftovers = list[tuple[int, int, str, str]]
+
+
+def _convert(ff: FileFacts, plan: Plan, stop_at_leftovers: bool,
+             names: frozenset[str] | None = None) -> tuple[FileConversion | None, Leftovers]:
+    """``convert_file`` and its leftovers; with ``stop_at_leftovers``, no conversion as
+    soon as the file is known to hold a use no rewrite covers (the plan is then made
+    again: the rest of the work would be thrown away)."""
     package = ff.module_name if ff.is_package else ff.module_name.rpartition(".")[0]
     context = CodemodContext(
         filename=str(ff.path), full_module_name=ff.module_name, full_package_name=package
     )
     refs = FileRefs(ff, plan, context)
     uses = UseSiteTransformer(ff, plan, refs)
-    tree = ff.module.visit(uses)
+    tree = _visit_mentioning(ff.module, uses, names if names is not None else _rewritable_names(plan))
+    leftovers = unconverted_uses(ff, plan, uses.handled)
+    if leftovers and stop_at_leftovers:
+        return None, leftovers
     definitions = DefinitionsTransformer(ff, plan, refs, context)
     if definitions.mine or definitions.shadows:
         # Only the module body changes: no need to walk the whole tree again.
@@ -105,7 +123,42 @@ def convert_file(ff: FileFacts, plan: Plan) -> FileConversion:
         if removable:
             tree = _remove_imports(tree, removable, context)
         tree = format_imports(ff.module, tree)
-    return FileConversion(tree.code, counts, unconverted_uses(ff, plan, uses.handled))
+    return FileConversion(tree.code, counts, leftovers), leftovers
+
+
+def _rewritable_names(plan: Plan) -> frozenset[str]:
+    """Every identifier a use-site rewrite can start from: the converted classes, the
+    names they are imported under anywhere in the tree, their backing fields."""
+    return hierarchy_names(plan.index, plan.index.files.values(), _rewritten_classes(plan)) \
+        | frozenset(plan.fields)
+
+
+def _rewritten_classes(plan: Plan) -> list[str]:
+    """Classes whose uses a rewrite changes: the converted ones and the kept shadows
+    (``isinstance(p, Shadow)`` must also answer for converted parameters)."""
+    return [q for q, p in plan.classes.items() if p.converted or p.shadow]
+
+
+def _visit_mentioning(module: cst.Module, transformer: cst.CSTTransformer,
+                      names: frozenset[str]) -> cst.Module:
+    """``module.visit(transformer)`` for a transformer that can only change code that
+    names one of ``names``: the top-level statements that do not are kept as they are,
+    unvisited (a LibCST transformer rebuilds every node it walks: most of the cost)."""
+    hooks = ("visit_Module", "leave_Module")
+    if any(getattr(type(transformer), hook, None) is not getattr(cst.CSTTransformer, hook, None)
+           for hook in hooks):
+        return module.visit(transformer)  # it wants the whole module: give it
+    body: list[cst.BaseStatement] = []
+    for stmt in module.body:
+        if not prefilter(module.code_for_node(stmt), names):
+            body.append(stmt)
+            continue
+        new = stmt.visit(transformer)
+        if isinstance(new, cst.FlattenSentinel):
+            body.extend(new.nodes)
+        elif not isinstance(new, cst.RemovalSentinel):
+            body.append(new)  # type: ignore[arg-type]
+    return module.with_changes(body=body)
 
 
 # AddImportsVisitor and RemoveImportsVisitor, run as codemods on a whole module, each
@@ -216,6 +269,8 @@ def _remove_imports(tree: cst.Module, names: set[str], context: CodemodContext) 
         inside = sum(len(word.findall(text)) for texts in import_code.values() for text in texts)
         (unused if len(word.findall(code)) == inside else present).add(name)
     if present:
+        present -= _proven_used(tree, present, import_code)
+    if present:
         kept: list[cst.BaseStatement] = []
         for index, stmt in enumerate(tree.body):
             if index in import_code:
@@ -247,6 +302,72 @@ def _remove_imports(tree: cst.Module, names: set[str], context: CodemodContext) 
         else:
             body.append(stmt)
     return tree.with_changes(body=body)
+
+
+class _LoadsOnly(cst.CSTVisitor):
+    """Counts the Names ``name`` that are certainly read (a callee, an argument, an
+    attribute chain's head, anything in an annotation) and every other Name ``name``
+    (a binding, a keyword, a parameter, a decorator...)."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.loads = 0
+        self.others = 0
+        self._loaded: set[int] = set()
+        self._attrs: set[int] = set()
+        self._annotations = 0
+
+    def visit_Call(self, node: cst.Call) -> None:
+        self._loaded.add(id(node.func))
+
+    def visit_Arg(self, node: cst.Arg) -> None:
+        self._loaded.add(id(node.value))
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        self._loaded.add(id(node.value))
+        self._attrs.add(id(node.attr))
+
+    def visit_Annotation(self, node: cst.Annotation) -> None:
+        self._annotations += 1
+
+    def leave_Annotation(self, original_node: cst.Annotation) -> None:
+        self._annotations -= 1
+
+    def visit_Name(self, node: cst.Name) -> None:
+        if node.value != self.name or id(node) in self._attrs:
+            return
+        if id(node) in self._loaded or self._annotations:
+            self.loads += 1
+        else:
+            self.others += 1
+
+
+def _proven_used(tree: cst.Module, names: set[str],
+                 import_code: dict[int, list[str]]) -> set[str]:
+    """The names that some top-level statement certainly reads from the module scope.
+
+    Proof: a statement where every Name ``n`` is read (``n(...)``, ``f(n)``, ``n.x``, an
+    annotation), at least one. Nothing in it can bind ``n`` (a binding is another kind
+    of Name), so those reads resolve to the module scope, where scope analysis links
+    them to every binding of ``n``, the import included: the visitor keeps the import.
+    """
+    proven: set[str] = set()
+    statements = sorted(
+        ((tree.code_for_node(stmt), stmt) for index, stmt in enumerate(tree.body)
+         if index not in import_code),
+        key=lambda pair: len(pair[0]),
+    )
+    for name in names:
+        word = _reference_word(name)
+        for text, stmt in statements:
+            if not word.search(text):
+                continue
+            counter = _LoadsOnly(name)
+            stmt.visit(counter)
+            if counter.loads and not counter.others:
+                proven.add(name)
+                break
+    return proven
 
 
 def _top_level_imported(module: cst.Module) -> set[str]:
@@ -330,6 +451,28 @@ def _request_import_removals(ff: FileFacts, heads: set[str], context: CodemodCon
     return requested
 
 
+class Mentions:
+    """Which of the names asked about so far each file mentions (``discovery.mentioned``).
+
+    The analysis rounds and the candidate search of every planning round ask about
+    overlapping sets of names; each file is scanned for a name once.
+    """
+
+    def __init__(self) -> None:
+        self._asked: dict[Path, set[str]] = {}
+        self._found: dict[Path, set[str]] = {}
+
+    def any(self, path: Path, text: str, names: frozenset[str]) -> bool:
+        """Whether ``text`` (the contents of ``path``) mentions one of ``names``."""
+        asked = self._asked.setdefault(path, set())
+        found = self._found.setdefault(path, set())
+        new = names - asked
+        if new:
+            found |= mentioned(text, frozenset(new))
+            asked |= new
+        return not found.isdisjoint(names)
+
+
 def _parse_all(paths: list[Path], result: RunResult, progress: Progress | None) -> None:
     for done, path in enumerate(paths, 1):
         _parse(path, result.sources[path].text, result)
@@ -362,7 +505,7 @@ def _analyse(sources: dict[Path, SourceFile], result: RunResult,
         new_names = names - seen_names
         seen_names = names
         if new_names:
-            found = {p for p in pending if prefilter(sources[p].text, new_names)}
+            found = {p for p in pending if result.mentions.any(p, sources[p].text, new_names)}
             mentioning |= found
             pending -= found
         wanted = {p for p in mentioning if not inert(sources[p].text, names)}
@@ -451,7 +594,7 @@ def run(paths: list[Path], options: Options, progress: Progress | None = None) -
         conversions = _convert_all(facts, plan, result, options.jobs, progress)
         new_forced = dict(forced)
         for ff in facts:
-            for line, _col, qual, code in conversions[ff.path].conversion.leftovers:
+            for line, _col, qual, code in conversions[ff.path].leftovers:
                 new_forced.setdefault(
                     qual,
                     f"used as a class at {ff.path}:{line} (`{code}`), a use no rewrite covers; "
@@ -463,7 +606,10 @@ def run(paths: list[Path], options: Options, progress: Progress | None = None) -
     result.plan = plan
     for ff in facts:
         done = conversions[ff.path]
+        if done.conversion is None:  # stopped at a leftover in what became the last round
+            done = _Converted(convert_file(ff, plan), done.leftovers)
         conversion = done.conversion
+        assert conversion is not None
         source = result.sources[ff.path]
         refusals = tuple(r for r in plan.refusals() if r.path == ff.path)
         if conversion.new_text == source.text:
@@ -484,25 +630,29 @@ def run(paths: list[Path], options: Options, progress: Progress | None = None) -
 
 @dataclass
 class _Converted:
-    """A worker's answer for one file: the conversion, and its verification if done."""
+    """A worker's answer for one file: the conversion (None: stopped at a leftover), and
+    the verification of its new text if done."""
 
-    conversion: FileConversion
-    verified: bool
-    error: str | None
+    conversion: FileConversion | None
+    leftovers: Leftovers
+    verified: bool = False
+    error: str | None = None
 
 
-def _convert_one(state: tuple[dict[Path, FileFacts], Plan, dict[Path, SourceFile]],
+def _convert_one(state: tuple[dict[Path, FileFacts], Plan, dict[Path, SourceFile], frozenset[str]],
                  path: Path) -> _Converted:
     """Convert one file (in a worker process or not) and verify a changed text.
 
-    A file with leftovers starts another planning round, so verifying it would be
-    wasted; the parent verifies whatever reaches the result unverified.
+    A file with leftovers starts another planning round: its conversion stops there.
+    The parent completes and verifies whatever reaches the result unfinished.
     """
-    facts, plan, sources = state
-    conversion = convert_file(facts[path], plan)
-    if conversion.new_text == sources[path].text or conversion.leftovers:
-        return _Converted(conversion, False, None)
-    return _Converted(conversion, True, _verify(conversion.new_text, path))
+    facts, plan, sources, names = state
+    conversion, leftovers = _convert(facts[path], plan, stop_at_leftovers=True, names=names)
+    if conversion is None:
+        return _Converted(None, leftovers)
+    if conversion.new_text == sources[path].text:
+        return _Converted(conversion, leftovers, verified=True)
+    return _Converted(conversion, leftovers, True, _verify(conversion.new_text, path))
 
 
 def _convert_all(facts: list[FileFacts], plan: Plan, result: RunResult, jobs: int,
@@ -516,7 +666,7 @@ def _convert_all(facts: list[FileFacts], plan: Plan, result: RunResult, jobs: in
             progress("convert", done, len(paths))
 
     converted = parallel.pmap(
-        _convert_one, (result.facts, plan, sources), paths, jobs,
+        _convert_one, (result.facts, plan, sources, _rewritable_names(plan)), paths, jobs,
         weight=lambda path: len(sources[path].text), progress=report,
     )
     return dict(zip(paths, converted))
@@ -526,8 +676,7 @@ def _candidates(plan: Plan, result: RunResult, progress: Progress | None = None)
     """Files a rewrite can touch: they define Parameter classes, or name a converted
     class (or an alias of one) or a backing field, in a way that is not ``inert``
     (parsed now if the analysis had no reason to)."""
-    converted = plan.converted()
-    names = hierarchy_names(plan.index, result.facts.values(), converted)
+    names = hierarchy_names(plan.index, result.facts.values(), _rewritten_classes(plan))
     fields = frozenset(plan.fields)
     either = names | fields
     defining = {p.facts.path for p in plan.classes.values()}
@@ -535,7 +684,8 @@ def _candidates(plan: Plan, result: RunResult, progress: Progress | None = None)
     chosen = [
         path for path, source in sorted(result.sources.items())
         if path in defining
-        or (prefilter(source.text, either) and not inert(source.text, names, fields))
+        or (result.mentions.any(path, source.text, either)
+            and not inert(source.text, names, fields))
     ]
     _parse_all([p for p in chosen if p not in result.facts and p not in failed], result, progress)
     return [result.facts[p] for p in chosen if p in result.facts]
