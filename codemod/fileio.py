@@ -35,7 +35,14 @@ TEMP_SUFFIX = ".codemod-tmp"
 
 
 class SourceError(Exception):
-    """A file cannot be read, decoded, encoded or written; the message names the path."""
+    """A file cannot be read, decoded, encoded or written; the message names the path.
+
+    ``path`` is that file (None only where a caller raises one without it).
+    """
+
+    def __init__(self, message: str, path: Path | None = None) -> None:
+        super().__init__(message)
+        self.path = path
 
 
 @dataclass(frozen=True)
@@ -65,23 +72,28 @@ def read_source(path: Path, max_bytes: int = MAX_SOURCE_BYTES) -> SourceFile:
         # stat before open: opening a FIFO for reading would block until a writer comes.
         info = os.stat(path)
         if not stat.S_ISREG(info.st_mode):
-            raise SourceError(f"{path}: cannot read: not a regular file")
+            raise SourceError(f"{path}: cannot read: not a regular file", path=path)
         if info.st_size > max_bytes:
-            raise SourceError(_too_large(path, info.st_size, max_bytes))
+            raise SourceError(_too_large(path, info.st_size, max_bytes), path=path)
         with open(path, "rb") as handle:
             mode = stat.S_IMODE(os.fstat(handle.fileno()).st_mode)
             data = handle.read(max_bytes + 1)
     except OSError as exc:
-        raise SourceError(f"{path}: cannot read: {exc.strerror or exc}") from exc
+        raise SourceError(f"{path}: cannot read: {exc.strerror or exc}", path=path) from exc
     if len(data) > max_bytes:  # it grew between stat and read
-        raise SourceError(_too_large(path, len(data), max_bytes))
+        raise SourceError(_too_large(path, len(data), max_bytes), path=path)
 
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
     except SyntaxError as exc:
+        if exc.msg.startswith("encoding problem"):
+            raise SourceError(
+                f"{path}: starts with a UTF-8 BOM but its coding cookie declares another"
+                " encoding; remove one of them",
+                path=path,
+            ) from exc
         if not exc.msg.startswith("invalid or missing encoding declaration"):
-            # An unknown codec, or a cookie that contradicts the BOM.
-            raise SourceError(f"{path}: {exc.msg}") from exc
+            raise SourceError(f"{path}: {exc.msg}", path=path) from exc  # an unknown codec
         # Non-UTF-8 bytes in the first two lines and no cookie: decode as the default
         # below so that the error names the offending byte like any other.
         encoding = "utf-8"
@@ -97,7 +109,8 @@ def read_source(path: Path, max_bytes: int = MAX_SOURCE_BYTES) -> SourceFile:
         line = len(_LINE_BREAKS_B.findall(data, 0, exc.start)) + 1
         raise SourceError(
             f"{path}:{line}: cannot decode as {encoding} (byte 0x{exc.object[exc.start]:02x} at"
-            f" offset {offset}); add a coding cookie or fix the file"
+            f" offset {offset}); add a coding cookie or fix the file",
+            path=path,
         ) from exc
     return SourceFile(path=path, text=text, encoding=encoding, bom=bom, mode=mode)
 
@@ -164,7 +177,8 @@ def encode_source(text: str, like: SourceFile) -> bytes:
     except UnicodeEncodeError as exc:
         line = len(_LINE_BREAKS.findall(text, 0, exc.start)) + 1
         raise SourceError(
-            f"{like.path}:{line}: cannot encode {exc.object[exc.start]!r} as {like.encoding}"
+            f"{like.path}:{line}: cannot encode {exc.object[exc.start]!r} as {like.encoding}",
+            path=like.path,
         ) from exc
     return codecs.BOM_UTF8 + data if like.bom else data
 
@@ -177,11 +191,11 @@ def _writable_target(path: Path) -> tuple[Path, os.stat_result | None]:
     except FileNotFoundError:
         return target, None
     except OSError as exc:
-        raise SourceError(f"{path}: cannot stat: {exc.strerror or exc}") from exc
+        raise SourceError(f"{path}: cannot stat: {exc.strerror or exc}", path=path) from exc
     if not stat.S_ISREG(current.st_mode):
-        raise SourceError(f"{path}: not a regular file; not rewritten")
+        raise SourceError(f"{path}: not a regular file; not rewritten", path=path)
     if not current.st_mode & stat.S_IWUSR:
-        raise SourceError(f"{path}: file is read-only; not rewritten")
+        raise SourceError(f"{path}: file is read-only; not rewritten", path=path)
     return target, current
 
 
@@ -195,7 +209,9 @@ def _stage(path: Path, data: bytes, mode: int) -> tuple[str, Path]:
         fd, tmp_name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.",
                                         suffix=TEMP_SUFFIX)
     except OSError as exc:
-        raise SourceError(f"{path}: cannot create temp file: {exc.strerror or exc}") from exc
+        raise SourceError(
+            f"{path}: cannot create temp file: {exc.strerror or exc}", path=path
+        ) from exc
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
@@ -210,7 +226,7 @@ def _stage(path: Path, data: bytes, mode: int) -> tuple[str, Path]:
     except BaseException as exc:
         _unlink(tmp_name)
         if isinstance(exc, OSError):
-            raise SourceError(f"{path}: cannot write: {exc.strerror or exc}") from exc
+            raise SourceError(f"{path}: cannot write: {exc.strerror or exc}", path=path) from exc
         raise
     return tmp_name, target
 
@@ -255,7 +271,7 @@ def write_atomic(path: Path, data: bytes, mode: int) -> None:
     except BaseException as exc:
         _unlink(tmp_name)
         if isinstance(exc, OSError):
-            raise SourceError(f"{path}: cannot write: {exc.strerror or exc}") from exc
+            raise SourceError(f"{path}: cannot write: {exc.strerror or exc}", path=path) from exc
         raise
     _sync_directory(target.parent)
 
@@ -293,7 +309,8 @@ def write_files_atomic(files: Sequence[tuple[Path, bytes, int]]) -> None:
             path = staged[len(done)][2]
             replaced = ", ".join(map(str, done)) or "none"
             raise SourceError(
-                f"{path}: cannot write: {exc.strerror or exc} (already replaced: {replaced})"
+                f"{path}: cannot write: {exc.strerror or exc} (already replaced: {replaced})",
+                path=path,
             ) from exc
         raise
     for directory in sorted({target.parent for _tmp, target, _path in staged}):

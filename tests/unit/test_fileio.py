@@ -87,7 +87,9 @@ DECODE_ERRORS = [
         b"# coding: no-such-codec\n", r"unknown encoding: no-such-codec", id="unknown-codec"
     ),
     pytest.param(
-        b"\xef\xbb\xbf# coding: latin-1\n", r"encoding problem", id="bom-contradicts-cookie"
+        b"\xef\xbb\xbf# coding: latin-1\n",
+        r"starts with a UTF-8 BOM but its coding cookie declares another encoding",
+        id="bom-contradicts-cookie",
     ),
 ]
 
