@@ -36,12 +36,14 @@ from codemod.types import DEFAULT_EXCLUDES
 from .trees import HIERARCHY, codemod_command, run_main, snapshot
 
 PACKAGES, USES = 2, 49
+#: Each package's hierarchy has its own field name (``_loader0``, ``_loader1``), so that
+#: every use site belongs to one package whatever else the tree holds.
 USE_FIELD = '''\
 """Use site {j}: writes the backing field of a property."""
 
 
 def relayout(param, loader):
-    param._loader = loader
+    param._loader{i} = loader
     return param
 '''
 TEMP = re.compile(r"^\.(?P<target>.+\.py)\.[\w-]+\.codemod-tmp$")
@@ -53,9 +55,9 @@ def _make_tree(root: Path) -> Path:
         pkg = tree / f"pkg{i}"
         pkg.mkdir(parents=True)
         (pkg / "__init__.py").write_text("")
-        (pkg / "params.py").write_text(HIERARCHY)
+        (pkg / "params.py").write_text(HIERARCHY.replace("loader", f"loader{i}"))
         for j in range(USES):
-            (pkg / f"use{j:02d}.py").write_text(USE_FIELD.format(j=j))
+            (pkg / f"use{j:02d}.py").write_text(USE_FIELD.format(i=i, j=j))
     return tree
 
 
@@ -183,19 +185,44 @@ def test_sigkill_never_leaves_a_half_written_file(
         print(f"\n[kill test, seed {seed}] " + "; ".join(report))
 
 
+def _write_order(source: Path, work: Path, capsys: pytest.CaptureFixture[str],
+                 monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The files an uninterrupted ``apply`` replaces, in the order it replaces them."""
+    import codemod.fileio
+
+    tree = work / "tree"
+    shutil.copytree(source, tree)
+    order: list[str] = []
+    real_replace = os.replace
+
+    def replace(src: str, dst: object) -> None:
+        target = Path(os.fspath(dst))  # type: ignore[arg-type]
+        order.append(target.relative_to(tree.resolve()).as_posix())
+        real_replace(src, dst)  # type: ignore[arg-type]
+
+    with monkeypatch.context() as patch:
+        patch.setattr(codemod.fileio.os, "replace", replace)
+        assert run_main(["apply", "tree"], work, capsys)[0] == 1
+    return order
+
+
 @pytest.mark.xfail(strict=True, reason=(
-    "apply writes in path order, so a kill can leave pkg/params.py converted and a use "
-    "site not; a rerun no longer sees the classes and leaves the use site unconverted. "
+    "apply writes in path order, so a kill can leave pkg0/params.py converted and its "
+    "use sites not; a rerun no longer sees the classes and leaves them unconverted. "
     "Writing the modules that define converted classes last (after their use sites) "
     "makes a rerun finish the job (see the report)"))
+@pytest.mark.parametrize("written", [1, 60], ids=["first-file", "past-the-first-package"])
 def test_rerun_after_a_partial_write(
-    expected: dict, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    expected: dict, written: int, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    """What a kill after ``written`` replaced files leaves, then ``apply`` again."""
+    order = _write_order(expected["source"], tmp_path / "order", capsys, monkeypatch)
+    assert sorted(order) == sorted(expected["converted"])
     tree = tmp_path / "tree"
     shutil.copytree(expected["source"], tree)
-    # What a kill just after the first write leaves: pkg0/params.py new, the rest old.
-    rel = "pkg0/params.py"
-    (tree / rel).write_bytes(expected["after"][rel][0])
+    for rel in order[:written]:
+        (tree / rel).write_bytes(expected["after"][rel][0])
     run_main(["apply", "tree"], tmp_path, capsys)
     now = snapshot(tree)
     assert {k: now[k] for k in expected["after"]} == expected["after"]

@@ -17,9 +17,8 @@ from pathlib import Path
 import pytest
 
 from codemod import api, cli
-from codemod.cli import main
 
-from .trees import TRACEBACK, base_tree, codemod_command, run_main, snapshot
+from .trees import TRACEBACK, USE_SITE, base_tree, codemod_command, run_main, snapshot
 
 FAKE_ENGINE = '''
 def convert(path):
@@ -39,12 +38,14 @@ def _fake_engine(error: BaseException, module: str = "codemod.fake"):
     ("error", "message"),
     [
         pytest.param(RecursionError("maximum recursion depth exceeded"),
-                     r"^error: pkg/m\.py: the code is nested too deeply to convert", id="recursion"),
+                     r"^error: pkg/m\.py: the code is nested too deeply to convert",
+                     id="recursion"),
         pytest.param(MemoryError(), r"^error: pkg/m\.py: out of memory$", id="memory"),
         pytest.param(KeyError("x"), r"^error: pkg/m\.py: internal error: KeyError: 'x'$",
                      id="bug"),
         pytest.param(OSError(5, "Input/output error"),
-                     r"^error: pkg/m\.py: internal error: OSError: \[Errno 5\] Input/output error$",
+                     r"^error: pkg/m\.py: internal error: OSError: \[Errno 5\] "
+                     r"Input/output error$",
                      id="os-error"),
     ],
 )
@@ -141,9 +142,7 @@ def test_sigint_aborts_with_exit_2_and_intact_files(tmp_path: Path) -> None:
     """Ctrl-C reaches the main thread while the command runs in its worker thread."""
     tree = base_tree(tmp_path)
     for i in range(40):  # enough use sites to take a while
-        (tree / "pkg" / f"use{i}.py").write_text(
-            "from pkg.params import BaseParam\n\n\ndef f(p):\n    return isinstance(p, BaseParam)\n"
-        )
+        (tree / "pkg" / f"use{i}.py").write_text(USE_SITE)
     before = snapshot(tmp_path)
     proc = subprocess.Popen([*codemod_command(), "apply", "tree"], cwd=tmp_path,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import re
 import shutil
-from pathlib import Path
 
 import hypothesmith
 import pytest

@@ -131,7 +131,9 @@ def codemod_command() -> list[str]:
     return [sys.executable, "-c", "from codemod.cli import main_entry; main_entry()"]
 
 
-def run_main(args: list[str], cwd: Path, capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+def run_main(
+    args: list[str], cwd: Path, capsys: pytest.CaptureFixture[str]
+) -> tuple[int, str, str]:
     """``main(args)`` in this process, in ``cwd``; returns (code, stdout, stderr)."""
     capsys.readouterr()
     old = Path.cwd()
