@@ -168,13 +168,72 @@ def _names_gate(names: frozenset[str]) -> re.Pattern[str]:
     return re.compile("|".join(re.escape(name) for name in sorted(names, key=len, reverse=True)))
 
 
+_WORD_CHAR = re.compile(r"\w")
+#: Shortest substring used as a word gate (shorter ones occur everywhere).
+_MIN_GATE_WORD = 5
+#: A substring test costs about a tenth of the regex scan: worth it up to this many.
+_MAX_GATE_WORDS = 6
+
+
+@functools.lru_cache(maxsize=32)
+def _gate_words(names: frozenset[str]) -> tuple[str, ...] | None:
+    """A few substrings such that every name contains one (``Parameter`` for vLLM's
+    class names), or None when that takes more than ``_MAX_GATE_WORDS``.
+
+    ``word in text`` is a plain substring search, many times faster than a regex scan
+    of an alternation, so a text without any of these words is ruled out at once.
+    Greedy set cover: the substring in most of the remaining names, longest first.
+    """
+    uncovered = set(names)
+    words: list[str] = []
+    while uncovered:
+        if len(words) == _MAX_GATE_WORDS:
+            return None
+        counts: dict[str, int] = {}
+        for name in uncovered:
+            least = min(_MIN_GATE_WORD, len(name))
+            subs = {name[i:j] for i in range(len(name)) for j in range(i + least, len(name) + 1)}
+            for sub in subs:
+                counts[sub] = counts.get(sub, 0) + 1
+        best = max(counts, key=lambda sub: (counts[sub], len(sub), sub))
+        words.append(best)
+        uncovered = {name for name in uncovered if best not in name}
+    return tuple(words)
+
+
+def _may_mention(text: str, names: frozenset[str]) -> bool:
+    words = _gate_words(names)
+    return words is None or any(word in text for word in words)
+
+
+def mentioned(text: str, names: frozenset[str]) -> frozenset[str]:
+    """The names of ``names`` that ``text`` mentions as whole identifiers.
+
+    One pass of the literal gate; a match counts if no word character touches it (a
+    whole-word mention can never start inside another match: every position inside
+    one follows a word character).
+    """
+    if not names or not _may_mention(text, names):
+        return frozenset()
+    found: set[str] = set()
+    size = len(text)
+    for match in _names_gate(names).finditer(text):
+        start, end = match.span()
+        if (start and _WORD_CHAR.match(text, start - 1)) or (end < size and _WORD_CHAR.match(text, end)):
+            continue
+        found.add(match.group())
+        if len(found) == len(names):
+            break
+    return frozenset(found)
+
+
 def prefilter(text: str, names: frozenset[str]) -> bool:
     """Whether ``text`` mentions any of ``names`` as a whole identifier.
 
     A cheap, conservative test: False means the file cannot refer to any of the names;
     True means it may. An empty ``names`` set matches nothing.
     """
-    if not names:
+    if not names or not _may_mention(text, names):
         return False
     if _names_gate(names).search(text) is None:
         return False

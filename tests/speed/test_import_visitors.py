@@ -193,6 +193,70 @@ REMOVE_SOURCES = {
         from pkg.params import Base; from pkg.params import Packed
         x = Packed
     """,
+    "annotation-only": """
+        from pkg.params import Base
+
+
+        def f(p) -> Base:
+            return p
+    """,
+    "argument-and-keyword": """
+        from pkg.params import Base
+
+
+        def f(p):
+            return g(Base, Packed=1)
+
+
+        def h(p):
+            return g(x=Base)
+    """,
+    "shadowed-in-class-scope": """
+        from pkg.params import Base
+
+
+        class C:
+            Base = 1
+            y = Base()
+    """,
+    "shadowed-in-comprehension": """
+        from pkg.params import Base
+
+        x = [Base() for Base in makers]
+    """,
+    "shadowed-by-lambda-and-except": """
+        from pkg.params import Base, Packed
+
+        f = lambda Base: Base()
+        try:
+            pass
+        except E as Packed:
+            Packed.x()
+    """,
+    "global-statement": """
+        from pkg.params import Base
+
+
+        def f():
+            global Base
+            Base = Base()
+    """,
+    "decorator": """
+        from pkg.params import Base
+
+
+        @Base
+        def f():
+            pass
+    """,
+    "called-in-a-docstring-only": '''
+        from pkg.params import Base
+
+
+        def f(p):
+            """Call Base(p) to build one."""
+            return p
+    ''',
     "class-body-use": """
         from pkg.params import Base
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from codemod import api
-from codemod.discovery import inert, may_define_root, prefilter
+from codemod.discovery import inert, may_define_root, mentioned, prefilter
 from codemod.types import Options, Outcome
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
@@ -70,7 +70,7 @@ def unfiltered(monkeypatch: pytest.MonkeyPatch, paths: list[Path]) -> api.RunRes
     """The engine with every text test answering "this file may matter"."""
     with monkeypatch.context() as patch:
         patch.setattr(api, "may_define_root", lambda text: True)
-        patch.setattr(api, "prefilter", lambda text, names: bool(names))
+        patch.setattr(api, "mentioned", lambda text, names: names)
         patch.setattr(api, "inert", lambda text, names, fields=frozenset(): False)
         return api.run(paths, Options(jobs=1))
 
@@ -313,3 +313,31 @@ def test_prefilter_gate_agrees_with_the_whole_word_test():
     assert prefilter("p._weight_loader = f", names) is True
     assert prefilter("BaseModel", names) is False
     assert prefilter("(Base)", names) is True
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["", "Base", "xBase Base_ (Base)", "BaseX Base", "Packed.Base", "BasePacked Packed",
+     "é Base", "Baseé", "_weight_loader default_weight_loader", "a_b b ab"],
+)
+def test_mentioned_agrees_with_prefilter(text):
+    names = frozenset({"Base", "BaseX", "Packed", "_weight_loader", "b", "a_b"})
+    found = mentioned(text, names)
+    assert found == {n for n in names if prefilter(text, frozenset({n}))}
+    assert bool(found) is prefilter(text, names)
+
+
+def test_mentions_scans_each_file_once_per_name(monkeypatch, tmp_path):
+    calls: list[frozenset[str]] = []
+
+    def spy(text, names):
+        calls.append(names)
+        return mentioned(text, names)
+
+    monkeypatch.setattr(api, "mentioned", spy)
+    memo = api.Mentions()
+    path = tmp_path / "a.py"
+    assert memo.any(path, "x = Base(1)", frozenset({"Base", "Packed"}))
+    assert not memo.any(path, "x = Base(1)", frozenset({"Packed"}))
+    assert memo.any(path, "x = Base(1)", frozenset({"Base", "Packed", "Other"})) is True
+    assert calls == [frozenset({"Base", "Packed"}), frozenset({"Other"})]
