@@ -18,7 +18,15 @@ import pytest
 
 from codemod import api, cli
 
-from .trees import TRACEBACK, USE_SITE, base_tree, codemod_command, run_main, snapshot
+from .trees import (
+    TRACEBACK,
+    USE_SITE,
+    base_tree,
+    codemod_command,
+    process_env,
+    run_main,
+    snapshot,
+)
 
 FAKE_ENGINE = '''
 def convert(path):
@@ -129,7 +137,7 @@ def test_closed_stdout_is_quiet(tmp_path: Path) -> None:
     """``codemod apply --dry-run tree | head -0``: no traceback, no 'Exception ignored'."""
     base_tree(tmp_path)
     proc = subprocess.Popen([*codemod_command(), "apply", "--dry-run", "tree"], cwd=tmp_path,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=process_env())
     assert proc.stdout is not None and proc.stderr is not None
     proc.stdout.close()  # the reader is gone before the diff is written
     err = proc.stderr.read().decode()
@@ -145,7 +153,8 @@ def test_sigint_aborts_with_exit_2_and_intact_files(tmp_path: Path) -> None:
         (tree / "pkg" / f"use{i}.py").write_text(USE_SITE)
     before = snapshot(tmp_path)
     proc = subprocess.Popen([*codemod_command(), "apply", "tree"], cwd=tmp_path,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=process_env())
     # Wait until main() has started its worker thread (a second task of the process):
     # a SIGINT during the imports before it would be Python's own traceback.
     deadline = time.monotonic() + 60
