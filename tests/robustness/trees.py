@@ -27,6 +27,12 @@ from codemod.cli import main
 #: current behaviour become plain tests.
 APPLY_ALL_OR_NOTHING = False
 
+#: Whether the engine compiles a file with CPython before LibCST parses it (the engine
+#: change proposed with these tests): syntax errors then carry CPython's message and
+#: line, and input no interpreter runs (200+ nested brackets, ``return`` outside a
+#: function) fails before anything is converted. Flip it with that change.
+ENGINE_COMPILES_FIRST = False
+
 #: A Parameter hierarchy: a base with a property over a backing field and a loader, a
 #: subclass with its own ``__init__``. The docstring holds a non-ASCII character so that
 #: every encoding variant has something to encode.
