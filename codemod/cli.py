@@ -24,7 +24,7 @@ import click
 from codemod import api
 from codemod.config import ConfigError, load_config
 from codemod.discovery import DiscoveryError
-from codemod.fileio import SourceError, encode_source, write_atomic
+from codemod.fileio import SourceError, encode_source, write_files_atomic
 from codemod.output.diff import unified_diff
 from codemod.types import DEFAULT_EXCLUDES, Options
 
@@ -93,18 +93,35 @@ def apply(paths: tuple[Path, ...], dry_run: bool, exclude: tuple[str, ...],
         _err(f"error: {failed.error}", fg="red")
     changed = result.changed()
     written = 0
-    for file in changed:
-        assert file.new_text is not None and file.old_text is not None
-        if dry_run:
+    if result.scanned == 0:
+        _err(f"warning: no Python files in {', '.join(map(str, paths))}", fg="yellow")
+    if dry_run:
+        for file in changed:
+            assert file.new_text is not None and file.old_text is not None
             click.echo(unified_diff(file.path, file.old_text, file.new_text), nl=False)
-            continue
-        source = result.sources[file.path]
+    elif changed and result.failed():
+        # A file that failed may use a class converted elsewhere: write nothing.
+        _err("error: nothing written: fix or exclude the files above, then run again",
+             fg="red")
+    elif changed:
+        # Modules that define converted classes go last: a run killed half-way leaves
+        # their classes in place, so a second run still sees them and finishes the job.
+        plan = result.plan
+        defining = {p.facts.path for p in plan.classes.values()} if plan else set()
+        ordered = sorted(changed, key=lambda f: (f.path in defining, str(f.path)))
         try:
-            write_atomic(file.path, encode_source(file.new_text, source), source.mode)
-            written += 1
+            # Encodes and stages every file before it replaces any: one that cannot be
+            # written (read-only, disk full, unencodable) leaves all of them unchanged.
+            write_files_atomic([
+                (f.path, encode_source(f.new_text or "", result.sources[f.path]),
+                 result.sources[f.path].mode)
+                for f in ordered
+            ])
+            written = len(ordered)
         except SourceError as exc:
             _err(f"error: {exc}", fg="red")
-            result.files.append(api.FileResult(file.path, api.Outcome.FAILED, error=str(exc)))
+            result.files.append(api.FileResult(exc.path or Path(), api.Outcome.FAILED,
+                                               error=str(exc)))
     _summary(result, dry_run, written)
     if result.failed():
         raise _Exit(EXIT_ERROR)

@@ -25,7 +25,7 @@ from codemod.cli import main
 #: apply change proposed with these tests). Flip it with that change: the matrix rows
 #: then expect no file written on exit 2, and the expected failures that record the
 #: current behaviour become plain tests.
-APPLY_ALL_OR_NOTHING = False
+APPLY_ALL_OR_NOTHING = True
 
 #: Whether the engine compiles a file with CPython before LibCST parses it (the engine
 #: change proposed with these tests): syntax errors then carry CPython's message and
