@@ -7,6 +7,7 @@ step (facts + plan in, new text out).
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import functools
 import gc
@@ -23,7 +24,11 @@ from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
 from codemod import parallel
 from codemod.analysis.classes import FileFacts, analyse_file
 from codemod.analysis.index import ClassIndex
-from codemod.discovery import inert, iter_python_files, may_define_root, mentioned, prefilter
+from codemod.analysis.names import _relative_base, module_name_for
+from codemod.discovery import (
+    defines_or_aliases, import_spans, inert, iter_python_files, may_define_root, mentioned,
+    prefilter,
+)
 from codemod.fileio import SourceError, SourceFile, read_source
 from codemod.planning.plan import Plan, build_plan
 from codemod.transforms.definitions import DefinitionsTransformer
@@ -60,6 +65,8 @@ class RunResult:
     facts: dict[Path, FileFacts] = field(default_factory=dict)
     scanned: int = 0
     parsed: int = 0
+    #: Files parsed by conversion workers (not kept in ``facts``).
+    parsed_elsewhere: set[Path] = field(default_factory=set)
     #: Which names each file mentions, so that no file is scanned twice for a name.
     mentions: "Mentions" = field(default_factory=lambda: Mentions())
 
@@ -406,20 +413,24 @@ def hierarchy_names(index: ClassIndex, facts: Iterable[FileFacts],
 
 
 def _parse(path: Path, text: str, result: RunResult) -> FileFacts | None:
-    try:
-        ff = analyse_file(path, text)
-    except cst.ParserSyntaxError as exc:
-        result.files.append(FileResult(
-            path, Outcome.FAILED,
-            error=f"{path}:{exc.raw_line}:{exc.raw_column}: syntax error: {exc.message}",
-        ))
+    ff, error = _analyse_file(path, text)
+    if error is not None:
+        result.files.append(FileResult(path, Outcome.FAILED, error=error))
         return None
-    except (RecursionError, ValueError) as exc:
-        result.files.append(FileResult(path, Outcome.FAILED, error=f"{path}: {exc}"))
-        return None
+    assert ff is not None
     result.facts[path] = ff
     result.parsed += 1
     return ff
+
+
+def _analyse_file(path: Path, text: str) -> tuple[FileFacts | None, str | None]:
+    """``analyse_file``, or the message naming why the file does not parse."""
+    try:
+        return analyse_file(path, text), None
+    except cst.ParserSyntaxError as exc:
+        return None, f"{path}:{exc.raw_line}:{exc.raw_column}: syntax error: {exc.message}"
+    except (RecursionError, ValueError) as exc:
+        return None, f"{path}: {exc}"
 
 
 def _request_import_removals(ff: FileFacts, heads: set[str], context: CodemodContext) -> set[str]:
@@ -492,14 +503,19 @@ def _analyse(sources: dict[Path, SourceFile], result: RunResult,
 
 def _index(sources: dict[Path, SourceFile], result: RunResult,
            progress: Progress | None = None) -> ClassIndex:
-    """Parse only the files that can matter, and index their classes.
+    """Parse only the files the class index needs, and index their classes.
 
     First the files that may start a hierarchy (``may_define_root``). Then, until nothing
-    new turns up: the files that mention a name of a Parameter class found so far (or an
-    alias of one) in a way some rewrite or refusal depends on (``inert`` files, whose
-    every mention is an import or a construction call, are left unparsed), and the
-    modules that parsed files import those names through (re-exports), so that every
-    name the transforms resolve resolves as if the whole tree had been parsed.
+    new turns up, among the files that mention a name of a Parameter class found so far
+    (or an alias of one) in a way some rewrite or refusal depends on (``inert`` files,
+    whose every mention is an import or a construction call, never matter): those whose
+    class statements name one in their bases (subclasses), those that import one under
+    another name (aliases), and the modules any of them imports those names through
+    (re-exports), so that every name resolves as if the whole tree had been parsed.
+
+    The other mentioning files are plain use sites: the index needs nothing from them
+    but the modules they import through (read from their import statements with
+    CPython's parser). They are parsed where they are converted, by ``run``'s workers.
     """
     pending = set(sources)
     batch = sorted(p for p in pending if may_define_root(sources[p].text))
@@ -507,6 +523,7 @@ def _index(sources: dict[Path, SourceFile], result: RunResult,
     seen_names: frozenset[str] = frozenset()
     mentioning: set[Path] = set()  # unparsed files that mention a name
     hubs = _ModuleFiles(sources)
+    targets_of: dict[Path, list[tuple[str, str]] | None] = {}
     while batch:
         pending.difference_update(batch)
         _parse_all(batch, result, progress)
@@ -518,11 +535,61 @@ def _index(sources: dict[Path, SourceFile], result: RunResult,
             found = {p for p in pending if result.mentions.any(p, sources[p].text, new_names)}
             mentioning |= found
             pending -= found
-        wanted = {p for p in mentioning if not inert(sources[p].text, names)}
-        wanted |= hubs.imported_through(result.facts.values(), names) & mentioning
+        uses = {p for p in mentioning if not inert(sources[p].text, names)}
+        wanted = {p for p in uses if defines_or_aliases(sources[p].text, names)}
+        through = hubs.imported_through(result.facts.values(), names)
+        for path in sorted(uses - wanted):
+            if path not in targets_of:
+                targets_of[path] = _import_targets(path, sources[path].text)
+            targets = targets_of[path]
+            if targets is None:  # CPython cannot read it either: parse it here, report it
+                wanted.add(path)
+            else:
+                through |= hubs.reached(targets, sources[path].text, names)
+        wanted |= through & mentioning
         mentioning -= wanted
         batch = sorted(wanted)
     return index
+
+
+def _import_targets(path: Path, text: str) -> list[tuple[str, str]] | None:
+    """(local name, qualified name) of every import in ``text``; None if it does not parse.
+
+    Read from the import statements alone when ``discovery.import_spans`` finds them all
+    (as many spans as ``import`` keywords), else from the whole file: CPython's parser,
+    an order of magnitude faster than LibCST's. Relative imports resolve against the
+    module name, as ``analysis.names.import_bindings`` does.
+    """
+    spans = import_spans(text)
+    try:
+        if len(spans) == len(_IMPORT_KEYWORD.findall(text)):
+            trees = [ast.parse(span.strip()) for span in spans]
+        else:
+            trees = [ast.parse(text)]
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    module_name = module_name_for(path)
+    is_package = path.name == "__init__.py"
+    targets: list[tuple[str, str]] = []
+    for tree in trees:
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                for alias in node.names:
+                    local = alias.asname or alias.name.split(".")[0]
+                    targets.append((local, alias.name if alias.asname else local))
+            elif isinstance(node, ast.ImportFrom):
+                source = node.module or ""
+                if node.level:
+                    base = _relative_base(module_name, is_package, node.level)
+                    source = f"{base}.{source}" if base and source else (base or source)
+                for alias in node.names:
+                    if alias.name != "*":
+                        full = f"{source}.{alias.name}" if source else alias.name
+                        targets.append((alias.asname or alias.name, full))
+    return targets
+
+
+_IMPORT_KEYWORD = re.compile(r"(?<![\w.])import(?!\w)")
 
 
 class _ModuleFiles:
@@ -555,21 +622,32 @@ class _ModuleFiles:
                 root = ff.path.parents[depth if ff.is_package else depth - 1]
                 if root not in self._roots:
                     self._roots.append(root)
-        word = _dotted_mention(names)
         out: set[Path] = set()
         for ff in facts:
-            modules = [
-                target.rpartition(".")[0] for local, target in ff.bindings.items()
-                if local in names or target.rpartition(".")[2] in names
-            ]
-            for match in word.finditer(self.sources[ff.path].text):
-                head, _, rest = match.group(1).partition(".")
-                if head in ff.bindings:
-                    modules.append(f"{ff.bindings[head]}.{rest}" if rest else ff.bindings[head])
-            for module in modules:
-                path = self.locate(module) if module else None
-                if path is not None:
-                    out.add(path)
+            out |= self.reached(list(ff.bindings.items()), self.sources[ff.path].text, names)
+        return out
+
+    def reached(self, bindings: list[tuple[str, str]], text: str,
+                names: frozenset[str]) -> set[Path]:
+        """Files of the modules that ``bindings`` (local name, qualified name; a local
+        name may come more than once) and the dotted mentions in ``text`` reach one of
+        ``names`` through."""
+        modules = [
+            target.rpartition(".")[0] for local, target in bindings
+            if local in names or target.rpartition(".")[2] in names
+        ]
+        heads: dict[str, list[str]] = {}
+        for local, target in bindings:
+            heads.setdefault(local, []).append(target)
+        for match in _dotted_mention(names).finditer(text):
+            head, _, rest = match.group(1).partition(".")
+            for target in heads.get(head, ()):
+                modules.append(f"{target}.{rest}" if rest else target)
+        out: set[Path] = set()
+        for module in modules:
+            path = self.locate(module) if module else None
+            if path is not None:
+                out.add(path)
         return out
 
 
@@ -626,38 +704,42 @@ def _run(paths: list[Path], options: Options, progress: Progress | None) -> RunR
         plan = build_plan(index, options.allow_classes, forced,
                           allow_value_uses=options.allow_value_uses,
                           feature_prefix=options.feature_prefix)
-        facts = _candidates(plan, result, progress)
-        conversions = _convert_all(facts, plan, result, options.jobs, progress)
+        candidates = _candidates(plan, result, progress)
+        conversions = _convert_all(candidates, plan, result, options.jobs, progress)
         new_forced = dict(forced)
-        for ff in facts:
-            for line, _col, qual, code in conversions[ff.path].leftovers:
+        for path in candidates:
+            for line, _col, qual, code in conversions[path].leftovers:
                 new_forced.setdefault(
                     qual,
-                    f"used as a class at {ff.path}:{line} (`{code}`), a use no rewrite covers; "
+                    f"used as a class at {path}:{line} (`{code}`), a use no rewrite covers; "
                     "converting it would break that line",
                 )
         if new_forced == forced:
             break
         forced = new_forced
     result.plan = plan
-    for ff in facts:
-        done = conversions[ff.path]
+    for path in candidates:
+        done = conversions[path]
+        source = result.sources[path]
+        if done.parse_error is not None:  # reported by _convert_all
+            continue
         if done.conversion is None:  # stopped at a leftover in what became the last round
+            ff = result.facts.get(path) or _analyse_file(path, source.text)[0]
+            assert ff is not None
             done = _Converted(convert_file(ff, plan), done.leftovers)
         conversion = done.conversion
         assert conversion is not None
-        source = result.sources[ff.path]
-        refusals = tuple(r for r in plan.refusals() if r.path == ff.path)
+        refusals = tuple(r for r in plan.refusals() if r.path == path)
         if conversion.new_text == source.text:
             outcome = Outcome.REFUSED if refusals else Outcome.UNCHANGED
-            result.files.append(FileResult(ff.path, outcome, refusals=refusals))
+            result.files.append(FileResult(path, outcome, refusals=refusals))
             continue
-        error = done.error if done.verified else _verify(conversion.new_text, ff.path)
+        error = done.error if done.verified else _verify(conversion.new_text, path)
         if error is not None:
-            result.files.append(FileResult(ff.path, Outcome.FAILED, error=error))
+            result.files.append(FileResult(path, Outcome.FAILED, error=error))
             continue
         result.files.append(FileResult(
-            ff.path, Outcome.CHANGED, old_text=source.text, new_text=conversion.new_text,
+            path, Outcome.CHANGED, old_text=source.text, new_text=conversion.new_text,
             refusals=refusals, counts=tuple(sorted(conversion.counts.items())),
         ))
     result.files.sort(key=lambda f: str(f.path))
@@ -673,6 +755,9 @@ class _Converted:
     leftovers: Leftovers
     verified: bool = False
     error: str | None = None
+    #: The file was parsed here (not in the parent), or could not be: why.
+    parsed_here: bool = False
+    parse_error: str | None = None
 
 
 def _convert_one(state: tuple[dict[Path, FileFacts], Plan, dict[Path, SourceFile], frozenset[str]],
@@ -686,18 +771,27 @@ def _convert_one(state: tuple[dict[Path, FileFacts], Plan, dict[Path, SourceFile
     The parent completes and verifies whatever reaches the result unfinished.
     """
     facts, plan, sources, names = state
-    conversion, leftovers = _convert(facts[path], plan, stop_at_leftovers=True, names=names)
+    ff = facts.get(path)
+    parsed_here = ff is None
+    if ff is None:  # a plain use site: parsed where it is converted
+        ff, error = _analyse_file(path, sources[path].text)
+        if ff is None:
+            return _Converted(None, [], parsed_here=True, parse_error=error)
+    conversion, leftovers = _convert(ff, plan, stop_at_leftovers=True, names=names)
     if conversion is None:
-        return _Converted(None, leftovers)
+        return _Converted(None, leftovers, parsed_here=parsed_here)
     if conversion.new_text == sources[path].text:
-        return _Converted(conversion, leftovers, verified=True)
-    return _Converted(conversion, leftovers, True, _verify(conversion.new_text, path))
+        return _Converted(conversion, leftovers, verified=True, parsed_here=parsed_here)
+    return _Converted(conversion, leftovers, True, _verify(conversion.new_text, path),
+                      parsed_here=parsed_here)
 
 
-def _convert_all(facts: list[FileFacts], plan: Plan, result: RunResult, jobs: int,
+def _convert_all(paths: list[Path], plan: Plan, result: RunResult, jobs: int,
                  progress: Progress | None) -> dict[Path, _Converted]:
-    """Convert every candidate file, in parallel when ``jobs`` > 1; keyed by path."""
-    paths = [ff.path for ff in facts]
+    """Convert every candidate file, in parallel when ``jobs`` > 1; keyed by path.
+
+    Files the analysis did not parse are parsed by the worker that converts them
+    (counted once in ``result.parsed``, however many rounds convert them)."""
     sources = result.sources
 
     def report(done: int) -> None:
@@ -709,13 +803,20 @@ def _convert_all(facts: list[FileFacts], plan: Plan, result: RunResult, jobs: in
         weight=lambda path: len(sources[path].text), progress=report,
         stop_when=lambda done: bool(done.leftovers),
     )
+    failed = {f.path for f in result.failed()}
+    for path, done in zip(paths, converted):
+        if done.parse_error is not None and path not in failed:
+            result.files.append(FileResult(path, Outcome.FAILED, error=done.parse_error))
+        elif done.parsed_here and path not in result.parsed_elsewhere:
+            result.parsed_elsewhere.add(path)
+            result.parsed += 1
     return dict(zip(paths, converted))
 
 
-def _candidates(plan: Plan, result: RunResult, progress: Progress | None = None) -> list[FileFacts]:
+def _candidates(plan: Plan, result: RunResult, progress: Progress | None = None) -> list[Path]:
     """Files a rewrite can touch: they define Parameter classes, or name a converted
-    class (or an alias of one) or a backing field, in a way that is not ``inert``
-    (parsed now if the analysis had no reason to)."""
+    class (or an alias of one) or a backing field, in a way that is not ``inert``.
+    Those the analysis did not parse are parsed where they are converted."""
     names = hierarchy_names(plan.index, result.facts.values(), _rewritten_classes(plan))
     fields = frozenset(plan.fields)
     either = names | fields
@@ -727,8 +828,7 @@ def _candidates(plan: Plan, result: RunResult, progress: Progress | None = None)
         or (result.mentions.any(path, source.text, either)
             and not inert(source.text, names, fields))
     ]
-    _parse_all([p for p in chosen if p not in result.facts and p not in failed], result, progress)
-    return [result.facts[p] for p in chosen if p in result.facts]
+    return [p for p in chosen if p not in failed]
 
 
 def _verify(text: str, path: Path) -> str | None:

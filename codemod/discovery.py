@@ -312,6 +312,21 @@ def _aliased(names: frozenset[str]) -> re.Pattern[str]:
     return re.compile(rf"(?<![\w])(?:{alternation})\s+as\s+\w")
 
 
+def import_spans(text: str) -> list[str]:
+    """The import statements of ``text`` as ``_IMPORT_SPAN`` finds them (at line starts)."""
+    return [match.group() for match in _IMPORT_SPAN.finditer(text)]
+
+
+def defines_or_aliases(text: str, names: frozenset[str]) -> bool:
+    """Whether a class statement of ``text`` names one of ``names`` in its bases (a
+    subclass, maybe), or ``text`` imports one under another name (``X as Y``)."""
+    if not names or not _may_mention(text, names):
+        return False
+    if _aliased(names).search(text):
+        return True
+    return "class" in text and any(prefilter(bases, names) for bases in _class_bases(text))
+
+
 def inert(text: str, names: frozenset[str], fields: frozenset[str] = frozenset()) -> bool:
     """Whether no rewrite can change ``text`` and no use in it can refuse a class.
 

@@ -185,6 +185,25 @@ CASES = {
                 return isinstance(p, pkg.layers.Packed) or type(p) is L.Packed
         """,
     },
+    "re-export-imported-oddly": {
+        "pkg/params.py": PARAMS,
+        "pkg/layers/__init__.py": "from pkg.params import Base, Packed\n",
+        "pkg/layers/more.py": "from ..params import Packed\n",
+        "pkg/use.py": """
+            import os; from pkg.layers import Packed
+
+
+            def f(p):
+                return isinstance(p, Packed)
+        """,
+        "pkg/sub/use2.py": """
+            if True: from ..layers.more import Packed
+
+
+            def g(p):
+                return type(p) is Packed
+        """,
+    },
     "subclass-through-re-export": {
         "pkg/params.py": PARAMS,
         "pkg/layers/__init__.py": "from pkg.params import Base\n",
@@ -236,8 +255,11 @@ def test_crafted_trees_same_as_parsing_everything(monkeypatch, tmp_path, case):
 def test_construction_only_file_is_not_parsed(tmp_path):
     root = write_tree(tmp_path / "src", CASES["construction-only-and-value-use"])
     result = api.run([root / "pkg"], Options(jobs=1))
-    assert root / "pkg" / "build.py" not in result.facts
-    assert root / "pkg" / "table.py" in result.facts
+    parsed = set(result.facts) | result.parsed_elsewhere
+    assert root / "pkg" / "build.py" not in parsed
+    # A plain use site: not needed by the class index, parsed where it is converted.
+    assert root / "pkg" / "table.py" in result.parsed_elsewhere
+    assert result.parsed == len(parsed) == 2
     # The dict value use refuses the hierarchy; the construction file is never touched.
     assert result.refusals and not result.changed()
 
@@ -341,3 +363,16 @@ def test_mentions_scans_each_file_once_per_name(monkeypatch, tmp_path):
     assert not memo.any(path, "x = Base(1)", frozenset({"Packed"}))
     assert memo.any(path, "x = Base(1)", frozenset({"Base", "Packed", "Other"})) is True
     assert calls == [frozenset({"Base", "Packed"}), frozenset({"Other"})]
+
+
+def test_import_targets_of_a_use_site(tmp_path):
+    root = write_tree(tmp_path / "src", {
+        "pkg/sub/use.py": "import os; from ..layers import Packed as P\nimport a.b\nfrom . import c\n",
+    })
+    path = root / "pkg" / "sub" / "use.py"
+    targets = api._import_targets(path, path.read_text())
+    assert sorted(targets) == sorted([
+        ("os", "os"), ("P", "pkg.layers.Packed"), ("a", "a"), ("c", "pkg.sub.c"),
+    ])
+    # Not every import at a line start: the whole file is read, and it does not parse.
+    assert api._import_targets(path, "x = 1; import os\ndef f(:\n") is None
