@@ -24,7 +24,7 @@ from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
 from codemod import parallel
 from codemod.analysis.classes import FileFacts, analyse_file
 from codemod.analysis.index import ClassIndex
-from codemod.analysis.names import _relative_base, module_name_for
+from codemod.analysis.names import import_targets, module_name_for
 from codemod.discovery import (
     defines_or_aliases, import_spans, inert, iter_python_files, may_define_root, mentioned,
     prefilter,
@@ -33,6 +33,7 @@ from codemod.fileio import SourceError, SourceFile, read_source
 from codemod.planning.plan import Plan, build_plan
 from codemod.transforms.definitions import DefinitionsTransformer
 from codemod.transforms.import_format import format_imports
+from codemod.transforms.leftover_screen import screen_leftovers
 from codemod.transforms.refs import FileRefs
 from codemod.transforms.use_sites import UseSiteTransformer, unconverted_uses
 from codemod.types import FileResult, Options, Outcome, Refusal
@@ -102,7 +103,8 @@ Leftovers = list[tuple[int, int, str, str]]
 
 
 def _convert(ff: FileFacts, plan: Plan, stop_at_leftovers: bool,
-             names: frozenset[str] | None = None) -> tuple[FileConversion | None, Leftovers]:
+             names: frozenset[str] | None = None,
+             leftovers_only: bool = False) -> tuple[FileConversion | None, Leftovers]:
     """``convert_file`` and its leftovers; with ``stop_at_leftovers``, no conversion as
     soon as this file, or another of the round (``parallel.stopping()``), is known to
     hold a use no rewrite covers (the plan is then made again: the rest of the work
@@ -115,7 +117,7 @@ def _convert(ff: FileFacts, plan: Plan, stop_at_leftovers: bool,
     uses = UseSiteTransformer(ff, plan, refs)
     tree = _visit_mentioning(ff.module, uses, names if names is not None else _rewritable_names(plan))
     leftovers = unconverted_uses(ff, plan, uses.handled)
-    if stop_at_leftovers and (leftovers or parallel.stopping()):
+    if leftovers_only or (stop_at_leftovers and (leftovers or parallel.stopping())):
         return None, leftovers
     definitions = DefinitionsTransformer(ff, plan, refs, context)
     if definitions.mine or definitions.shadows:
@@ -139,8 +141,12 @@ def _convert(ff: FileFacts, plan: Plan, stop_at_leftovers: bool,
 def _rewritable_names(plan: Plan) -> frozenset[str]:
     """Every identifier a use-site rewrite can start from: the converted classes, the
     names they are imported under anywhere in the tree, their backing fields."""
-    return hierarchy_names(plan.index, plan.index.files.values(), _rewritten_classes(plan)) \
-        | frozenset(plan.fields)
+    return _class_names(plan) | frozenset(plan.fields)
+
+
+def _class_names(plan: Plan) -> frozenset[str]:
+    """Every identifier a use of a converted (or shadow) class can be spelled with."""
+    return hierarchy_names(plan.index, plan.index.files.values(), _rewritten_classes(plan))
 
 
 def _rewritten_classes(plan: Plan) -> list[str]:
@@ -570,23 +576,7 @@ def _import_targets(path: Path, text: str) -> list[tuple[str, str]] | None:
         return None
     module_name = module_name_for(path)
     is_package = path.name == "__init__.py"
-    targets: list[tuple[str, str]] = []
-    for tree in trees:
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Import):
-                for alias in node.names:
-                    local = alias.asname or alias.name.split(".")[0]
-                    targets.append((local, alias.name if alias.asname else local))
-            elif isinstance(node, ast.ImportFrom):
-                source = node.module or ""
-                if node.level:
-                    base = _relative_base(module_name, is_package, node.level)
-                    source = f"{base}.{source}" if base and source else (base or source)
-                for alias in node.names:
-                    if alias.name != "*":
-                        full = f"{source}.{alias.name}" if source else alias.name
-                        targets.append((alias.asname or alias.name, full))
-    return targets
+    return [pair for tree in trees for pair in import_targets(tree, module_name, is_package)]
 
 
 _IMPORT_KEYWORD = re.compile(r"(?<![\w.])import(?!\w)")
@@ -689,7 +679,9 @@ def run(paths: list[Path], options: Options, progress: Progress | None = None) -
         return _run(paths, options, progress)
 
 
-def _run(paths: list[Path], options: Options, progress: Progress | None) -> RunResult:
+def read_tree(paths: list[Path], options: Options) -> RunResult:
+    """A ``RunResult`` holding the sources of every Python file under ``paths`` (and a
+    FAILED result for each that cannot be read); nothing parsed yet."""
     result = RunResult()
     files = iter_python_files(paths, options.excludes, options.extend_excludes)
     result.scanned = len(files)
@@ -698,25 +690,13 @@ def _run(paths: list[Path], options: Options, progress: Progress | None) -> RunR
             result.sources[path] = read_source(path)
         except SourceError as exc:
             result.files.append(FileResult(path, Outcome.FAILED, error=str(exc)))
+    return result
+
+
+def _run(paths: list[Path], options: Options, progress: Progress | None) -> RunResult:
+    result = read_tree(paths, options)
     index = _analyse(result.sources, result, progress)
-    forced: dict[str, str] = {}
-    for _ in range(_MAX_ROUNDS):
-        plan = build_plan(index, options.allow_classes, forced,
-                          allow_value_uses=options.allow_value_uses,
-                          feature_prefix=options.feature_prefix)
-        candidates = _candidates(plan, result, progress)
-        conversions = _convert_all(candidates, plan, result, options.jobs, progress)
-        new_forced = dict(forced)
-        for path in candidates:
-            for line, _col, qual, code in conversions[path].leftovers:
-                new_forced.setdefault(
-                    qual,
-                    f"used as a class at {path}:{line} (`{code}`), a use no rewrite covers; "
-                    "converting it would break that line",
-                )
-        if new_forced == forced:
-            break
-        forced = new_forced
+    plan, candidates, conversions = settle_plan(result, index, options, progress)
     result.plan = plan
     for path in candidates:
         done = conversions[path]
@@ -746,6 +726,38 @@ def _run(paths: list[Path], options: Options, progress: Progress | None) -> RunR
     return result
 
 
+def settle_plan(result: RunResult, index: ClassIndex, options: Options,
+                progress: Progress | None = None, *, convert: bool = True,
+                ) -> tuple[Plan, list[Path], dict[Path, "_Converted"]]:
+    """Plan, then refuse every class used as a class where no rewrite reaches, and plan
+    again, until nothing changes: the plan ``apply`` carries out and ``check`` reports.
+
+    Returns the plan, the candidate files of the last round and what converting them
+    gave (leftovers, and with ``convert`` the conversions; without, only the leftovers
+    are computed, which is all ``check`` needs). Uses ``options.jobs`` processes.
+    """
+    forced: dict[str, str] = {}
+    for _ in range(_MAX_ROUNDS):
+        plan = build_plan(index, options.allow_classes, forced,
+                          allow_value_uses=options.allow_value_uses,
+                          feature_prefix=options.feature_prefix)
+        candidates = _candidates(plan, result, progress)
+        conversions = _convert_all(candidates, plan, result, options.jobs, progress,
+                                   convert=convert)
+        new_forced = dict(forced)
+        for path in candidates:
+            for line, _col, qual, code in conversions[path].leftovers:
+                new_forced.setdefault(
+                    qual,
+                    f"used as a class at {path}:{line} (`{code}`), a use no rewrite covers; "
+                    "converting it would break that line",
+                )
+        if new_forced == forced:
+            break
+        forced = new_forced
+    return plan, candidates, conversions
+
+
 @dataclass
 class _Converted:
     """A worker's answer for one file: the conversion (None: stopped at a leftover), and
@@ -760,7 +772,8 @@ class _Converted:
     parse_error: str | None = None
 
 
-def _convert_one(state: tuple[dict[Path, FileFacts], Plan, dict[Path, SourceFile], frozenset[str]],
+def _convert_one(state: tuple[dict[Path, FileFacts], Plan, dict[Path, SourceFile],
+                              frozenset[str], frozenset[str], bool],
                  path: Path) -> _Converted:
     """Convert one file (in a worker process or not) and verify a changed text.
 
@@ -769,15 +782,23 @@ def _convert_one(state: tuple[dict[Path, FileFacts], Plan, dict[Path, SourceFile
     follow only look for theirs: the round's conversions will be thrown away. The
     leftovers themselves are always computed, so the next plan never depends on timing.
     The parent completes and verifies whatever reaches the result unfinished.
+
+    The leftovers come from ``screen_leftovers`` (CPython's parser) when it decides the
+    file exactly; LibCST then runs only to convert, and not at all when the round
+    converts nothing (``check``) or already has leftovers.
     """
-    facts, plan, sources, names = state
+    facts, plan, sources, names, class_names, convert = state
+    screened = screen_leftovers(path, sources[path].text, plan, class_names)
+    if screened is not None and (screened or not convert or parallel.stopping()):
+        return _Converted(None, screened)  # all that is needed, from CPython's parser
     ff = facts.get(path)
     parsed_here = ff is None
     if ff is None:  # a plain use site: parsed where it is converted
         ff, error = _analyse_file(path, sources[path].text)
         if ff is None:
             return _Converted(None, [], parsed_here=True, parse_error=error)
-    conversion, leftovers = _convert(ff, plan, stop_at_leftovers=True, names=names)
+    conversion, leftovers = _convert(ff, plan, stop_at_leftovers=True, names=names,
+                                     leftovers_only=not convert)
     if conversion is None:
         return _Converted(None, leftovers, parsed_here=parsed_here)
     if conversion.new_text == sources[path].text:
@@ -787,7 +808,7 @@ def _convert_one(state: tuple[dict[Path, FileFacts], Plan, dict[Path, SourceFile
 
 
 def _convert_all(paths: list[Path], plan: Plan, result: RunResult, jobs: int,
-                 progress: Progress | None) -> dict[Path, _Converted]:
+                 progress: Progress | None, convert: bool = True) -> dict[Path, _Converted]:
     """Convert every candidate file, in parallel when ``jobs`` > 1; keyed by path.
 
     Files the analysis did not parse are parsed by the worker that converts them
@@ -799,7 +820,8 @@ def _convert_all(paths: list[Path], plan: Plan, result: RunResult, jobs: int,
             progress("convert", done, len(paths))
 
     converted = parallel.pmap(
-        _convert_one, (result.facts, plan, sources, _rewritable_names(plan)), paths, jobs,
+        _convert_one, (result.facts, plan, sources, _rewritable_names(plan), _class_names(plan),
+                       convert), paths, jobs,
         weight=lambda path: len(sources[path].text), progress=report,
         stop_when=lambda done: bool(done.leftovers),
     )

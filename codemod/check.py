@@ -39,18 +39,14 @@ from pathlib import Path
 from typing import TextIO
 
 import libcst as cst
-from libcst.codemod import CodemodContext
 
 from codemod import api
 from codemod.analysis.classes import ClassFacts, FileFacts
-from codemod.analysis.index import ClassIndex
 from codemod.analysis.names import dotted, module_name_for
-from codemod.discovery import inert, iter_python_files, prefilter
-from codemod.fileio import SourceError, SourceFile, read_source
-from codemod.planning.plan import FEATURES_NAME, Plan, build_plan
-from codemod.transforms.refs import FileRefs
-from codemod.transforms.use_sites import UseSiteTransformer, unconverted_uses
-from codemod.types import PARAMETER_QUALNAMES, FileResult, Options, Outcome
+from codemod.discovery import prefilter
+from codemod.fileio import SourceFile
+from codemod.planning.plan import FEATURES_NAME, Plan
+from codemod.types import PARAMETER_QUALNAMES, Options
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
@@ -256,62 +252,14 @@ class _AstFiles:
 def _plan_tree(paths: list[Path], options: Options) -> api.RunResult:
     """Read, analyse and plan the tree as ``api.run`` does, without building new texts.
 
-    The refusal rounds are the engine's: a class used as a class where no rewrite
-    reaches is refused, and the plan is made again. Only the use-site pass is run per
-    round (``apply``'s import bookkeeping and re-parse of the new text are what cost).
+    The refusal rounds are the engine's (``api.settle_plan``): a class used as a class
+    where no rewrite reaches is refused, and the plan is made again; only the leftovers
+    of each round are computed, in ``options.jobs`` processes.
     """
-    result = api.RunResult()
-    files = iter_python_files(paths, options.excludes, options.extend_excludes)
-    result.scanned = len(files)
-    for path in files:
-        try:
-            result.sources[path] = read_source(path)
-        except SourceError as exc:
-            result.files.append(FileResult(path, Outcome.FAILED, error=str(exc)))
+    result = api.read_tree(paths, options)
     index = api._analyse(result.sources, result)
-    forced: dict[str, str] = {}
-    plan = _build_plan(index, options, forced)
-    for _ in range(api._MAX_ROUNDS):
-        new_forced = dict(forced)
-        for ff in _use_site_files(plan, result):
-            for line, _col, qual, code in _leftovers(ff, plan):
-                # The same words as ``api.run``: ``check`` and ``apply`` tell one story.
-                new_forced.setdefault(
-                    qual,
-                    f"used as a class at {ff.path}:{line} (`{code}`), a use no rewrite covers; "
-                    "converting it would break that line",
-                )
-        if new_forced == forced:
-            break
-        forced = new_forced
-        plan = _build_plan(index, options, forced)
-    result.plan = plan
+    result.plan, _, _ = api.settle_plan(result, index, options, convert=False)
     return result
-
-
-def _build_plan(index: ClassIndex, options: Options, forced: dict[str, str]) -> Plan:
-    """``build_plan`` with the arguments ``api.run`` gives it."""
-    return build_plan(index, options.allow_classes, forced,
-                      allow_value_uses=options.allow_value_uses,
-                      feature_prefix=options.feature_prefix)
-
-
-def _use_site_files(plan: Plan, result: api.RunResult) -> list[FileFacts]:
-    """Files where a use of a converted class can be left unhandled (parsed if needed).
-
-    The engine's choice for ``apply`` (``api._candidates``) without the backing fields,
-    which only matter to rewrites: the files that define a Parameter class, and those
-    naming a converted class (or an alias of one) in a way that is not ``inert``.
-    """
-    names = api.hierarchy_names(plan.index, result.facts.values(), plan.converted())
-    defining = {p.facts.path for p in plan.classes.values()}
-    out = []
-    for path, source in sorted(result.sources.items()):
-        if path in defining or (prefilter(source.text, names) and not inert(source.text, names)):
-            ff = _facts(path, result)
-            if ff is not None:
-                out.append(ff)
-    return out
 
 
 def _facts(path: Path, result: api.RunResult) -> FileFacts | None:
@@ -320,14 +268,6 @@ def _facts(path: Path, result: api.RunResult) -> FileFacts | None:
     if ff is None and not any(f.path == path for f in result.failed()):
         ff = api._parse(path, result.sources[path].text, result)
     return ff
-
-
-def _leftovers(ff: FileFacts, plan: Plan) -> list[tuple[int, int, str, str]]:
-    """Class-style uses in ``ff`` that no rewrite of ``apply`` would handle."""
-    context = CodemodContext(filename=str(ff.path), full_module_name=ff.module_name)
-    uses = UseSiteTransformer(ff, plan, FileRefs(ff, plan, context))
-    ff.module.visit(uses)
-    return unconverted_uses(ff, plan, uses.handled)
 
 
 # -- after migration: what ``apply`` left behind ------------------------------------------

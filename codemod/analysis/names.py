@@ -8,6 +8,7 @@ relative imports are resolved against the module's own dotted name.
 
 from __future__ import annotations
 
+import ast
 from pathlib import Path
 
 import libcst as cst
@@ -44,6 +45,43 @@ def _relative_base(module: str, is_package: bool, level: int) -> str:
     if level > 1:
         parts = parts[: len(parts) - (level - 1)] if level - 1 <= len(parts) else []
     return ".".join(parts)
+
+
+def _statements(tree: ast.AST) -> list[ast.stmt]:
+    """Every statement of ``tree``, at any depth (imports are statements: the
+    expressions, most of the nodes, need no walk)."""
+    out: list[ast.stmt] = []
+    stack: list[ast.AST] = [tree]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.stmt):
+            out.append(node)
+        for field in ("body", "orelse", "finalbody", "handlers", "cases"):
+            children = getattr(node, field, None)
+            if isinstance(children, list):
+                stack.extend(children)
+    return out
+
+
+def import_targets(tree: ast.AST, module_name: str, is_package: bool) -> list[tuple[str, str]]:
+    """(local name, qualified name) of every import in CPython's ``tree``, in the
+    words of ``import_bindings`` (a local name may come more than once)."""
+    targets: list[tuple[str, str]] = []
+    for node in _statements(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                local = alias.asname or alias.name.split(".")[0]
+                targets.append((local, alias.name if alias.asname else local))
+        elif isinstance(node, ast.ImportFrom):
+            source = node.module or ""
+            if node.level:
+                base = _relative_base(module_name, is_package, node.level)
+                source = f"{base}.{source}" if base and source else (base or source)
+            for alias in node.names:
+                if alias.name != "*":
+                    full = f"{source}.{alias.name}" if source else alias.name
+                    targets.append((alias.asname or alias.name, full))
+    return targets
 
 
 def import_bindings(

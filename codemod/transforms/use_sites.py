@@ -505,7 +505,7 @@ def unconverted_uses(ff: FileFacts, plan: Plan, handled: set[int]) -> list[tuple
     ff.module.visit(scanner)
     proven, class_style = proven_calls_only(ff.module, [node for node, _ in scanner.found])
     return [
-        (ff.line_of(node), ff.col_of(node), qual, cst.Module(body=[]).code_for_node(node))
+        (ff.line_of(node), ff.col_of(node), qual, dotted(node) or cst.Module(body=[]).code_for_node(node))
         for node, qual in scanner.found
         if id(node) not in proven and (id(node) in class_style or not plan.allow_value_uses)
     ]

@@ -116,3 +116,16 @@ def test_pmap_stop_when_in_workers_keeps_every_result():
 
 def _seen_stop(state: None, item: int) -> tuple[int, bool]:
     return item, parallel.stopping()
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+@pytest.mark.parametrize("tree", TREES, ids=IDS)
+def test_settle_plan_without_converting_plans_as_run(tree, jobs):
+    """``check``'s view (leftovers only, no conversion) is ``apply``'s plan."""
+    applied = api.run([tree], Options(jobs=jobs))
+    result = api.read_tree([tree], Options(jobs=jobs))
+    index = api._analyse(result.sources, result)
+    plan, _, conversions = api.settle_plan(result, index, Options(jobs=jobs), convert=False)
+    assert [r.render() for r in plan.refusals()] == [r.render() for r in applied.refusals]
+    assert sorted(plan.converted()) == sorted(applied.plan.converted())
+    assert all(done.conversion is None for done in conversions.values())

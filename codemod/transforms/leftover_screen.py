@@ -1,0 +1,257 @@
+"""Find a file's leftover uses with CPython's parser, when that can be decided exactly.
+
+What it does
+    ``unconverted_uses`` (LibCST: parse, rewrite, scan, metadata) answers which uses of a
+    converted class no rewrite covers. Most files need far less: every mention of a
+    converted name is a construction call ``X(...)``, an ``isinstance(p, X)`` /
+    ``isinstance(p, (X, Y))`` test, a plain annotation, or the class passed as an argument
+    (``f(X)``, ``f(kind=X)``) or held in a module-level table ``{key: X}``. The first three
+    are always rewritten or left valid; the last two are always leftovers (a value
+    use no rewrite reaches and ``value_flow`` cannot prove) unless ``allow-value-uses``.
+    ``screen_leftovers`` classifies every mention in the CPython AST of the file and
+    returns the same list ``unconverted_uses`` would, or None as soon as one mention is
+    in any other position (then the caller runs the LibCST path).
+Why
+    ``check`` and every planning round of ``apply`` need only the leftovers; CPython's
+    parser is an order of magnitude faster than parsing, rewriting and resolving
+    metadata with LibCST (vLLM 0.34's ``modelopt.py``: ~2 s with LibCST).
+Fix safety
+    A "decided" answer must equal LibCST's, mention for mention: a mention is only ever
+    called safe or a leftover in positions where ``UseSiteTransformer``,
+    ``_UseScanner`` and ``value_flow`` are known to act that way; a name is resolved only
+    when the file imports it under exactly one qualified name (``resolve`` then agrees
+    whatever the order of the imports). Anything else is undecided. The equality is
+    tested on every fixture tree and checked on vLLM trees by ``scripts/verify_screen.py``.
+"""
+
+from __future__ import annotations
+
+import ast
+import bisect
+import functools
+import re
+from pathlib import Path
+
+from codemod.analysis.names import import_targets, module_name_for
+from codemod.planning.plan import Plan
+
+#: (line, 1-based column, class qualname, source text): what ``unconverted_uses`` returns.
+Leftover = tuple[int, int, str, str]
+
+#: Calls whose arguments a rewrite or ``value_flow.is_class_style`` treats specially.
+_SPECIAL_CALLS = frozenset({"isinstance", "issubclass", "type", "super"})
+
+#: Positions an annotation is in: none, one where every Name is rewritten (reached only
+#: through non-attribute nodes), one below an attribute (the rewrite skips those).
+_NO, _CLEAN, _DIRTY = 0, 1, 2
+
+
+@functools.lru_cache(maxsize=16)
+def _words(names: frozenset[str]) -> re.Pattern[str]:
+    """Whole-identifier mentions of ``names`` or of ``isinstance``."""
+    alternation = "|".join(re.escape(n) for n in sorted(names | {"isinstance"}, key=len, reverse=True))
+    return re.compile(rf"(?<!\w)(?:{alternation})(?!\w)")
+
+
+def _lines_of(text: str, words: re.Pattern[str]) -> list[int]:
+    """Sorted 1-based numbers of the lines where ``words`` match (CPython's line
+    numbering: ``\\r\\n``, ``\\r`` and ``\\n`` each end a line)."""
+    lines: list[int] = []
+    line, pos = 1, 0
+    for match in words.finditer(text):
+        start = match.start()
+        line += text.count("\n", pos, start) + text.count("\r", pos, start) \
+            - text.count("\r\n", pos, start)
+        pos = start
+        if not lines or lines[-1] != line:
+            lines.append(line)
+    return lines
+
+
+def _is_type_of(expr: ast.expr) -> bool:
+    """``type(...)`` or ``....__class__``, as ``value_flow._is_type_of`` sees them."""
+    if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name) and expr.func.id == "type":
+        return True
+    return isinstance(expr, ast.Attribute) and expr.attr == "__class__"
+
+
+class _Undecided(Exception):
+    """A mention in a position the screen does not model exactly."""
+
+
+class _Screen:
+    def __init__(self, text: str, tree: ast.Module, path: Path, plan: Plan,
+                 names: frozenset[str]) -> None:
+        self.lines = None if text.isascii() else text.splitlines(keepends=True)
+        self.plan = plan
+        self.names = names
+        targets: dict[str, set[str]] = {}
+        for local, target in import_targets(tree, module_name_for(path), path.name == "__init__.py"):
+            targets.setdefault(local, set()).add(target)
+        self.targets = targets
+        self.found: list[Leftover] = []
+        #: Lines that mention one of ``names`` or ``isinstance``: only nodes spanning one
+        #: of them are walked (any mention, binding or use, lies on such a line).
+        self.interesting = _lines_of(text, _words(names))
+        #: Some mention was called safe because ``isinstance`` is rewritten here...
+        self.relies_on_isinstance = False
+        #: ...which it is not if the file binds the name ``isinstance`` anywhere.
+        self.isinstance_bound = False
+
+    def run(self, tree: ast.Module) -> list[Leftover]:
+        """Classify every mention, iteratively (deep inputs do not recurse)."""
+        stack: list[tuple[ast.AST, ast.AST | None, ast.AST | None, int, bool]] = [
+            (tree, None, None, _NO, False)]
+        lines = self.interesting
+        while stack:
+            node, parent, grandparent, annotation, in_function = stack.pop()
+            first = getattr(node, "lineno", None)
+            if first is not None:
+                decorators = getattr(node, "decorator_list", None)
+                if decorators:
+                    first = min(first, *(d.lineno for d in decorators))
+                at = bisect.bisect_left(lines, first)
+                if at == len(lines) or lines[at] > node.end_lineno:  # type: ignore[attr-defined]
+                    continue  # no line of this node names anything the screen looks at
+            if isinstance(node, ast.Name):
+                if node.id in self.names:
+                    self.name(node, parent, grandparent, annotation, in_function)
+                if node.id == "isinstance" and not isinstance(node.ctx, ast.Load):
+                    self.isinstance_bound = True
+                continue
+            self.identifiers(node)
+            if isinstance(node, ast.Attribute) and node.attr in self.names:
+                self.attribute(node, parent, annotation)
+            inner_function = in_function or isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+            below = _DIRTY if annotation and isinstance(node, ast.Attribute) else annotation
+            annotated = isinstance(node, (ast.arg, ast.AnnAssign, ast.FunctionDef, ast.AsyncFunctionDef))
+            for field, value in ast.iter_fields(node):
+                children = value if isinstance(value, list) else (value,)
+                child_annotation = _CLEAN if annotated and field in ("annotation", "returns") else below
+                for child in children:
+                    if isinstance(child, ast.AST):
+                        stack.append((child, node, parent, child_annotation, inner_function))
+        if self.relies_on_isinstance and self.isinstance_bound:
+            raise _Undecided
+        return sorted(self.found)
+
+    def identifiers(self, node: ast.AST) -> None:
+        """Identifiers CPython keeps as strings but LibCST visits as ``Name`` nodes."""
+        if isinstance(node, (ast.Global, ast.Nonlocal)):
+            idents = list(node.names)
+        elif isinstance(node, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar)):
+            idents = [node.name] if node.name else []
+        elif isinstance(node, ast.MatchMapping):
+            idents = [node.rest] if node.rest else []
+        elif isinstance(node, ast.MatchClass):
+            idents = list(node.kwd_attrs)
+        else:
+            # Names LibCST's scanner skips (definitions, parameters, imports) can still
+            # bind ``isinstance``, which turns its rewrite off.
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                self.isinstance_bound |= node.name == "isinstance"
+            elif isinstance(node, ast.arg):
+                self.isinstance_bound |= node.arg == "isinstance"
+            elif isinstance(node, ast.alias):
+                self.isinstance_bound |= (node.asname or node.name.split(".")[0]) == "isinstance"
+            return
+        if any(ident in self.names for ident in idents):
+            raise _Undecided
+        self.isinstance_bound |= "isinstance" in idents
+
+    # -- one mention ---------------------------------------------------------------------
+    def attribute(self, node: ast.Attribute, parent: ast.AST | None, annotation: int) -> None:
+        if annotation == _CLEAN:
+            return  # the annotation rewrite resolves the whole chain
+        if isinstance(parent, ast.Call) and parent.func is node:
+            return  # ``m.X(...)``: the factory keeps the name
+        raise _Undecided
+
+    def name(self, node: ast.Name, parent: ast.AST | None, grandparent: ast.AST | None,
+             annotation: int, in_function: bool) -> None:
+        if not isinstance(node.ctx, ast.Load) or annotation == _DIRTY:
+            raise _Undecided
+        if annotation == _CLEAN:
+            return  # ``p: X`` -> ``p: Parameter``
+        if isinstance(parent, ast.Call):
+            if parent.func is node:
+                return  # ``X(...)``: the factory keeps the name
+            if any(a is node for a in parent.args):
+                self.argument(node, parent, direct=True)
+                return
+        elif isinstance(parent, ast.keyword) and parent.arg is not None \
+                and isinstance(grandparent, ast.Call):
+            self.argument(node, grandparent, direct=False)
+            return
+        elif isinstance(parent, (ast.Tuple, ast.List, ast.Set)) and isinstance(grandparent, ast.Call) \
+                and self.isinstance_test(grandparent) and grandparent.args[1] is parent \
+                and not any(isinstance(e, ast.Starred) for e in parent.elts):
+            self.relies_on_isinstance = True
+            return  # ``isinstance(p, (X, Y))``: each converted element becomes a feature
+        elif isinstance(parent, ast.Dict) and not in_function:
+            index = next((i for i, v in enumerate(parent.values) if v is node), None)
+            if index is not None and parent.keys[index] is not None:
+                self.leftover(node)  # a module-level table: never proven
+                return
+        elif isinstance(parent, (ast.Assign, ast.AnnAssign)) and parent.value is node \
+                and not in_function:
+            self.leftover(node)  # ``Alias = X`` at module level: never proven
+            return
+        elif isinstance(parent, ast.Compare) and not any(
+                _is_type_of(side) for side in (parent.left, *parent.comparators)):
+            # ``kind == X`` (no ``type(p)`` side: no rewrite, no class needed): proven
+            # harmless inside a function, a leftover at module level.
+            if in_function:
+                return
+            self.leftover(node)
+            return
+        raise _Undecided
+
+    def argument(self, node: ast.Name, call: ast.Call, direct: bool) -> None:
+        func = call.func
+        if isinstance(func, ast.Name) and func.id in _SPECIAL_CALLS:
+            if direct and self.isinstance_test(call) and call.args[1] is node:
+                self.relies_on_isinstance = True
+                return  # ``isinstance(p, X)``: rewritten to a feature check
+            raise _Undecided
+        self.leftover(node)  # the class passed on as a value
+
+    @staticmethod
+    def isinstance_test(call: ast.Call) -> bool:
+        """``isinstance(p, T)``, with the two positional arguments the rewrite needs."""
+        return (isinstance(call.func, ast.Name) and call.func.id == "isinstance"
+                and len(call.args) == 2 and not call.keywords
+                and not any(isinstance(a, ast.Starred) for a in call.args))
+
+    def leftover(self, node: ast.Name) -> None:
+        targets = self.targets.get(node.id)
+        if targets is None or len(targets) != 1:
+            raise _Undecided  # resolved through globals or an ambiguous import: LibCST decides
+        qual = self.plan.index.canonical(next(iter(targets)))
+        if not self.plan.is_converted(qual) or self.plan.allow_value_uses:
+            return
+        self.found.append((node.lineno, self.column(node) + 1, qual, node.id))  # type: ignore[arg-type]
+
+    def column(self, node: ast.expr) -> int:
+        """LibCST's column (characters) of ``node`` (CPython counts UTF-8 bytes)."""
+        if self.lines is None:
+            return node.col_offset
+        line = self.lines[node.lineno - 1]
+        return len(line.encode("utf-8")[: node.col_offset].decode("utf-8"))
+
+
+def screen_leftovers(path: Path, text: str, plan: Plan, names: frozenset[str]) -> list[Leftover] | None:
+    """``unconverted_uses`` of ``path`` if CPython's AST decides it exactly, else None.
+
+    ``names``: every identifier a use of a converted class can be spelled with (the
+    ``hierarchy_names`` of the classes a rewrite changes; backing fields never name a
+    class). None also when CPython cannot parse the file.
+    """
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    try:
+        return _Screen(text, tree, path, plan, names).run(tree)
+    except _Undecided:
+        return None

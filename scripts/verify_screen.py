@@ -1,0 +1,68 @@
+"""Check ``screen_leftovers`` (CPython) against ``unconverted_uses`` (LibCST) on a tree.
+
+For the first plan of each setting (``allow-value-uses`` off and on, nothing refused
+yet: the plan with the most converted classes, so the most mentions to classify) and
+for the plan ``apply`` settles on, every candidate file is screened; where the screen
+decides, its leftovers must equal LibCST's, entry for entry. Prints how many files were
+decided, the time each path took, and every disagreement; exits 1 if there is one.
+
+Usage: ``.venv/bin/python scripts/verify_screen.py TREE [TREE...]`` (package directories).
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+from codemod import api
+from codemod.planning.plan import build_plan
+from codemod.transforms.leftover_screen import screen_leftovers
+from codemod.types import Options
+
+
+def compare(tree: Path, allow_value_uses: bool) -> int:
+    options = Options(jobs=1, allow_value_uses=allow_value_uses)
+    result = api.read_tree([tree], options)
+    index = api._analyse(result.sources, result)
+    settled, _, _ = api.settle_plan(result, index, options, convert=False)
+    first = build_plan(index, options.allow_classes, {}, allow_value_uses=allow_value_uses,
+                       feature_prefix=options.feature_prefix)
+    bad = 0
+    for label, plan in (("first plan", first), ("settled plan", settled)):
+        names = api._rewritable_names(plan)
+        decided = undecided = 0
+        fast = slow = 0.0
+        for path in api._candidates(plan, result):
+            text = result.sources[path].text
+            start = time.perf_counter()
+            screened = screen_leftovers(path, text, plan, api._class_names(plan))
+            fast += time.perf_counter() - start
+            start = time.perf_counter()
+            ff = result.facts.get(path) or api._analyse_file(path, text)[0]
+            if ff is None:
+                continue
+            _, expected = api._convert(ff, plan, stop_at_leftovers=False, names=names,
+                                       leftovers_only=True)
+            slow += time.perf_counter() - start
+            if screened is None:
+                undecided += 1
+                continue
+            decided += 1
+            if screened != expected:
+                bad += 1
+                print(f"DIFFER {path}\n  screen: {screened}\n  libcst: {expected}")
+        print(f"{tree} allow-value-uses={allow_value_uses} {label}: "
+              f"{len(plan.converted())} converted; {decided} decided, {undecided} undecided; "
+              f"screen {fast:.2f} s, LibCST {slow:.2f} s")
+    return bad
+
+
+def main(argv: list[str]) -> int:
+    bad = sum(compare(Path(tree), allow) for tree in argv for allow in (False, True))
+    print("OK" if not bad else f"{bad} disagreement(s)")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

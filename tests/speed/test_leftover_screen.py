@@ -1,0 +1,146 @@
+"""``screen_leftovers`` (CPython's parser) must say exactly what LibCST's path says.
+
+Where the screen decides a file, its leftovers must equal ``unconverted_uses`` entry for
+entry (line, column, class, text): on every fixture tree, on crafted positions one by
+one, and with ``allow-value-uses`` on and off. Where it cannot be exact it must refuse to
+decide (None), and the engine then falls back to LibCST.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from codemod import api
+from codemod.planning.plan import Plan, build_plan
+from codemod.transforms.leftover_screen import screen_leftovers
+from codemod.types import Options
+from tests.speed.test_prefilter import CASES, PARAMS, write_tree
+
+REPO = Path(__file__).resolve().parents[2]
+FIXTURE_TREES = [REPO / "fixtures" / "engine"] + sorted(
+    p / "input" for p in (REPO / "fixtures" / "golden").iterdir() if (p / "input").is_dir())
+
+
+def _plan(root: Path, allow_value_uses: bool) -> tuple[api.RunResult, Plan]:
+    """The first plan (nothing refused for a use yet: the most mentions to classify)."""
+    result = api.read_tree([root], Options())
+    index = api._analyse(result.sources, result)
+    return result, build_plan(index, (), {}, allow_value_uses=allow_value_uses)
+
+
+def _both(result: api.RunResult, plan: Plan, path: Path):
+    """(screen's answer, LibCST's answer) for one file."""
+    text = result.sources[path].text
+    screened = screen_leftovers(path, text, plan, api._class_names(plan))
+    ff = result.facts.get(path) or api._analyse_file(path, text)[0]
+    assert ff is not None
+    _, expected = api._convert(ff, plan, stop_at_leftovers=False, leftovers_only=True)
+    return screened, expected
+
+
+@pytest.mark.parametrize("allow_value_uses", [False, True], ids=["strict", "allow-value-uses"])
+@pytest.mark.parametrize("root", FIXTURE_TREES, ids=lambda p: p.parent.name if p.name == "input" else p.name)
+def test_fixture_trees_agree_with_libcst(root, allow_value_uses):
+    result, plan = _plan(root, allow_value_uses)
+    for path in api._candidates(plan, result):
+        screened, expected = _both(result, plan, path)
+        if screened is not None:
+            assert screened == expected, path
+
+
+def test_fixture_trees_are_mostly_decided():
+    """The equality tests above are not vacuous: the screen decides a good part of the
+    fixtures' candidate files (written to exercise the hard patterns, so fewer than on
+    vLLM, where it decides 29 of 33 files of the first plan)."""
+    decided = total = 0
+    for root in FIXTURE_TREES:
+        result, plan = _plan(root, False)
+        for path in api._candidates(plan, result):
+            total += 1
+            decided += screen_leftovers(path, result.sources[path].text, plan,
+                                        api._class_names(plan)) is not None
+    assert total > 20 and decided >= 12, (decided, total)
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_crafted_trees_agree_with_libcst(tmp_path, case):
+    root = write_tree(tmp_path / "src", CASES[case]) / "pkg"
+    result, plan = _plan(root, False)
+    for path in api._candidates(plan, result):
+        text = result.sources[path].text
+        if api._analyse_file(path, text)[0] is None:  # LibCST cannot parse it: neither can CPython
+            assert screen_leftovers(path, text, plan, api._class_names(plan)) is None
+            continue
+        screened, expected = _both(result, plan, path)
+        if screened is not None:
+            assert screened == expected, path
+
+
+#: One use of the hierarchy per case: (body of pkg/use.py, what the screen must answer:
+#: "same" = decided and equal to LibCST, with at least one leftover when "leftover" is in
+#: the id; None = undecided).
+USES = {
+    "call": ("from pkg.params import Base\nx = Base(1)\n", "same"),
+    "attribute-call": ("import pkg.params as P\nx = P.Base(1)\n", "same"),
+    "isinstance": ("from pkg.params import Base\ndef f(p):\n    return isinstance(p, Base)\n", "same"),
+    "isinstance-tuple": ("from pkg.params import Base, Packed\n"
+                         "def f(p):\n    return isinstance(p, (Base, Packed, int))\n", "same"),
+    "annotation": ("from pkg.params import Base\ndef f(p: Base) -> list[Base]:\n    y: Base = p\n", "same"),
+    "annotation-optional": ("from pkg.params import Base\ndef f(p: Base | None = None): ...\n", "same"),
+    "leftover-argument": ("from pkg.params import Base\ndef f(reg):\n    reg(Base, 1)\n", "same"),
+    "leftover-keyword": ("from pkg.params import Base\ndef f(reg):\n    reg(kind=Base)\n", "same"),
+    "leftover-decorator": ("from pkg.params import Base\n@register(Base)\ndef f(): ...\n", "same"),
+    "leftover-table": ("from pkg.params import Base\nKINDS = {'b': Base}\n", "same"),
+    "leftover-alias": ("from pkg.params import Base\nAlias = Base\n", "same"),
+    "leftover-compare-module": ("from pkg.params import Base\nSAME = K == Base\n", "same"),
+    "compare-in-function": ("from pkg.params import Base\ndef f(k):\n    return k is Base\n", "same"),
+    "leftover-unicode-column": ("from pkg.params import Base\ndef f(reg):\n    reg('é', Base)\n", "same"),
+    "leftover-parenthesized": ("from pkg.params import Base\ndef f(reg):\n    reg((Base))\n", "same"),
+    "leftover-two-lines": ("from pkg.params import Base, Packed\nreg(Base)\nreg(\n    Packed)\n", "same"),
+    "type-is": ("from pkg.params import Base\ndef f(p):\n    return type(p) is Base\n", None),
+    "unbound-method": ("from pkg.params import Base\ndef f(p, w):\n    Base.load(p, w)\n", None),
+    "local-variable": ("from pkg.params import Base\ndef f(d):\n    cls = Base\n    return cls(d)\n", None),
+    "table-in-function": ("from pkg.params import Base\ndef f(d):\n    t = {'b': Base}\n    return t['b'](d)\n", None),
+    "subclass": ("from pkg.params import Base\nclass Mine(Base):\n    pass\n", None),
+    "global": ("from pkg.params import Base\ndef f():\n    global Base\n", None),
+    "assigned": ("from pkg.params import Base\nBase = None\n", None),
+    "starred": ("from pkg.params import Base\nreg(*[Base])\n", None),
+    "nested-tuple": ("from pkg.params import Base\ndef f(p):\n    return isinstance(p, (int, (Base,)))\n", None),
+    "isinstance-rebound": ("from pkg.params import Base\nfrom mylib import isinstance\n"
+                           "def f(p):\n    return isinstance(p, Base)\n", None),
+    "isinstance-keyword": ("from pkg.params import Base\ndef f(p):\n    return isinstance(p, Base, x=1)\n", None),
+    "annotation-attribute": ("from pkg.params import Base\ndef f(p: Base.Sub): ...\n", None),
+    "ambiguous-import": ("from pkg.params import Base\ntry:\n    from other import Base\n"
+                         "except ImportError:\n    pass\nreg(Base)\n", None),
+    "f-string": ("from pkg.params import Base\nx = f'{Base}'\n", None),
+}
+
+
+@pytest.mark.parametrize("allow_value_uses", [False, True], ids=["strict", "allow-value-uses"])
+@pytest.mark.parametrize("case", sorted(USES))
+def test_each_position(tmp_path, case, allow_value_uses):
+    body, want = USES[case]
+    root = write_tree(tmp_path / "src", {"pkg/params.py": PARAMS, "pkg/use.py": body}) / "pkg"
+    result, plan = _plan(root, allow_value_uses)
+    path = root / "use.py"
+    text = result.sources[path].text
+    screened = screen_leftovers(path, text, plan, api._class_names(plan))
+    if want is None:
+        assert screened is None
+        return
+    _, expected = _both(result, plan, path)
+    assert screened == expected
+    if case.startswith("leftover") and not allow_value_uses:
+        assert screened  # the case is about a leftover: it must be found
+    if allow_value_uses:
+        assert screened == []  # value uses are accepted; none of these is class-style
+
+
+def test_screen_refuses_what_cpython_cannot_parse(tmp_path):
+    root = write_tree(tmp_path / "src", {"pkg/params.py": PARAMS,
+                                        "pkg/use.py": "from pkg.params import Base\nreg(Base\n"}) / "pkg"
+    result, plan = _plan(root, False)
+    path = root / "use.py"
+    assert screen_leftovers(path, result.sources[path].text, plan, api._class_names(plan)) is None
