@@ -115,8 +115,9 @@ def _convert(ff: FileFacts, plan: Plan, stop_at_leftovers: bool,
     )
     refs = FileRefs(ff, plan, context)
     uses = UseSiteTransformer(ff, plan, refs)
-    tree = _visit_mentioning(ff.module, uses, names if names is not None else _rewritable_names(plan))
-    leftovers = unconverted_uses(ff, plan, uses.handled)
+    names = names if names is not None else _rewritable_names(plan)
+    tree = _visit_mentioning(ff.module, uses, names, ff.statement_codes)
+    leftovers = unconverted_uses(ff, plan, uses.handled, names)
     if leftovers_only or (stop_at_leftovers and (leftovers or parallel.stopping())):
         return None, leftovers
     definitions = DefinitionsTransformer(ff, plan, refs, context)
@@ -156,17 +157,19 @@ def _rewritten_classes(plan: Plan) -> list[str]:
 
 
 def _visit_mentioning(module: cst.Module, transformer: cst.CSTTransformer,
-                      names: frozenset[str]) -> cst.Module:
+                      names: frozenset[str], codes: list[str] | None = None) -> cst.Module:
     """``module.visit(transformer)`` for a transformer that can only change code that
     names one of ``names``: the top-level statements that do not are kept as they are,
-    unvisited (a LibCST transformer rebuilds every node it walks: most of the cost)."""
+    unvisited (a LibCST transformer rebuilds every node it walks: most of the cost).
+    ``codes``: the statements' source, if known (``FileFacts.statement_codes``)."""
     hooks = ("visit_Module", "leave_Module")
     if any(getattr(type(transformer), hook, None) is not getattr(cst.CSTTransformer, hook, None)
            for hook in hooks):
         return module.visit(transformer)  # it wants the whole module: give it
     body: list[cst.BaseStatement] = []
-    for stmt in module.body:
-        if not prefilter(module.code_for_node(stmt), names):
+    for index, stmt in enumerate(module.body):
+        code = codes[index] if codes is not None else module.code_for_node(stmt)
+        if not prefilter(code, names):
             body.append(stmt)
             continue
         new = stmt.visit(transformer)

@@ -84,7 +84,7 @@ def read_source(path: Path, max_bytes: int = MAX_SOURCE_BYTES) -> SourceFile:
         raise SourceError(_too_large(path, len(data), max_bytes), path=path)
 
     try:
-        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+        encoding = _encoding(data)
     except SyntaxError as exc:
         if exc.msg.startswith("encoding problem"):
             raise SourceError(
@@ -113,6 +113,19 @@ def read_source(path: Path, max_bytes: int = MAX_SOURCE_BYTES) -> SourceFile:
             path=path,
         ) from exc
     return SourceFile(path=path, text=text, encoding=encoding, bom=bom, mode=mode)
+
+
+def _encoding(data: bytes) -> str:
+    """``tokenize.detect_encoding``'s answer; "utf-8" without asking it when neither a
+    BOM nor the word ``coding`` is in the first two lines, where a cookie must be (the
+    common case: it then answers "utf-8" or raises the error handled as "utf-8")."""
+    end = data.find(b"\n")
+    end = data.find(b"\n", end + 1) if end >= 0 else -1
+    head = data if end < 0 else data[:end]
+    if b"coding" not in head and not data.startswith(codecs.BOM_UTF8):
+        return "utf-8"
+    encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    return encoding
 
 
 def _too_large(path: Path, size: int, limit: int) -> str:

@@ -4,7 +4,9 @@ For the first plan of each setting (``allow-value-uses`` off and on, nothing ref
 yet: the plan with the most converted classes, so the most mentions to classify) and
 for the plan ``apply`` settles on, every candidate file is screened; where the screen
 decides, its leftovers must equal LibCST's, entry for entry. Prints how many files were
-decided, the time each path took, and every disagreement; exits 1 if there is one.
+decided, the time each path took, and every disagreement; exits 1 if there is one. The
+engine's LibCST path (scan and metadata per mentioning statement) is also compared with
+a scan of the whole module.
 
 Usage: ``.venv/bin/python scripts/verify_screen.py TREE [TREE...]`` (package directories).
 """
@@ -15,10 +17,24 @@ import sys
 import time
 from pathlib import Path
 
+from libcst.codemod import CodemodContext
+
 from codemod import api
 from codemod.planning.plan import build_plan
 from codemod.transforms.leftover_screen import screen_leftovers
+from codemod.transforms.refs import FileRefs
+from codemod.transforms.use_sites import UseSiteTransformer, unconverted_uses
 from codemod.types import Options
+
+
+def _whole_module_leftovers(path: Path, text: str, plan) -> list:
+    """``unconverted_uses`` the slow way: every statement visited and scanned, metadata
+    of the whole module (what the engine computes per statement must equal it)."""
+    ff = api._analyse_file(path, text)[0]
+    assert ff is not None
+    uses = UseSiteTransformer(ff, plan, FileRefs(ff, plan, CodemodContext()))
+    ff.module.visit(uses)
+    return unconverted_uses(ff, plan, uses.handled)
 
 
 def compare(tree: Path, allow_value_uses: bool) -> int:
@@ -45,6 +61,11 @@ def compare(tree: Path, allow_value_uses: bool) -> int:
             _, expected = api._convert(ff, plan, stop_at_leftovers=False, names=names,
                                        leftovers_only=True)
             slow += time.perf_counter() - start
+            whole = _whole_module_leftovers(path, text, plan)
+            if whole != expected:
+                bad += 1
+                print(f"DIFFER (LibCST, per statement vs whole module) {path}\n"
+                      f"  per statement: {expected}\n  whole: {whole}")
             if screened is None:
                 undecided += 1
                 continue

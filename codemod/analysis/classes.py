@@ -72,6 +72,36 @@ class FileFacts:
     globals: frozenset[str]
     classes: list[ClassFacts]
     _positions: dict[cst.CSTNode, CodeRange] | None = None
+    _statement_codes: list[str] | None = None
+
+    @property
+    def statement_codes(self) -> list[str]:
+        """The source of each top-level statement, its leading comments and blank lines
+        included (computed on first use: one code generation of the module)."""
+        if self._statement_codes is None:
+            self._statement_codes = [self.module.code_for_node(s) for s in self.module.body]
+        return self._statement_codes
+
+    def statement_positions(self, index: int) -> dict[cst.CSTNode, CodeRange]:
+        """Positions of the nodes of top-level statement ``index``, as ``positions``
+        gives them, computed on that statement alone (a large module needs only a few).
+
+        Lines are shifted by the lines of the module header and of the statements before
+        it; columns need no shift (a top-level statement starts a line). Falls back to the
+        whole module's positions when the source holds a carriage return (a lone ``\\r``
+        ends a line for the parser but not for the line count here).
+        """
+        codes = self.statement_codes
+        if self._positions is not None or any("\r" in code for code in codes):
+            return self.positions
+        offset = len(self.module.header) + sum(code.count("\n") for code in codes[:index])
+        alone = self.module.with_changes(body=[self.module.body[index]], header=[], footer=[],
+                                         has_trailing_newline=True)
+        wrapper = MetadataWrapper(alone, unsafe_skip_copy=True)
+        return {
+            node: CodeRange((r.start.line + offset, r.start.column), (r.end.line + offset, r.end.column))
+            for node, r in wrapper.resolve(PositionProvider).items()
+        }
 
     @property
     def positions(self) -> dict[cst.CSTNode, CodeRange]:

@@ -58,10 +58,12 @@ def _lines_of(text: str, words: re.Pattern[str]) -> list[int]:
     numbering: ``\\r\\n``, ``\\r`` and ``\\n`` each end a line)."""
     lines: list[int] = []
     line, pos = 1, 0
+    carriage_returns = "\r" in text
     for match in words.finditer(text):
         start = match.start()
-        line += text.count("\n", pos, start) + text.count("\r", pos, start) \
-            - text.count("\r\n", pos, start)
+        line += text.count("\n", pos, start)
+        if carriage_returns:
+            line += text.count("\r", pos, start) - text.count("\r\n", pos, start)
         pos = start
         if not lines or lines[-1] != line:
             lines.append(line)

@@ -31,9 +31,11 @@ from collections import Counter
 
 import libcst as cst
 import libcst.matchers as m
+from libcst.metadata import CodeRange
 
 from codemod.analysis.classes import FileFacts
 from codemod.analysis.names import dotted
+from codemod.discovery import prefilter
 from codemod.planning.plan import Plan
 from codemod.transforms.refs import FileRefs
 from codemod.transforms.value_flow import proven_calls_only
@@ -499,13 +501,41 @@ class _UseScanner(cst.CSTVisitor):
         return False
 
 
-def unconverted_uses(ff: FileFacts, plan: Plan, handled: set[int]) -> list[tuple[int, int, str, str]]:
-    """(line, col, class qualname, source) of each class-style use no rewrite handled."""
+def unconverted_uses(ff: FileFacts, plan: Plan, handled: set[int],
+                     names: frozenset[str] | None = None) -> list[tuple[int, int, str, str]]:
+    """(line, col, class qualname, source) of each class-style use no rewrite handled.
+
+    With ``names`` (every identifier a converted class can be spelled with), only the
+    top-level statements that mention one are scanned, and the parent and position
+    metadata are computed on the statements holding a use, not the whole module.
+    """
     scanner = _UseScanner(ff, plan, handled)
-    ff.module.visit(scanner)
-    proven, class_style = proven_calls_only(ff.module, [node for node, _ in scanner.found])
-    return [
-        (ff.line_of(node), ff.col_of(node), qual, dotted(node) or cst.Module(body=[]).code_for_node(node))
-        for node, qual in scanner.found
-        if id(node) not in proven and (id(node) in class_style or not plan.allow_value_uses)
-    ]
+    owner: dict[int, int] = {}  # id(found node) -> index of its top-level statement
+    for index, stmt in enumerate(ff.module.body):
+        if names is not None and not prefilter(ff.statement_codes[index], names):
+            continue
+        before = len(scanner.found)
+        stmt.visit(scanner)
+        for node, _ in scanner.found[before:]:
+            owner[id(node)] = index
+    if not scanner.found:
+        return []
+    holders = sorted(set(owner.values()))
+    scope = ff.module if names is None else ff.module.with_changes(
+        body=[ff.module.body[i] for i in holders])
+    proven, class_style = proven_calls_only(scope, [node for node, _ in scanner.found])
+    positions: dict[int, dict[cst.CSTNode, CodeRange]] = {}
+    out = []
+    for node, qual in scanner.found:
+        if id(node) in proven or not (id(node) in class_style or not plan.allow_value_uses):
+            continue
+        index = owner[id(node)]
+        if names is None:
+            line, col = ff.line_of(node), ff.col_of(node)
+        else:
+            if index not in positions:
+                positions[index] = ff.statement_positions(index)
+            where = positions[index][node]
+            line, col = where.start.line, where.start.column + 1
+        out.append((line, col, qual, dotted(node) or cst.Module(body=[]).code_for_node(node)))
+    return out

@@ -99,6 +99,8 @@ USES = {
     "leftover-unicode-column": ("from pkg.params import Base\ndef f(reg):\n    reg('é', Base)\n", "same"),
     "leftover-parenthesized": ("from pkg.params import Base\ndef f(reg):\n    reg((Base))\n", "same"),
     "leftover-two-lines": ("from pkg.params import Base, Packed\nreg(Base)\nreg(\n    Packed)\n", "same"),
+    "leftover-crlf": ("from pkg.params import Base\r\n\r\nreg(1)\r\nreg(Base)\r\n", "same"),
+    "leftover-cr": ("from pkg.params import Base\r\rreg(1)\rreg(Base)\r", "same"),
     "type-is": ("from pkg.params import Base\ndef f(p):\n    return type(p) is Base\n", None),
     "unbound-method": ("from pkg.params import Base\ndef f(p, w):\n    Base.load(p, w)\n", None),
     "local-variable": ("from pkg.params import Base\ndef f(d):\n    cls = Base\n    return cls(d)\n", None),
@@ -144,3 +146,40 @@ def test_screen_refuses_what_cpython_cannot_parse(tmp_path):
     result, plan = _plan(root, False)
     path = root / "use.py"
     assert screen_leftovers(path, result.sources[path].text, plan, api._class_names(plan)) is None
+
+
+def _libcst_both_ways(result: api.RunResult, plan: Plan, path: Path):
+    """``unconverted_uses`` over the whole module, and restricted to the statements that
+    mention a name (with metadata computed per statement)."""
+    from libcst.codemod import CodemodContext
+
+    from codemod.transforms.refs import FileRefs
+    from codemod.transforms.use_sites import UseSiteTransformer, unconverted_uses
+
+    text = result.sources[path].text
+    ff = api._analyse_file(path, text)[0]
+    assert ff is not None
+    uses = UseSiteTransformer(ff, plan, FileRefs(ff, plan, CodemodContext()))
+    ff.module.visit(uses)
+    restricted = unconverted_uses(ff, plan, uses.handled, api._class_names(plan))
+    whole = unconverted_uses(ff, plan, uses.handled)
+    return restricted, whole
+
+
+@pytest.mark.parametrize("root", FIXTURE_TREES, ids=lambda p: p.parent.name if p.name == "input" else p.name)
+def test_restricted_libcst_scan_equals_whole_module_scan(root):
+    result, plan = _plan(root, False)
+    for path in api._candidates(plan, result):
+        restricted, whole = _libcst_both_ways(result, plan, path)
+        assert restricted == whole, path
+
+
+@pytest.mark.parametrize("case", sorted(c for c in USES if c.startswith("leftover")))
+def test_restricted_libcst_scan_positions(tmp_path, case):
+    """Lines and columns computed per statement equal the whole module's, with a module
+    header, blank lines, comments and other statements before the use."""
+    body = "# header comment\n\n'''doc\nstring'''\nimport os\n\n\ndef g():\n    return 1\n# c\n" + USES[case][0]
+    root = write_tree(tmp_path / "src", {"pkg/params.py": PARAMS, "pkg/use.py": body}) / "pkg"
+    result, plan = _plan(root, False)
+    restricted, whole = _libcst_both_ways(result, plan, root / "use.py")
+    assert restricted == whole and whole
