@@ -355,5 +355,17 @@ def _file_in_flight(exc: BaseException) -> str | None:
 
 
 def main_entry() -> None:
-    """Console-script entry point."""
-    sys.exit(main())
+    """Console-script entry point.
+
+    Leaves with ``os._exit`` once the output is flushed, as mypy does: freeing every
+    parsed tree and source text at interpreter shutdown costs ~0.2 s on a large tree
+    and achieves nothing (files are written and closed by then, worker processes
+    joined). ``main`` itself returns normally, for tests and scripts.
+    """
+    code = main()
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except (OSError, ValueError):  # e.g. the reader of a pipe went away
+        code = code or EXIT_ERROR
+    os._exit(code)
