@@ -38,6 +38,9 @@ from codemod.planning.plan import Plan
 #: (line, 1-based column, class qualname, source text): what ``unconverted_uses`` returns.
 Leftover = tuple[int, int, str, str]
 
+#: Builtins whose calls a rewrite relies on (not rewritten where the file rebinds them).
+_REWRITTEN_BUILTINS = frozenset({"isinstance", "type"})
+
 #: Calls whose arguments a rewrite or ``value_flow.is_class_style`` treats specially.
 _SPECIAL_CALLS = frozenset({"isinstance", "issubclass", "type", "super"})
 
@@ -48,8 +51,8 @@ _NO, _CLEAN, _DIRTY = 0, 1, 2
 
 @functools.lru_cache(maxsize=16)
 def _words(names: frozenset[str]) -> re.Pattern[str]:
-    """Whole-identifier mentions of ``names`` or of ``isinstance``."""
-    alternation = "|".join(re.escape(n) for n in sorted(names | {"isinstance"}, key=len, reverse=True))
+    """Whole-identifier mentions of ``names`` or of the builtins a rewrite relies on."""
+    alternation = "|".join(re.escape(n) for n in sorted(names | _REWRITTEN_BUILTINS, key=len, reverse=True))
     return re.compile(rf"(?<!\w)(?:{alternation})(?!\w)")
 
 
@@ -68,6 +71,17 @@ def _lines_of(text: str, words: re.Pattern[str]) -> list[int]:
         if not lines or lines[-1] != line:
             lines.append(line)
     return lines
+
+
+def _is_simple(expr: ast.expr) -> bool:
+    """``use_sites._is_simple``: a name or a short attribute chain on one."""
+    for _ in range(3):
+        if isinstance(expr, ast.Name):
+            return True
+        if not isinstance(expr, ast.Attribute):
+            return False
+        expr = expr.value
+    return False
 
 
 def _is_type_of(expr: ast.expr) -> bool:
@@ -92,13 +106,15 @@ class _Screen:
             targets.setdefault(local, set()).add(target)
         self.targets = targets
         self.found: list[Leftover] = []
-        #: Lines that mention one of ``names`` or ``isinstance``: only nodes spanning one
+        #: Lines that mention one of ``names``, ``isinstance`` or ``type``: only nodes spanning one
         #: of them are walked (any mention, binding or use, lies on such a line).
         self.interesting = _lines_of(text, _words(names))
-        #: Some mention was called safe because ``isinstance`` is rewritten here...
-        self.relies_on_isinstance = False
-        #: ...which it is not if the file binds the name ``isinstance`` anywhere.
-        self.isinstance_bound = False
+        #: Builtins a mention was called safe for (``isinstance`` and ``type`` are
+        #: rewritten)...
+        self.relies_on: set[str] = set()
+        #: ...which they are not if the file binds that name anywhere.
+        self.bound: set[str] = set()
+        self._type_checks: dict[int, tuple[set[int], set[int]]] = {}
 
     def run(self, tree: ast.Module) -> list[Leftover]:
         """Classify every mention, iteratively (deep inputs do not recurse)."""
@@ -118,8 +134,8 @@ class _Screen:
             if isinstance(node, ast.Name):
                 if node.id in self.names:
                     self.name(node, parent, grandparent, annotation, in_function)
-                if node.id == "isinstance" and not isinstance(node.ctx, ast.Load):
-                    self.isinstance_bound = True
+                if node.id in _REWRITTEN_BUILTINS and not isinstance(node.ctx, ast.Load):
+                    self.bound.add(node.id)
                 continue
             self.identifiers(node)
             if isinstance(node, ast.Attribute) and node.attr in self.names:
@@ -133,7 +149,7 @@ class _Screen:
                 for child in children:
                     if isinstance(child, ast.AST):
                         stack.append((child, node, parent, child_annotation, inner_function))
-        if self.relies_on_isinstance and self.isinstance_bound:
+        if self.relies_on & self.bound:
             raise _Undecided
         return sorted(self.found)
 
@@ -149,17 +165,20 @@ class _Screen:
             idents = list(node.kwd_attrs)
         else:
             # Names LibCST's scanner skips (definitions, parameters, imports) can still
-            # bind ``isinstance``, which turns its rewrite off.
+            # bind ``isinstance`` or ``type``, which turns their rewrites off.
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                self.isinstance_bound |= node.name == "isinstance"
+                idents = [node.name]
             elif isinstance(node, ast.arg):
-                self.isinstance_bound |= node.arg == "isinstance"
+                idents = [node.arg]
             elif isinstance(node, ast.alias):
-                self.isinstance_bound |= (node.asname or node.name.split(".")[0]) == "isinstance"
+                idents = [node.asname or node.name.split(".")[0]]
+            else:
+                return
+            self.bound.update(_REWRITTEN_BUILTINS.intersection(idents))
             return
         if any(ident in self.names for ident in idents):
             raise _Undecided
-        self.isinstance_bound |= "isinstance" in idents
+        self.bound.update(_REWRITTEN_BUILTINS.intersection(idents))
 
     # -- one mention ---------------------------------------------------------------------
     def attribute(self, node: ast.Attribute, parent: ast.AST | None, annotation: int) -> None:
@@ -185,10 +204,15 @@ class _Screen:
                 and isinstance(grandparent, ast.Call):
             self.argument(node, grandparent, direct=False)
             return
+        elif isinstance(parent, (ast.Tuple, ast.List, ast.Set)) and isinstance(grandparent, ast.Compare) \
+                and any(side is parent for side in (grandparent.left, *grandparent.comparators)) \
+                and not any(isinstance(e, ast.Starred) for e in parent.elts):
+            self.compared(node, grandparent, element=True, in_function=in_function)
+            return
         elif isinstance(parent, (ast.Tuple, ast.List, ast.Set)) and isinstance(grandparent, ast.Call) \
                 and self.isinstance_test(grandparent) and grandparent.args[1] is parent \
                 and not any(isinstance(e, ast.Starred) for e in parent.elts):
-            self.relies_on_isinstance = True
+            self.relies_on.add("isinstance")
             return  # ``isinstance(p, (X, Y))``: each converted element becomes a feature
         elif isinstance(parent, ast.Dict) and not in_function:
             index = next((i for i, v in enumerate(parent.values) if v is node), None)
@@ -199,21 +223,86 @@ class _Screen:
                 and not in_function:
             self.leftover(node)  # ``Alias = X`` at module level: never proven
             return
-        elif isinstance(parent, ast.Compare) and not any(
-                _is_type_of(side) for side in (parent.left, *parent.comparators)):
-            # ``kind == X`` (no ``type(p)`` side: no rewrite, no class needed): proven
-            # harmless inside a function, a leftover at module level.
-            if in_function:
+        elif isinstance(parent, ast.Compare):
+            self.compared(node, parent, element=False, in_function=in_function)
+            return
+        raise _Undecided
+
+    def compared(self, node: ast.Name, compare: ast.Compare, element: bool, in_function: bool) -> None:
+        """A mention compared directly (``k == X``) or as an element (``k in (X, Y)``)."""
+        if not any(_is_type_of(side) for side in (compare.left, *compare.comparators)):
+            # No ``type(p)`` side: no rewrite, and no class needed. ``k == X`` is proven
+            # harmless inside a function; an element (``k in (X, Y)``) never is.
+            if in_function and not element:
                 return
             self.leftover(node)
             return
-        raise _Undecided
+        considered, left_alone = self.type_check(compare)
+        if id(node) not in considered:
+            raise _Undecided  # e.g. inside ``type(p) == (X, Y)``: not an element the rewrite reads
+        if id(node) in left_alone:
+            self.leftover(node, class_style=True)
+
+    def type_check(self, compare: ast.Compare) -> tuple[set[int], set[int]]:
+        """(ids of the elements ``type(p) is X`` / ``type(p) in (X, Y)`` compares with,
+        ids of those it leaves unrewritten), as ``UseSiteTransformer.leave_Comparison``
+        decides; each left alone is a class-style leftover."""
+        if id(compare) in self._type_checks:
+            return self._type_checks[id(compare)]
+        if len(compare.ops) != 1:
+            raise _Undecided
+        op, left, right = compare.ops[0], compare.left, compare.comparators[0]
+        equality = isinstance(op, (ast.Is, ast.IsNot, ast.Eq, ast.NotEq))
+        membership = isinstance(op, (ast.In, ast.NotIn))
+        subject = self.type_subject(left)
+        if subject is None and equality:
+            subject = self.type_subject(right)
+            left, right = right, left
+        if subject is None or not (equality or membership):
+            raise _Undecided
+        if membership and isinstance(right, (ast.Tuple, ast.List, ast.Set)):
+            elements = list(right.elts)
+        else:
+            elements = [right]
+        kinds = [self.converted(e) for e in elements]
+        kept = [e for e, kind in zip(elements, kinds) if not kind]
+        rewritten = any(kinds) and not (kept and not (membership and _is_simple(subject)))
+        left_alone = set() if rewritten else {id(e) for e, kind in zip(elements, kinds) if kind}
+        self._type_checks[id(compare)] = {id(e) for e in elements}, left_alone
+        return self._type_checks[id(compare)]
+
+    def type_subject(self, expr: ast.expr) -> ast.expr | None:
+        """``p`` of ``type(p)`` (one positional argument) or of ``p.__class__``."""
+        if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name) and expr.func.id == "type" \
+                and len(expr.args) == 1 and not expr.keywords and not isinstance(expr.args[0], ast.Starred):
+            self.relies_on.add("type")
+            return expr.args[0]
+        if isinstance(expr, ast.Attribute) and expr.attr == "__class__":
+            return expr.value
+        return None
+
+    def converted(self, expr: ast.expr) -> str | None:
+        """The converted class ``expr`` names, if any (``UseSiteTransformer.converted``)."""
+        if isinstance(expr, ast.Name):
+            if expr.id not in self.names:
+                return None
+            qual = self.plan.index.canonical(self.resolve(expr))
+            return qual if self.plan.is_converted(qual) else None
+        if isinstance(expr, ast.Attribute) and expr.attr in self.names:
+            raise _Undecided
+        return None  # no name of the hierarchy (a mention inside is classified on its own)
+
+    def resolve(self, node: ast.Name) -> str:
+        targets = self.targets.get(node.id)
+        if targets is None or len(targets) != 1:
+            raise _Undecided  # resolved through globals or an ambiguous import: LibCST decides
+        return next(iter(targets))
 
     def argument(self, node: ast.Name, call: ast.Call, direct: bool) -> None:
         func = call.func
         if isinstance(func, ast.Name) and func.id in _SPECIAL_CALLS:
             if direct and self.isinstance_test(call) and call.args[1] is node:
-                self.relies_on_isinstance = True
+                self.relies_on.add("isinstance")
                 return  # ``isinstance(p, X)``: rewritten to a feature check
             raise _Undecided
         self.leftover(node)  # the class passed on as a value
@@ -225,12 +314,11 @@ class _Screen:
                 and len(call.args) == 2 and not call.keywords
                 and not any(isinstance(a, ast.Starred) for a in call.args))
 
-    def leftover(self, node: ast.Name) -> None:
-        targets = self.targets.get(node.id)
-        if targets is None or len(targets) != 1:
-            raise _Undecided  # resolved through globals or an ambiguous import: LibCST decides
-        qual = self.plan.index.canonical(next(iter(targets)))
-        if not self.plan.is_converted(qual) or self.plan.allow_value_uses:
+    def leftover(self, node: ast.Name, class_style: bool = False) -> None:
+        """Record ``node`` if it names a converted class: a value use (accepted with
+        ``allow-value-uses``) or, with ``class_style``, a use that needs a class."""
+        qual = self.plan.index.canonical(self.resolve(node))
+        if not self.plan.is_converted(qual) or (self.plan.allow_value_uses and not class_style):
             return
         self.found.append((node.lineno, self.column(node) + 1, qual, node.id))  # type: ignore[arg-type]
 

@@ -101,7 +101,19 @@ USES = {
     "leftover-two-lines": ("from pkg.params import Base, Packed\nreg(Base)\nreg(\n    Packed)\n", "same"),
     "leftover-crlf": ("from pkg.params import Base\r\n\r\nreg(1)\r\nreg(Base)\r\n", "same"),
     "leftover-cr": ("from pkg.params import Base\r\rreg(1)\rreg(Base)\r", "same"),
-    "type-is": ("from pkg.params import Base\ndef f(p):\n    return type(p) is Base\n", None),
+    "type-is": ("from pkg.params import Base\ndef f(p):\n    return type(p) is Base\n", "same"),
+    "type-is-swapped": ("from pkg.params import Base\ndef f(p):\n    return Base != p.__class__\n", "same"),
+    "type-in-tuple": ("from pkg.params import Base, Packed\n"
+                      "def f(p):\n    return type(p) in (Base, Packed)\n", "same"),
+    "type-in-mixed-simple": ("from pkg.params import Base\ndef f(p):\n    return type(p) in (Base, int)\n", "same"),
+    "leftover-class-style-type-in-mixed": ("from pkg.params import Base\n"
+                               "def f(p):\n    return type(p.w[0]) in (Base, int)\n", "same"),
+    "type-in-bare-name": ("from pkg.params import Base\ndef f(p):\n    return type(p) in Base\n", "same"),
+    "type-eq-tuple": ("from pkg.params import Base\ndef f(p):\n    return type(p) == (Base, int)\n", None),
+    "type-rebound": ("from pkg.params import Base\nfrom mylib import type\n"
+                     "def f(p):\n    return type(p) is Base\n", None),
+    "type-chained": ("from pkg.params import Base\ndef f(p, q):\n    return type(p) is Base is type(q)\n", None),
+    "leftover-membership-value": ("from pkg.params import Base\ndef f(k):\n    return k in (Base, 1)\n", "same"),
     "unbound-method": ("from pkg.params import Base\ndef f(p, w):\n    Base.load(p, w)\n", None),
     "local-variable": ("from pkg.params import Base\ndef f(d):\n    cls = Base\n    return cls(d)\n", None),
     "table-in-function": ("from pkg.params import Base\ndef f(d):\n    t = {'b': Base}\n    return t['b'](d)\n", None),
@@ -136,8 +148,10 @@ def test_each_position(tmp_path, case, allow_value_uses):
     assert screened == expected
     if case.startswith("leftover") and not allow_value_uses:
         assert screened  # the case is about a leftover: it must be found
-    if allow_value_uses:
-        assert screened == []  # value uses are accepted; none of these is class-style
+    if allow_value_uses and "class-style" not in case:
+        assert screened == []  # value uses are accepted
+    if "class-style" in case:
+        assert screened  # a use that needs a class: a leftover even with allow-value-uses
 
 
 def test_screen_refuses_what_cpython_cannot_parse(tmp_path):
