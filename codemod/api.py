@@ -744,7 +744,9 @@ def settle_plan(result: RunResult, index: ClassIndex, options: Options,
         plan = build_plan(index, options.allow_classes, forced,
                           allow_value_uses=options.allow_value_uses,
                           feature_prefix=options.feature_prefix)
-        candidates = _candidates(plan, result, progress)
+        # Leftovers are uses of class names: files that only write a backing field
+        # cannot have any, and are converted only once the plan is final (below).
+        candidates = _candidates(plan, result, progress, fields=False)
         conversions = _convert_all(candidates, plan, result, options.jobs, progress,
                                    convert=convert)
         new_forced = dict(forced)
@@ -758,6 +760,11 @@ def settle_plan(result: RunResult, index: ClassIndex, options: Options,
         if new_forced == forced:
             break
         forced = new_forced
+    if convert:
+        fields_only = [p for p in _candidates(plan, result, progress) if p not in conversions]
+        if fields_only:
+            conversions.update(_convert_all(fields_only, plan, result, options.jobs, progress))
+            candidates = sorted(conversions)
     return plan, candidates, conversions
 
 
@@ -838,20 +845,21 @@ def _convert_all(paths: list[Path], plan: Plan, result: RunResult, jobs: int,
     return dict(zip(paths, converted))
 
 
-def _candidates(plan: Plan, result: RunResult, progress: Progress | None = None) -> list[Path]:
+def _candidates(plan: Plan, result: RunResult, progress: Progress | None = None,
+                fields: bool = True) -> list[Path]:
     """Files a rewrite can touch: they define Parameter classes, or name a converted
-    class (or an alias of one) or a backing field, in a way that is not ``inert``.
-    Those the analysis did not parse are parsed where they are converted."""
+    class (or an alias of one) or, with ``fields``, a backing field, in a way that is
+    not ``inert``. Those the analysis did not parse are parsed where they are converted."""
     names = hierarchy_names(plan.index, result.facts.values(), _rewritten_classes(plan))
-    fields = frozenset(plan.fields)
-    either = names | fields
+    backing = frozenset(plan.fields) if fields else frozenset()
+    either = names | backing
     defining = {p.facts.path for p in plan.classes.values()}
     failed = {f.path for f in result.failed()}
     chosen = [
         path for path, source in sorted(result.sources.items())
         if path in defining
         or (result.mentions.any(path, source.text, either)
-            and not inert(source.text, names, fields))
+            and not inert(source.text, names, backing))
     ]
     return [p for p in chosen if p not in failed]
 
