@@ -5,6 +5,8 @@ Only facts are gathered here; whether a class can be converted is the planner's 
 
 from __future__ import annotations
 
+import ast
+
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -56,7 +58,7 @@ class ClassFacts:
     def line(self) -> int:
         """1-based line of the ``class`` statement."""
         if not self._line and self.file is not None:
-            self._line = self.file.line_of(self.node)
+            self._line = self.file.class_line(self.node)
         return self._line
 
 
@@ -73,6 +75,25 @@ class FileFacts:
     classes: list[ClassFacts]
     _positions: dict[cst.CSTNode, CodeRange] | None = None
     _statement_codes: list[str] | None = None
+    #: The source text (the same string the caller holds; empty when not known).
+    text: str = field(default="", repr=False)
+    _class_lines: dict[int, int] | None = None
+
+    def class_line(self, node: cst.ClassDef) -> int:
+        """``line_of`` a class statement, without position metadata for a top-level one:
+        CPython's parser numbers the ``class`` keyword's line the same way, and the n-th
+        top-level class of both trees is the same statement."""
+        if self._class_lines is None:
+            self._class_lines = {}
+            tops = [s for s in self.module.body if isinstance(s, cst.ClassDef)]
+            try:
+                lines = [n.lineno for n in ast.parse(self.text).body
+                         if isinstance(n, ast.ClassDef)] if self.text else None
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                lines = None
+            if lines is not None and len(lines) == len(tops):
+                self._class_lines = {id(top): line for top, line in zip(tops, lines)}
+        return self._class_lines.get(id(node)) or self.line_of(node)
 
     @property
     def statement_codes(self) -> list[str]:
@@ -257,6 +278,7 @@ def analyse_file(path: Path, text: str) -> FileFacts:
         bindings=import_bindings(module, module_name, is_package),
         globals=_module_globals(module),
         classes=[],
+        text=text,
     )
     ff.classes = [
         _class_facts(stmt, ff) for stmt in module.body if isinstance(stmt, cst.ClassDef)
