@@ -73,6 +73,44 @@ def _lines_of(text: str, words: re.Pattern[str]) -> list[int]:
     return lines
 
 
+_Function = ast.FunctionDef | ast.AsyncFunctionDef
+
+
+def _assigned_name(node: ast.AST, parent: ast.AST | None) -> str | None:
+    """``value_flow._assigned_name``: ``name = node`` / ``name: T = node`` -> ``name``."""
+    if isinstance(parent, ast.Assign) and parent.value is node and len(parent.targets) == 1:
+        target = parent.targets[0]
+        return target.id if isinstance(target, ast.Name) else None
+    if isinstance(parent, ast.AnnAssign) and parent.value is node:
+        return parent.target.id if isinstance(parent.target, ast.Name) else None
+    return None
+
+
+def _identifiers(node: ast.AST) -> list[str]:
+    """The identifiers ``node`` holds as strings (LibCST holds each as a ``Name``)."""
+    if isinstance(node, ast.Attribute):
+        return [node.attr]
+    if isinstance(node, ast.keyword):
+        return [node.arg] if node.arg else []
+    if isinstance(node, ast.arg):
+        return [node.arg]
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return [node.name]
+    if isinstance(node, ast.alias):
+        return [*node.name.split("."), *([node.asname] if node.asname else [])]
+    if isinstance(node, ast.ImportFrom):
+        return node.module.split(".") if node.module else []
+    if isinstance(node, (ast.Global, ast.Nonlocal)):
+        return list(node.names)
+    if isinstance(node, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar)):
+        return [node.name] if node.name else []
+    if isinstance(node, ast.MatchMapping):
+        return [node.rest] if node.rest else []
+    if isinstance(node, ast.MatchClass):
+        return list(node.kwd_attrs)
+    return []
+
+
 def _is_simple(expr: ast.expr) -> bool:
     """``use_sites._is_simple``: a name or a short attribute chain on one."""
     for _ in range(3):
@@ -115,14 +153,16 @@ class _Screen:
         #: ...which they are not if the file binds that name anywhere.
         self.bound: set[str] = set()
         self._type_checks: dict[int, tuple[set[int], set[int]]] = {}
+        self._functions: dict[int, tuple[dict[str, list[tuple[ast.Name, ast.AST]]], set[str],
+                                         dict[int, ast.AST]]] = {}
 
     def run(self, tree: ast.Module) -> list[Leftover]:
         """Classify every mention, iteratively (deep inputs do not recurse)."""
-        stack: list[tuple[ast.AST, ast.AST | None, ast.AST | None, int, bool]] = [
-            (tree, None, None, _NO, False)]
+        stack: list[tuple[ast.AST, ast.AST | None, ast.AST | None, int, _Function | None]] = [
+            (tree, None, None, _NO, None)]
         lines = self.interesting
         while stack:
-            node, parent, grandparent, annotation, in_function = stack.pop()
+            node, parent, grandparent, annotation, function = stack.pop()
             first = getattr(node, "lineno", None)
             if first is not None:
                 decorators = getattr(node, "decorator_list", None)
@@ -133,14 +173,14 @@ class _Screen:
                     continue  # no line of this node names anything the screen looks at
             if isinstance(node, ast.Name):
                 if node.id in self.names:
-                    self.name(node, parent, grandparent, annotation, in_function)
+                    self.name(node, parent, grandparent, annotation, function)
                 if node.id in _REWRITTEN_BUILTINS and not isinstance(node.ctx, ast.Load):
                     self.bound.add(node.id)
                 continue
             self.identifiers(node)
             if isinstance(node, ast.Attribute) and node.attr in self.names:
                 self.attribute(node, parent, annotation)
-            inner_function = in_function or isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+            inner = node if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) else function
             below = _DIRTY if annotation and isinstance(node, ast.Attribute) else annotation
             annotated = isinstance(node, (ast.arg, ast.AnnAssign, ast.FunctionDef, ast.AsyncFunctionDef))
             for field, value in ast.iter_fields(node):
@@ -148,7 +188,7 @@ class _Screen:
                 child_annotation = _CLEAN if annotated and field in ("annotation", "returns") else below
                 for child in children:
                     if isinstance(child, ast.AST):
-                        stack.append((child, node, parent, child_annotation, inner_function))
+                        stack.append((child, node, parent, child_annotation, inner))
         if self.relies_on & self.bound:
             raise _Undecided
         return sorted(self.found)
@@ -189,7 +229,7 @@ class _Screen:
         raise _Undecided
 
     def name(self, node: ast.Name, parent: ast.AST | None, grandparent: ast.AST | None,
-             annotation: int, in_function: bool) -> None:
+             annotation: int, function: _Function | None) -> None:
         if not isinstance(node.ctx, ast.Load) or annotation == _DIRTY:
             raise _Undecided
         if annotation == _CLEAN:
@@ -207,24 +247,32 @@ class _Screen:
         elif isinstance(parent, (ast.Tuple, ast.List, ast.Set)) and isinstance(grandparent, ast.Compare) \
                 and any(side is parent for side in (grandparent.left, *grandparent.comparators)) \
                 and not any(isinstance(e, ast.Starred) for e in parent.elts):
-            self.compared(node, grandparent, element=True, in_function=in_function)
+            self.compared(node, grandparent, element=True, in_function=function is not None)
             return
         elif isinstance(parent, (ast.Tuple, ast.List, ast.Set)) and isinstance(grandparent, ast.Call) \
                 and self.isinstance_test(grandparent) and grandparent.args[1] is parent \
                 and not any(isinstance(e, ast.Starred) for e in parent.elts):
             self.relies_on.add("isinstance")
             return  # ``isinstance(p, (X, Y))``: each converted element becomes a feature
-        elif isinstance(parent, ast.Dict) and not in_function:
+        elif isinstance(parent, ast.Dict):
             index = next((i for i, v in enumerate(parent.values) if v is node), None)
             if index is not None and parent.keys[index] is not None:
-                self.leftover(node)  # a module-level table: never proven
+                # ``{key: X}``: at module level never proven; in a function, proven when
+                # the dict is bound to a local whose every read calls, compares or
+                # re-binds (``value_flow``).
+                local = _assigned_name(parent, grandparent)
+                if function is None or local is None or not self.only_called(local, function):
+                    self.leftover(node)
                 return
-        elif isinstance(parent, (ast.Assign, ast.AnnAssign)) and parent.value is node \
-                and not in_function:
-            self.leftover(node)  # ``Alias = X`` at module level: never proven
+        elif isinstance(parent, (ast.Assign, ast.AnnAssign)) and parent.value is node:
+            # ``Alias = X``: at module level never proven; ``cls = X`` in a function is
+            # proven when every read of ``cls`` calls, compares or re-binds it.
+            local = _assigned_name(node, parent)
+            if function is None or local is None or not self.only_called(local, function):
+                self.leftover(node)
             return
         elif isinstance(parent, ast.Compare):
-            self.compared(node, parent, element=False, in_function=in_function)
+            self.compared(node, parent, element=False, in_function=function is not None)
             return
         raise _Undecided
 
@@ -313,6 +361,70 @@ class _Screen:
         return (isinstance(call.func, ast.Name) and call.func.id == "isinstance"
                 and len(call.args) == 2 and not call.keywords
                 and not any(isinstance(a, ast.Starred) for a in call.args))
+
+    def only_called(self, name: str, function: _Function, depth: int = 0) -> bool:
+        """``value_flow._only_called``: every occurrence of the identifier ``name`` in
+        ``function``'s body is a binding ``name = ...``, a call, a comparison, an
+        annotation, a subscript that is called or re-bound (``d[k](...)``, ``c = d[k]``),
+        or a re-binding to a local that passes the same test (three levels at most).
+        LibCST sees an identifier in any position as a ``Name`` (an attribute's name,
+        a keyword, a parameter, an import...): each of those fails the test, as here."""
+        if depth > 3:
+            return False
+        parents, strings = self.function_index(function)
+        if name in strings:
+            return False
+        for occurrence, parent in parents.get(name, ()):
+            if isinstance(parent, ast.Assign) and any(t is occurrence for t in parent.targets):
+                continue  # a binding, not a read
+            if isinstance(parent, ast.AnnAssign) and parent.target is occurrence:
+                continue
+            if isinstance(parent, (ast.arg, ast.AnnAssign)) and parent.annotation is occurrence:
+                continue
+            if isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef)) and parent.returns is occurrence:
+                continue
+            if isinstance(parent, ast.Call) and parent.func is occurrence:
+                continue
+            if isinstance(parent, ast.Compare):
+                continue  # == / is against another factory, or ``key in table``
+            if isinstance(parent, ast.Subscript) and parent.value is occurrence:
+                holder = self.parent_in(function, parent)
+                if isinstance(holder, ast.Call) and holder.func is parent:
+                    continue
+                rebound = _assigned_name(parent, holder)
+                if rebound is not None and (rebound == name or self.only_called(rebound, function, depth + 1)):
+                    continue
+                return False
+            rebound = _assigned_name(occurrence, parent)
+            if rebound is not None and self.only_called(rebound, function, depth + 1):
+                continue
+            return False
+        return True
+
+    def function_index(self, function: _Function) -> tuple[dict[str, list[tuple[ast.Name, ast.AST]]], set[str]]:
+        """For ``function``'s body: each ``Name`` with its parent, by identifier; and the
+        identifiers that occur in the body as strings CPython keeps (attribute names,
+        keywords, parameters, definitions, imports...)."""
+        if id(function) not in self._functions:
+            names: dict[str, list[tuple[ast.Name, ast.AST]]] = {}
+            strings: set[str] = set()
+            parent_of: dict[int, ast.AST] = {}
+            stack: list[tuple[ast.AST, ast.AST]] = [(stmt, function) for stmt in function.body]
+            while stack:
+                node, parent = stack.pop()
+                parent_of[id(node)] = parent
+                if isinstance(node, ast.Name):
+                    names.setdefault(node.id, []).append((node, parent))
+                else:
+                    strings.update(_identifiers(node))
+                stack.extend((child, node) for child in ast.iter_child_nodes(node))
+            self._functions[id(function)] = (names, strings, parent_of)
+        names, strings, _ = self._functions[id(function)]
+        return names, strings
+
+    def parent_in(self, function: _Function, node: ast.AST) -> ast.AST | None:
+        self.function_index(function)
+        return self._functions[id(function)][2].get(id(node))
 
     def leftover(self, node: ast.Name, class_style: bool = False) -> None:
         """Record ``node`` if it names a converted class: a value use (accepted with

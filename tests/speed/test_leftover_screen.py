@@ -115,8 +115,27 @@ USES = {
     "type-chained": ("from pkg.params import Base\ndef f(p, q):\n    return type(p) is Base is type(q)\n", None),
     "leftover-membership-value": ("from pkg.params import Base\ndef f(k):\n    return k in (Base, 1)\n", "same"),
     "unbound-method": ("from pkg.params import Base\ndef f(p, w):\n    Base.load(p, w)\n", None),
-    "local-variable": ("from pkg.params import Base\ndef f(d):\n    cls = Base\n    return cls(d)\n", None),
-    "table-in-function": ("from pkg.params import Base\ndef f(d):\n    t = {'b': Base}\n    return t['b'](d)\n", None),
+    "local-variable": ("from pkg.params import Base\ndef f(d):\n    cls = Base\n    return cls(d)\n", "same"),
+    "local-variable-compared": ("from pkg.params import Base, Packed\n"
+                                "def f(d, k):\n    cls: type = Base\n    if cls is k:\n        return cls(d)\n", "same"),
+    "table-in-function": ("from pkg.params import Base\ndef f(d):\n    t = {'b': Base}\n    return t['b'](d)\n", "same"),
+    "table-rebound": ("from pkg.params import Base\ndef f(d, k):\n    t = {'b': Base}\n"
+                      "    if k in t:\n        c = t[k]\n        return c(d)\n", "same"),
+    "leftover-local-returned": ("from pkg.params import Base\ndef f(d):\n    cls = Base\n    return cls\n", "same"),
+    "leftover-local-member": ("from pkg.params import Base\ndef f(p, w):\n    cls = Base\n    cls.load(p, w)\n", "same"),
+    "leftover-local-keyword": ("from pkg.params import Base\ndef f(d):\n    cls = Base\n    g(cls=1)\n    return cls(d)\n", "same"),
+    "leftover-local-attribute-name": ("from pkg.params import Base\ndef f(self, d):\n    cls = Base\n"
+                                      "    self.cls = 1\n    return cls(d)\n", "same"),
+    "leftover-local-loop": ("from pkg.params import Base\ndef f(d):\n    cls = Base\n"
+                            "    for cls in d:\n        pass\n", "same"),
+    "leftover-local-nested-param": ("from pkg.params import Base\ndef f(d):\n    cls = Base\n"
+                                    "    g = lambda cls: 1\n    return cls(d)\n", "same"),
+    "rebinding-chain": ("from pkg.params import Base\ndef f(x):\n    a = Base\n    b = a\n    c = b\n"
+                        "    return c(x)\n", "same"),
+    "leftover-rebinding-too-deep": ("from pkg.params import Base\ndef f(x):\n    a = Base\n    b = a\n"
+                                    "    c = b\n    d = c\n    e = d\n    return e(x)\n", "same"),
+    "leftover-two-targets": ("from pkg.params import Base\ndef f(d):\n    a = b = Base\n    return a(d)\n", "same"),
+    "leftover-table-in-function-passed": ("from pkg.params import Base\ndef f(d):\n    t = {'b': Base}\n    g(t)\n", "same"),
     "subclass": ("from pkg.params import Base\nclass Mine(Base):\n    pass\n", None),
     "global": ("from pkg.params import Base\ndef f():\n    global Base\n", None),
     "assigned": ("from pkg.params import Base\nBase = None\n", None),
