@@ -24,6 +24,7 @@ from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
 from codemod import parallel
 from codemod.analysis.classes import FileFacts, analyse_file
 from codemod.analysis.index import ClassIndex
+from codemod.analysis.import_graph import loaded_while_importing
 from codemod.analysis.names import import_targets, module_name_for
 from codemod.discovery import (
     defines_or_aliases, import_spans, inert, iter_python_files, may_define_root, mentioned,
@@ -32,6 +33,7 @@ from codemod.discovery import (
 from codemod.fileio import SourceError, SourceFile, read_source
 from codemod.planning.plan import Plan, build_plan
 from codemod.transforms.definitions import DefinitionsTransformer
+from codemod.transforms.dict_copies import DictCopyTransformer
 from codemod.transforms.import_format import format_imports
 from codemod.transforms.leftover_screen import screen_leftovers
 from codemod.transforms.refs import FileRefs
@@ -104,7 +106,8 @@ Leftovers = list[tuple[int, int, str, str]]
 
 def _convert(ff: FileFacts, plan: Plan, stop_at_leftovers: bool,
              names: frozenset[str] | None = None,
-             leftovers_only: bool = False) -> tuple[FileConversion | None, Leftovers]:
+             leftovers_only: bool = False,
+             loaded_by: dict[str, frozenset[Path]] | None = None) -> tuple[FileConversion | None, Leftovers]:
     """``convert_file`` and its leftovers; with ``stop_at_leftovers``, no conversion as
     soon as this file, or another of the round (``parallel.stopping()``), is known to
     hold a use no rewrite covers (the plan is then made again: the rest of the work
@@ -129,6 +132,20 @@ def _convert(ff: FileFacts, plan: Plan, stop_at_leftovers: bool,
         counts["class"] += definitions.count
     if definitions.shadow_count:
         counts["shadow"] += definitions.shadow_count
+    if plan.runtime_modules and _DICT_COPY.search(ff.text or ff.module.code):
+        # The helper comes from a runtime module that does not load this file while it
+        # is imported (a top-level import of it would be a cycle); failing that, it is
+        # imported inside the function that copies.
+        # The runtime of the most classes first (the main hierarchy's defining module).
+        served = Counter(p.runtime_module for p in plan.classes.values() if p.converted or p.shadow)
+        runtimes = sorted(plan.runtime_modules, key=lambda r: (-served[r], r))
+        loaded_by = loaded_by or {}
+        free = [r for r in runtimes if ff.path not in loaded_by.get(r, ())]
+        copies = DictCopyTransformer(refs, free[0] if free else runtimes[0],
+                                     local=not free and not refs.is_runtime)
+        tree = _visit_mentioning(tree, copies, frozenset({"__dict__"}))
+        if copies.count:
+            counts["dict-copy"] += copies.count
     if counts:
         tree = _add_imports(tree, context)
         heads = uses.handled_heads | definitions.base_heads
@@ -137,6 +154,11 @@ def _convert(ff: FileFacts, plan: Plan, stop_at_leftovers: bool,
             tree = _remove_imports(tree, removable, context)
         tree = format_imports(ff.module, tree)
     return FileConversion(tree.code, counts, leftovers), leftovers
+
+
+#: ``t.__dict__ = ...`` or ``t.__dict__.update(...)``: a copy ``DictCopyTransformer`` follows
+#: with a rebinding (a cheap text test first; the transformer decides).
+_DICT_COPY = re.compile(r"\.__dict__\s*(?:=(?!=)|\|=|\.update\s*\()")
 
 
 def _rewritable_names(plan: Plan) -> frozenset[str]:
@@ -763,7 +785,8 @@ def settle_plan(result: RunResult, index: ClassIndex, options: Options,
     if convert:
         fields_only = [p for p in _candidates(plan, result, progress) if p not in conversions]
         if fields_only:
-            conversions.update(_convert_all(fields_only, plan, result, options.jobs, progress))
+            conversions.update(_convert_all(fields_only, plan, result, options.jobs, progress,
+                                            loaded_by=_loaded_by_runtime(plan, result)))
             candidates = sorted(conversions)
     return plan, candidates, conversions
 
@@ -783,7 +806,7 @@ class _Converted:
 
 
 def _convert_one(state: tuple[dict[Path, FileFacts], Plan, dict[Path, SourceFile],
-                              frozenset[str], frozenset[str], bool],
+                              frozenset[str], frozenset[str], bool, dict[str, frozenset[Path]]],
                  path: Path) -> _Converted:
     """Convert one file (in a worker process or not) and verify a changed text.
 
@@ -797,7 +820,7 @@ def _convert_one(state: tuple[dict[Path, FileFacts], Plan, dict[Path, SourceFile
     file exactly; LibCST then runs only to convert, and not at all when the round
     converts nothing (``check``) or already has leftovers.
     """
-    facts, plan, sources, names, class_names, convert = state
+    facts, plan, sources, names, class_names, convert, loaded_by = state
     screened = screen_leftovers(path, sources[path].text, plan, class_names)
     if screened is not None and (screened or not convert or parallel.stopping()):
         return _Converted(None, screened)  # all that is needed, from CPython's parser
@@ -808,7 +831,8 @@ def _convert_one(state: tuple[dict[Path, FileFacts], Plan, dict[Path, SourceFile
         if ff is None:
             return _Converted(None, [], parsed_here=True, parse_error=error)
     conversion, leftovers = _convert(ff, plan, stop_at_leftovers=True, names=names,
-                                     leftovers_only=not convert)
+                                     leftovers_only=not convert,
+                                     loaded_by=loaded_by)
     if conversion is None:
         return _Converted(None, leftovers, parsed_here=parsed_here)
     if conversion.new_text == sources[path].text:
@@ -818,7 +842,8 @@ def _convert_one(state: tuple[dict[Path, FileFacts], Plan, dict[Path, SourceFile
 
 
 def _convert_all(paths: list[Path], plan: Plan, result: RunResult, jobs: int,
-                 progress: Progress | None, convert: bool = True) -> dict[Path, _Converted]:
+                 progress: Progress | None, convert: bool = True,
+                 loaded_by: dict[str, frozenset[Path]] | None = None) -> dict[Path, _Converted]:
     """Convert every candidate file, in parallel when ``jobs`` > 1; keyed by path.
 
     Files the analysis did not parse are parsed by the worker that converts them
@@ -831,7 +856,7 @@ def _convert_all(paths: list[Path], plan: Plan, result: RunResult, jobs: int,
 
     converted = parallel.pmap(
         _convert_one, (result.facts, plan, sources, _rewritable_names(plan), _class_names(plan),
-                       convert), paths, jobs,
+                       convert, loaded_by or {}), paths, jobs,
         weight=lambda path: len(sources[path].text), progress=report,
         stop_when=lambda done: bool(done.leftovers),
     )
@@ -845,11 +870,22 @@ def _convert_all(paths: list[Path], plan: Plan, result: RunResult, jobs: int,
     return dict(zip(paths, converted))
 
 
+def _loaded_by_runtime(plan: Plan, result: RunResult) -> dict[str, frozenset[Path]]:
+    """Per runtime module, the files importing it runs (``import_graph``): a rewrite
+    must not import that runtime at the top of one of them."""
+    texts = {path: source.text for path, source in result.sources.items()}
+    return {
+        ff.module_name: frozenset(loaded_while_importing(ff.path, ff.module_name, texts))
+        for ff in plan.index.files.values() if ff.module_name in plan.runtime_modules
+    }
+
+
 def _candidates(plan: Plan, result: RunResult, progress: Progress | None = None,
                 fields: bool = True) -> list[Path]:
     """Files a rewrite can touch: they define Parameter classes, or name a converted
     class (or an alias of one) or, with ``fields``, a backing field, in a way that is
-    not ``inert``. Those the analysis did not parse are parsed where they are converted."""
+    not ``inert``, or (also with ``fields``: never a leftover) copy an attribute dict.
+    Those the analysis did not parse are parsed where they are converted."""
     names = hierarchy_names(plan.index, result.facts.values(), _rewritten_classes(plan))
     backing = frozenset(plan.fields) if fields else frozenset()
     either = names | backing
@@ -860,6 +896,8 @@ def _candidates(plan: Plan, result: RunResult, progress: Progress | None = None,
         if path in defining
         or (result.mentions.any(path, source.text, either)
             and not inert(source.text, names, backing))
+        or (fields and plan.runtime_modules and "__dict__" in source.text
+            and _DICT_COPY.search(source.text) is not None)
     ]
     return [p for p in chosen if p not in failed]
 

@@ -71,6 +71,26 @@ def bind_param_methods(param, /, **methods):
         setattr(param, name, BoundParamMethod(func, param))
 
 
+def rebind_param_methods(obj):
+    """Make the methods in ``obj``'s attributes act on ``obj``.
+
+    Code that copies a parameter's attributes onto another tensor (``t.__dict__ =
+    p.__dict__.copy()``, ``t.__dict__.update(p.__dict__)``) used to give ``t`` the
+    former class's methods acting on ``t`` (they were looked up on ``t``'s class); the
+    copied methods are still bound to ``p``, so ``apply`` calls this right after such a
+    copy. Methods made by any converted module are recognised; other objects and
+    attributes are left as they are.
+    """
+    attrs = getattr(obj, "__dict__", None)
+    if not isinstance(attrs, dict):
+        return
+    for name, value in list(attrs.items()):
+        kind = type(value)
+        if kind.__name__ == "BoundParamMethod" and hasattr(kind, "__slots__") \
+                and "_param_ref" in kind.__slots__ and value.__self__ is not obj:
+            attrs[name] = kind(value.__func__, obj)
+
+
 def add_param_feature(param, feature):
     """Tag ``param`` with ``feature``; the last feature added is its exact kind.
 

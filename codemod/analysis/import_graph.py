@@ -1,0 +1,95 @@
+"""Which files of the tree a module executes while it is being imported.
+
+A rewrite that adds ``from R import helper`` at the top of a file ``F`` creates an import
+cycle when importing ``R`` itself (transitively) imports ``F``: ``F`` would then ask for
+``helper`` while ``R`` is still at its own import lines. ``loaded_while_importing(R)``
+follows the import statements that run at import time (module level, including those in
+``if``/``try``/``with`` blocks and class bodies, not those inside functions or under
+``if TYPE_CHECKING:``), through the
+packages' ``__init__.py`` files, and returns every file of the tree they reach.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Mapping
+from pathlib import Path
+
+from codemod.analysis.names import _relative_base
+
+
+def _is_type_checking(test: ast.expr) -> bool:
+    """``TYPE_CHECKING`` or ``typing.TYPE_CHECKING``: False when the program runs."""
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+
+
+def _import_time_imports(tree: ast.Module, module_name: str, is_package: bool) -> list[str]:
+    """Dotted names imported by the statements that run when the module is imported."""
+    found: list[str] = []
+    stack: list[ast.AST] = list(tree.body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            continue  # runs when called, not when imported
+        if isinstance(node, ast.Import):
+            found.extend(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            source = node.module or ""
+            if node.level:
+                base = _relative_base(module_name, is_package, node.level)
+                source = f"{base}.{source}" if base and source else (base or source)
+            found.extend(f"{source}.{alias.name}" if source else alias.name
+                         for alias in node.names if alias.name != "*")
+            if source:
+                found.append(source)
+        elif isinstance(node, ast.If) and _is_type_checking(node.test):
+            stack.extend(node.orelse)  # the body runs for type checkers only
+        elif isinstance(node, ast.stmt):
+            stack.extend(child for child in ast.iter_child_nodes(node) if isinstance(child, ast.stmt)
+                         or isinstance(child, (ast.ExceptHandler, ast.match_case)))
+        elif isinstance(node, (ast.ExceptHandler, ast.match_case)):
+            stack.extend(node.body)
+    return found
+
+
+def loaded_while_importing(path: Path, module_name: str, texts: Mapping[Path, str]) -> set[Path]:
+    """The files of ``texts`` that importing ``module_name`` (the file ``path``) runs:
+    its packages' ``__init__.py`` files, itself, and what their import-time statements
+    import, followed. A file that does not parse counts as importing nothing."""
+    depth = len(module_name.split(".")) if module_name else 0
+    if not depth:
+        return {path}
+    root = path.parents[depth if path.name == "__init__.py" else depth - 1]
+
+    def files_of(dotted: str) -> list[Path]:
+        # ``a.b.c``: a/__init__.py, a/b/__init__.py, then a/b/c.py or a/b/c/__init__.py
+        # (``from a.b import c`` may name a module or an object of a/b/__init__.py).
+        parts = dotted.split(".")
+        out = []
+        for end in range(1, len(parts) + 1):
+            rel = root.joinpath(*parts[:end])
+            for candidate in (rel / "__init__.py", rel.with_suffix(".py")):
+                if candidate in texts:
+                    out.append(candidate)
+        return out
+
+    def module_of(found: Path) -> str:
+        rel = found.relative_to(root).with_suffix("")
+        return ".".join(rel.parts[:-1] if found.name == "__init__.py" else rel.parts)
+
+    # Importing ``a.b.r`` runs a/__init__.py and a/b/__init__.py first.
+    seen = {path, *files_of(module_name)}
+    pending = [(found, module_of(found)) for found in sorted(seen)]
+    while pending:
+        current, name = pending.pop()
+        try:
+            tree = ast.parse(texts[current])
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            continue
+        for dotted in _import_time_imports(tree, name, current.name == "__init__.py"):
+            for found in files_of(dotted):
+                if found not in seen:
+                    seen.add(found)
+                    pending.append((found, module_of(found)))
+    return seen

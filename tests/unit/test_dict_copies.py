@@ -1,0 +1,114 @@
+"""Which attribute-dict copies ``apply`` follows with ``rebind_param_methods``."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from codemod import api
+from codemod.types import Options
+from tests.speed.test_prefilter import PARAMS, write_tree
+
+REWRITTEN = {
+    "assign-copy": "t.__dict__ = p.__dict__.copy()",
+    "assign-dict": "self.t.__dict__ = dict(p.__dict__)",
+    "update": "t.__dict__.update(p.__dict__)",
+    "update-kwargs": "t.__dict__.update(a=1)",
+    "ior": "t.__dict__ |= p.__dict__",
+}
+LEFT_ALONE = {
+    "call-target": "f().__dict__.update(p.__dict__)",
+    "subscript-target": "ts[0].__dict__.update(p.__dict__)",
+    "vars": "vars(t).update(p.__dict__)",
+    "item": "t.__dict__['k'] = p.__dict__['k']",
+    "compare": "same = t.__dict__ == p.__dict__",
+    "read": "d = p.__dict__.copy()",
+}
+
+
+def _run(tmp_path: Path, body: str, with_params: bool = True) -> api.RunResult:
+    files = {"pkg/use.py": "def f(t, p, ts, self):\n" + textwrap.indent(body, "    ") + "\n"}
+    if with_params:
+        files["pkg/params.py"] = PARAMS
+    root = write_tree(tmp_path / "src", files) / "pkg"
+    return api.run([root], Options())
+
+
+def _use(result: api.RunResult):
+    return next((f for f in result.changed() if f.path.name == "use.py"), None)
+
+
+@pytest.mark.parametrize("case", sorted(REWRITTEN))
+def test_rewritten(tmp_path, case):
+    changed = _use(_run(tmp_path, REWRITTEN[case]))
+    assert changed is not None and changed.new_text is not None
+    target = REWRITTEN[case].split(".__dict__")[0]
+    assert f"{REWRITTEN[case]}\n    rebind_param_methods({target})\n" in changed.new_text
+    assert "from pkg.params import rebind_param_methods" in changed.new_text
+    assert dict(changed.counts)["dict-copy"] == 1
+
+
+@pytest.mark.parametrize("case", sorted(LEFT_ALONE))
+def test_left_alone(tmp_path, case):
+    assert _use(_run(tmp_path, LEFT_ALONE[case])) is None
+
+
+def test_nothing_without_a_converted_class(tmp_path):
+    result = _run(tmp_path, REWRITTEN["update"], with_params=False)
+    assert not result.changed()
+
+
+def test_same_line_and_suite(tmp_path):
+    changed = _use(_run(tmp_path, "x = 1; t.__dict__.update(p.__dict__); y = 2\n"
+                                  "if t: t.__dict__ |= p.__dict__"))
+    assert changed is not None and changed.new_text is not None
+    assert "x = 1; t.__dict__.update(p.__dict__); rebind_param_methods(t); y = 2" in changed.new_text
+    assert "if t: t.__dict__ |= p.__dict__; rebind_param_methods(t)" in changed.new_text
+
+
+def test_no_import_cycle_with_the_runtime_module(tmp_path):
+    """``pkg/__init__.py`` imports ``helpers``, so importing ``pkg.params`` (the runtime)
+    runs ``helpers`` first: a top-level ``from pkg.params import ...`` there would fail.
+    The helper is imported inside the function; a module-level copy is left alone."""
+    import subprocess
+    import sys
+
+    from codemod.cli import main
+
+    root = write_tree(tmp_path / "src", {
+        "pkg/params.py": PARAMS,
+        "pkg/helpers.py": """
+            def copy_attrs(t, p):
+                t.__dict__.update(p.__dict__)
+                return t
+
+
+            class Box:
+                pass
+
+
+            BOX = Box()
+            BOX.__dict__.update({"a": 1})
+        """,
+    })
+    (root / "pkg" / "__init__.py").write_text("from pkg import helpers\n")
+    assert main(["apply", str(root / "pkg")]) == 1  # files changed
+    text = (root / "pkg" / "helpers.py").read_text()
+    assert "    t.__dict__.update(p.__dict__)\n    from pkg.params import rebind_param_methods\n" \
+           "    rebind_param_methods(t)\n" in text
+    assert text.startswith("def copy_attrs") and text.endswith('BOX.__dict__.update({"a": 1})\n')
+    probe = (
+        "import torch\n"
+        "import pkg.params as P\n"
+        "from pkg.helpers import copy_attrs\n"
+        "p = P.Packed(torch.zeros(2), input_dim=1)\n"
+        "t = copy_attrs(torch.nn.Parameter(torch.zeros(2), requires_grad=False), p)\n"
+        "t.load(torch.ones(2))\n"
+        "print(t.tolist(), p.tolist(), t.input_dim)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], cwd=root, capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[1.0, 1.0] [0.0, 0.0] 1"
