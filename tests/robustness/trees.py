@@ -27,11 +27,11 @@ from codemod.cli import main
 #: current behaviour become plain tests.
 APPLY_ALL_OR_NOTHING = True
 
-#: Whether the engine compiles a file with CPython before LibCST parses it (the engine
-#: change proposed with these tests): syntax errors then carry CPython's message and
-#: line, and input no interpreter runs (200+ nested brackets, ``return`` outside a
-#: function) fails before anything is converted. Flip it with that change.
-ENGINE_COMPILES_FIRST = False
+#: Whether the engine compiles a file with CPython before LibCST parses it
+#: (``api._cpython_rejects``): syntax errors then carry CPython's message and line, and
+#: input no interpreter runs (200+ nested brackets, ``return`` outside a function) fails
+#: before anything is converted.
+ENGINE_COMPILES_FIRST = True
 
 #: A Parameter hierarchy: a base with a property over a backing field and a loader, a
 #: subclass with its own ``__init__``. The docstring holds a non-ASCII character so that
