@@ -334,6 +334,10 @@ class UseSiteTransformer(cst.CSTTransformer):
         new_annotation = original_node.annotation.visit(Replace())
         if new_annotation.deep_equals(original_node.annotation):
             return updated_node
+        # ``X | Parameter`` became ``Parameter | Parameter``: say it once.
+        once = _SameMembersOnce()
+        new_annotation = new_annotation.visit(once)
+        self.handled_heads |= once.dropped_heads  # ``Union`` may be unused now
         return updated_node.with_changes(annotation=new_annotation)
 
     def _annotation_name(self, original: cst.BaseExpression, updated: cst.BaseExpression) -> cst.BaseExpression:
@@ -438,6 +442,66 @@ class UseSiteTransformer(cst.CSTTransformer):
         # A nullable property is copied after the wrap body (only when not None).
         return any(prop in self.plan.classes[q].properties and prop not in self.plan.classes[q].nullable
                    for q in plan.mro)
+
+
+class _SameMembersOnce(cst.CSTTransformer):
+    """``A | A | B`` -> ``A | B`` and ``Union[A, A]`` -> ``A``: the same type, written once
+    (members compared by their code; the first spelling, with its comments, is kept)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        #: First names of the ``Union`` subscripts removed (their import may be unused).
+        self.dropped_heads: set[str] = set()
+
+    def leave_BinaryOperation(
+        self, original_node: cst.BinaryOperation, updated_node: cst.BinaryOperation
+    ) -> cst.BaseExpression:
+        if not isinstance(updated_node.operator, cst.BitOr):
+            return updated_node
+        members: list[cst.BaseExpression] = []
+        stack: list[cst.BaseExpression] = [updated_node]
+        while stack:  # the left-associated chain, in order
+            node = stack.pop()
+            if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.BitOr) \
+                    and not node.lpar:
+                stack.extend([node.right, node.left])
+            else:
+                members.append(node)
+        kept = _first_of_each(members)
+        if len(kept) == len(members):
+            return updated_node
+        out = kept[0]
+        for member in kept[1:]:
+            out = cst.BinaryOperation(left=out, operator=updated_node.operator, right=member)
+        return out.with_changes(lpar=updated_node.lpar, rpar=updated_node.rpar)
+
+    def leave_Subscript(self, original_node: cst.Subscript, updated_node: cst.Subscript) -> cst.BaseExpression:
+        head = dotted(updated_node.value)
+        if head is None or head.rsplit(".", 1)[-1] != "Union":
+            return updated_node
+        indexes = [el.slice for el in updated_node.slice]
+        if not all(isinstance(i, cst.Index) for i in indexes):
+            return updated_node
+        members = [i.value for i in indexes]  # type: ignore[attr-defined]
+        kept = _first_of_each(members)
+        if len(kept) == len(members):
+            return updated_node
+        if len(kept) == 1:
+            self.dropped_heads.add(head.split(".")[0])
+            return kept[0]
+        elements = [cst.SubscriptElement(cst.Index(m)) for m in kept]
+        return updated_node.with_changes(slice=elements)
+
+
+def _first_of_each(members: list[cst.BaseExpression]) -> list[cst.BaseExpression]:
+    seen: set[str] = set()
+    kept = []
+    for member in members:
+        code = cst.Module(body=[]).code_for_node(member).strip()
+        if code not in seen:
+            seen.add(code)
+            kept.append(member)
+    return kept
 
 
 class _UseScanner(cst.CSTVisitor):
