@@ -35,7 +35,7 @@ from codemod.fileio import SourceError, SourceFile, read_source
 from codemod.planning.plan import Plan, build_plan
 from codemod.transforms.definitions import DefinitionsTransformer
 from codemod.transforms.dict_copies import DictCopyTransformer
-from codemod.transforms.import_format import format_imports
+from codemod.transforms.import_format import format_imports, group_added_imports
 from codemod.transforms.leftover_screen import screen_leftovers
 from codemod.transforms.refs import FileRefs
 from codemod.transforms.use_sites import UseSiteTransformer, unconverted_uses
@@ -153,7 +153,7 @@ def _convert(ff: FileFacts, plan: Plan, stop_at_leftovers: bool,
         removable = _request_import_removals(ff, heads, context)
         if removable:
             tree = _remove_imports(tree, removable, context)
-        tree = format_imports(ff.module, tree)
+        tree = group_added_imports(ff.module, format_imports(ff.module, tree))
     return FileConversion(tree.code, counts, leftovers), leftovers
 
 

@@ -17,6 +17,8 @@ Fix safety
 
 from __future__ import annotations
 
+import sys
+
 import libcst as cst
 
 
@@ -108,3 +110,110 @@ def format_imports(original: cst.Module, tree: cst.Module) -> cst.Module:
             body[index] = new
             changed = True
     return tree.with_changes(body=body) if changed else tree
+
+
+def _plain_import_module(stmt: cst.BaseStatement) -> str | None:
+    """``a.b`` of a top-level ``import a.b`` line (one name, no alias), else None."""
+    if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1:
+        node = stmt.body[0]
+        if isinstance(node, cst.Import) and len(node.names) == 1 and node.names[0].asname is None:
+            name = node.names[0].name
+            parts = []
+            while isinstance(name, cst.Attribute):
+                parts.append(name.attr.value)
+                name = name.value
+            if isinstance(name, cst.Name):
+                return ".".join([name.value, *reversed(parts)])
+    return None
+
+
+def _import_module(stmt: cst.BaseStatement) -> str | None:
+    """The (first) module an import line imports from; None for other statements."""
+    if not isinstance(stmt, cst.SimpleStatementLine) or not stmt.body:
+        return None
+    node = stmt.body[0]
+    if isinstance(node, cst.Import):
+        return cst.Module(body=[]).code_for_node(node.names[0].name)
+    if isinstance(node, cst.ImportFrom):
+        module = cst.Module(body=[]).code_for_node(node.module) if node.module is not None else ""
+        return "." * len(node.relative) + module
+    return None
+
+
+def _section(module: str) -> int:
+    """0: ``__future__``, 1: the standard library, 2: everything else (isort's order)."""
+    top = module.split(".")[0]
+    if top == "__future__":
+        return 0
+    return 1 if top and top in sys.stdlib_module_names else 2
+
+
+def _blank_line_before(stmt: cst.BaseStatement) -> cst.BaseStatement:
+    lines = list(stmt.leading_lines)  # type: ignore[attr-defined]
+    if lines and lines[0].comment is None:
+        return stmt
+    return stmt.with_changes(leading_lines=[cst.EmptyLine(), *lines])
+
+
+def group_added_imports(original: cst.Module, tree: cst.Module) -> cst.Module:
+    """Move the plain ``import m`` lines a rewrite added into the file's import sections.
+
+    ``AddImportsVisitor`` appends them after the last import: ``import copy`` ended up
+    below ``from torch import nn``. A standard-library module goes after the block's last
+    standard-library import or, with none, before the first import of a later section
+    (isort's order: ``__future__``, standard library, the rest); another module goes
+    before the block's first import of its section. A blank line separates an added line
+    from a neighbour of another section. The added lines are sorted among themselves; the
+    file's own imports keep their order and their bytes (a blank line may be added
+    before one, never removed).
+    """
+    before = {original.code_for_node(stmt) for stmt in original.body}
+    body = list(tree.body)
+    added_at = {i for i, stmt in enumerate(body)
+                if _plain_import_module(stmt) is not None and tree.code_for_node(stmt) not in before}
+    if not added_at:
+        return tree
+    added = sorted((body[i] for i in added_at), key=lambda stmt: _plain_import_module(stmt) or "")
+    rest = [stmt for i, stmt in enumerate(body) if i not in added_at]
+    first = next((i for i, stmt in enumerate(rest) if _import_module(stmt) is not None), None)
+    if first is None:
+        return tree  # the file imported nothing: the block is all new, as the visitor laid it
+    end = first
+    while end < len(rest) and _import_module(rest[end]) is not None:
+        end += 1
+    head = list(rest[first].leading_lines)  # type: ignore[attr-defined]
+    # (section, statement, added by the tool)
+    entries = [(_section(_import_module(stmt) or ""), stmt, False) for stmt in rest[first:end]]
+    for stmt in added:
+        mine = _section(_plain_import_module(stmt) or "")
+        same = [i for i, (section, _, _) in enumerate(entries) if section == mine]
+        if same:
+            at = same[-1] + 1 if mine == 1 else same[0]
+        else:
+            at = next((i for i, (section, _, _) in enumerate(entries) if section > mine), len(entries))
+        entries.insert(at, (mine, stmt.with_changes(leading_lines=[]), True))
+    block = [stmt for _, stmt, _ in entries]
+    if entries[0][2]:
+        # The blank lines before the block (after the docstring) stay before it; comments
+        # stay with the line they were written above.
+        blank = 0
+        while blank < len(head) and head[blank].comment is None:
+            blank += 1
+        block[0] = block[0].with_changes(leading_lines=head[:blank])
+        old_first = next(i for i, (_, _, new) in enumerate(entries) if not new)
+        block[old_first] = block[old_first].with_changes(leading_lines=head[blank:])
+    for i in range(1, len(entries)):
+        (section, _, new), (previous, _, previous_new) = entries[i], entries[i - 1]
+        if section == previous and previous_new and not new:
+            # Added lines opened this file line's section: its blank lines go above them.
+            j = i - 1
+            while j > 0 and entries[j - 1][2] and entries[j - 1][0] == section:
+                j -= 1
+            lines = list(block[i].leading_lines)  # type: ignore[attr-defined]
+            if lines and all(line.comment is None for line in lines) and j > 0:
+                block[j] = block[j].with_changes(leading_lines=lines)
+                block[i] = block[i].with_changes(leading_lines=[])
+        elif section != previous and (new or previous_new):
+            block[i] = _blank_line_before(block[i])
+    rest[first:end] = block
+    return tree.with_changes(body=rest)
