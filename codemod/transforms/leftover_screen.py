@@ -30,6 +30,8 @@ import ast
 import bisect
 import functools
 import re
+import unicodedata
+import warnings
 from pathlib import Path
 
 from codemod.analysis.names import import_targets, module_name_for
@@ -37,6 +39,8 @@ from codemod.planning.plan import Plan
 
 #: (line, 1-based column, class qualname, source text): what ``unconverted_uses`` returns.
 Leftover = tuple[int, int, str, str]
+
+_PHYSICAL_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
 
 #: Builtins whose calls a rewrite relies on (not rewritten where the file rebinds them).
 _REWRITTEN_BUILTINS = frozenset({"isinstance", "type"})
@@ -136,7 +140,9 @@ class _Undecided(Exception):
 class _Screen:
     def __init__(self, text: str, tree: ast.Module, path: Path, plan: Plan,
                  names: frozenset[str]) -> None:
-        self.lines = None if text.isascii() else text.splitlines(keepends=True)
+        #: The physical lines as CPython counts them (``\\r\\n``, ``\\r``, ``\\n``; not
+        #: ``str.splitlines``, which also splits at form feeds and Unicode separators).
+        self.lines = _PHYSICAL_LINE.findall(text)
         self.plan = plan
         self.names = names
         targets: dict[str, set[str]] = {}
@@ -436,10 +442,17 @@ class _Screen:
 
     def column(self, node: ast.expr) -> int:
         """LibCST's column (characters) of ``node`` (CPython counts UTF-8 bytes)."""
-        if self.lines is None:
-            return node.col_offset
         line = self.lines[node.lineno - 1]
-        return len(line.encode("utf-8")[: node.col_offset].decode("utf-8"))
+        if line.isascii():
+            before = line[: node.col_offset]
+        else:
+            try:
+                before = line.encode("utf-8")[: node.col_offset].decode("utf-8")
+            except UnicodeDecodeError:
+                raise _Undecided from None
+        if "\x0c" in before:
+            raise _Undecided  # CPython counts a form feed before the name; LibCST may not
+        return len(before)
 
 
 def screen_leftovers(path: Path, text: str, plan: Plan, names: frozenset[str]) -> list[Leftover] | None:
@@ -449,8 +462,15 @@ def screen_leftovers(path: Path, text: str, plan: Plan, names: frozenset[str]) -
     ``hierarchy_names`` of the classes a rewrite changes; backing fields never name a
     class). None also when CPython cannot parse the file.
     """
+    if not text.isascii() and not unicodedata.is_normalized("NFKC", text):
+        return None  # CPython's AST normalises identifiers (NFKC); LibCST keeps them
     try:
         tree = ast.parse(text)
+        # What the LibCST path rejects first (``api._cpython_rejects``): code that
+        # parses but does not compile (``return`` outside a function...).
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            compile(tree, str(path), "exec", dont_inherit=True)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
     try:

@@ -548,7 +548,11 @@ class _UseScanner(cst.CSTVisitor):
 
     def visit_Attribute(self, node: cst.Attribute) -> bool:
         # Only the object part can name a class; ``obj.X`` does not use the global ``X``.
-        if self._check(node):
+        if id(node) in self._call_funcs and id(node) not in self._skip and id(node) not in self.handled:
+            # ``m.X(...)`` constructs (the callee is no use), but the object it is called
+            # on may hold one: ``reg(X).load()``, ``X.missing(p)``.
+            node.value.visit(self)
+        elif self._check(node):
             node.value.visit(self)
         return False
 

@@ -101,6 +101,15 @@ USES = {
     "leftover-two-lines": ("from pkg.params import Base, Packed\nreg(Base)\nreg(\n    Packed)\n", "same"),
     "leftover-crlf": ("from pkg.params import Base\r\n\r\nreg(1)\r\nreg(Base)\r\n", "same"),
     "leftover-cr": ("from pkg.params import Base\r\rreg(1)\rreg(Base)\r", "same"),
+    # Found by review: the object of a called attribute, columns, identifiers, compile.
+    "leftover-in-called-object": ("from pkg.params import Base\nreg(Base).load(1)\n", "same"),
+    "leftover-missing-member-call": ("from pkg.params import Base\ndef f(p):\n    Base.missing(p)\n", None),
+    "leftover-two-in-called-object": ("from pkg.params import Base, Packed\nx = f(reg(Base)).m(reg(Packed))\n", "same"),
+    "leftover-line-separator": ("from pkg.params import Base\nx = '\u2028'; reg(Base)\n", "same"),
+    "leftover-nel": ("from pkg.params import Base\nx = '\u00e9\x85'\nreg(Base)\n", "same"),
+    "form-feed-indent": ("from pkg.params import Base\n\x0cx = type(p.w[0]) in (Base, int)\n", None),
+    "nfkc-alias": ("from pkg.params import Base as \ufb01x\nreg(\ufb01x)\n", None),
+    "compile-rejects": ("from pkg.params import Base\nreg(Base)\nreturn 1\n", None),
     "type-is": ("from pkg.params import Base\ndef f(p):\n    return type(p) is Base\n", "same"),
     "type-is-swapped": ("from pkg.params import Base\ndef f(p):\n    return Base != p.__class__\n", "same"),
     "type-in-tuple": ("from pkg.params import Base, Packed\n"
