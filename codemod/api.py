@@ -133,7 +133,10 @@ def _convert(ff: FileFacts, plan: Plan, stop_at_leftovers: bool,
         counts["class"] += definitions.count
     if definitions.shadow_count:
         counts["shadow"] += definitions.shadow_count
-    if plan.runtime_modules and _DICT_COPY.search(ff.text or ff.module.code):
+    source = ff.text or ff.module.code
+    # A file that already names the helper (rebinds already, or uses the name for
+    # something else) is left as it is: no second call, no shadowed name.
+    if plan.runtime_modules and _DICT_COPY.search(source) and "rebind_param_methods" not in source:
         # The helper comes from a runtime module that does not load this file while it
         # is imported (a top-level import of it would be a cycle); failing that, it is
         # imported inside the function that copies.
@@ -143,7 +146,7 @@ def _convert(ff: FileFacts, plan: Plan, stop_at_leftovers: bool,
         loaded_by = loaded_by or {}
         free = [r for r in runtimes if ff.path not in loaded_by.get(r, ())]
         copies = DictCopyTransformer(refs, free[0] if free else runtimes[0],
-                                     local=not free and not refs.is_runtime)
+                                     local=not free or refs.is_runtime)
         tree = _visit_mentioning(tree, copies, frozenset({"__dict__"}))
         if copies.count:
             counts["dict-copy"] += copies.count
@@ -797,8 +800,12 @@ def settle_plan(result: RunResult, index: ClassIndex, options: Options,
         # Leftovers are uses of class names: files that only write a backing field
         # cannot have any, and are converted only once the plan is final (below).
         candidates = _candidates(plan, result, progress, fields=False)
+        loaded_by = None
+        if convert and plan.runtime_modules and any(
+                _DICT_COPY.search(result.sources[p].text) for p in candidates):
+            loaded_by = _loaded_by_runtime(plan, result)
         conversions = _convert_all(candidates, plan, result, options.jobs, progress,
-                                   convert=convert)
+                                   convert=convert, loaded_by=loaded_by)
         new_forced = dict(forced)
         for path in candidates:
             for line, _col, qual, code in conversions[path].leftovers:
@@ -814,7 +821,7 @@ def settle_plan(result: RunResult, index: ClassIndex, options: Options,
         fields_only = [p for p in _candidates(plan, result, progress) if p not in conversions]
         if fields_only:
             conversions.update(_convert_all(fields_only, plan, result, options.jobs, progress,
-                                            loaded_by=_loaded_by_runtime(plan, result)))
+                                            loaded_by=loaded_by or _loaded_by_runtime(plan, result)))
             candidates = sorted(conversions)
     return plan, candidates, conversions
 

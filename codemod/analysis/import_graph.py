@@ -1,12 +1,14 @@
-"""Which files of the tree a module executes while it is being imported.
+"""Which files of the tree a module executes while it is being imported (a static view).
 
 A rewrite that adds ``from R import helper`` at the top of a file ``F`` creates an import
 cycle when importing ``R`` itself (transitively) imports ``F``: ``F`` would then ask for
 ``helper`` while ``R`` is still at its own import lines. ``loaded_while_importing(R)``
 follows the import statements that run at import time (module level, including those in
 ``if``/``try``/``with`` blocks and class bodies, not those inside functions or under
-``if TYPE_CHECKING:``), through the
-packages' ``__init__.py`` files, and returns every file of the tree they reach.
+``if TYPE_CHECKING:``; ``import *`` with the submodules ``__all__`` names; literal
+``importlib.import_module("m")`` / ``__import__("m")``), through the
+packages' ``__init__.py`` files, and returns every file of the tree they reach. Imports
+run by a function called at import time (a plugin registry's loader) are not seen.
 """
 
 from __future__ import annotations
@@ -43,8 +45,18 @@ def _import_time_imports(tree: ast.Module, module_name: str, is_package: bool) -
                          for alias in node.names if alias.name != "*")
             if source:
                 found.append(source)
+            if any(alias.name == "*" for alias in node.names) and source:
+                found.append(f"{source}.*")  # the submodules its ``__all__`` names, too
         elif isinstance(node, ast.If) and _is_type_checking(node.test):
             stack.extend(node.orelse)  # the body runs for type checkers only
+        elif isinstance(node, (ast.Expr, ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            # ``importlib.import_module("m")`` / ``__import__("m")`` with a literal name.
+            for call in ast.walk(node):
+                if isinstance(call, ast.Call) and call.args and isinstance(call.args[0], ast.Constant) \
+                        and isinstance(call.args[0].value, str) and (
+                            (isinstance(call.func, ast.Name) and call.func.id == "__import__")
+                            or (isinstance(call.func, ast.Attribute) and call.func.attr == "import_module")):
+                    found.append(call.args[0].value)
         elif isinstance(node, ast.stmt):
             stack.extend(child for child in ast.iter_child_nodes(node) if isinstance(child, ast.stmt)
                          or isinstance(child, (ast.ExceptHandler, ast.match_case)))
@@ -62,7 +74,25 @@ def loaded_while_importing(path: Path, module_name: str, texts: Mapping[Path, st
         return {path}
     root = path.parents[depth if path.name == "__init__.py" else depth - 1]
 
+    def submodules_in_all(package: str) -> list[str]:
+        # ``from package import *`` also imports the submodules its ``__all__`` names.
+        init = root.joinpath(*package.split("."), "__init__.py")
+        try:
+            tree = ast.parse(texts[init]) if init in texts else None
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            tree = None
+        names: list[str] = []
+        for stmt in tree.body if tree is not None else ():
+            if isinstance(stmt, ast.Assign) and any(
+                    isinstance(t, ast.Name) and t.id == "__all__" for t in stmt.targets) \
+                    and isinstance(stmt.value, (ast.List, ast.Tuple)):
+                names += [e.value for e in stmt.value.elts
+                          if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+        return [f"{package}.{name}" for name in names]
+
     def files_of(dotted: str) -> list[Path]:
+        if dotted.endswith(".*"):
+            return [f for sub in submodules_in_all(dotted[:-2]) for f in files_of(sub)]
         # ``a.b.c``: a/__init__.py, a/b/__init__.py, then a/b/c.py or a/b/c/__init__.py
         # (``from a.b import c`` may name a module or an object of a/b/__init__.py).
         parts = dotted.split(".")

@@ -45,7 +45,11 @@ RUNTIME_NAMES = (
     "_deepcopy_param",
     "_reduce_param",
     "_rebuild_param",
+    "rebind_param_methods",
 )
+#: Modules the runtime imports by their own name (``import copy``): a module that binds
+#: one of these names to something else cannot hold the runtime.
+RUNTIME_IMPORTS = ("copy", "weakref", "torch")
 FEATURES_NAME = "Features"
 
 
@@ -791,6 +795,15 @@ class Planner:
             generated = [FEATURES_NAME]
             if module in runtime_modules:
                 generated += list(RUNTIME_NAMES)
+                clash = next((n for n in RUNTIME_IMPORTS if n in taken and ff.bindings.get(n) != n), None)
+                if clash is not None:
+                    for p in group:
+                        p.refusal = Refusal(
+                            p.facts.path, p.facts.line, p.name,
+                            f"{module} binds {clash!r} to something other than the module "
+                            f"`import {clash}` gives, which the generated runtime needs",
+                        )
+                    continue
             for p in group:
                 generated.append(p.wrap_name)
                 if p.converted:

@@ -72,7 +72,9 @@ class DictCopyTransformer(cst.CSTTransformer):
     not import it at module level (the runtime module itself runs this file while it
     loads: a module-level import would be a cycle); the helper is then imported where it
     is called, inside the function, and a copy at module level is left alone
-    (``skipped``).
+    (``skipped``). In the runtime module itself, ``local`` means: functions call the
+    helper defined there; a module-level copy (which may run before the definition) is
+    left alone.
     """
 
     def __init__(self, refs: FileRefs, runtime: str, local: bool = False) -> None:
@@ -97,8 +99,10 @@ class DictCopyTransformer(cst.CSTTransformer):
             self.skipped += 1
             return None
         self.count += 1
+        if self.refs.is_runtime:  # defined in this module, above every function's call
+            return [cst.Expr(cst.Call(func=cst.Name(_HELPER), args=[cst.Arg(target.deep_clone())]))]
         if not self.local:
-            func = self.refs.helper(_HELPER) if self.refs.is_runtime else self.refs.name_in(self.runtime, _HELPER)
+            func = self.refs.name_in(self.runtime, _HELPER)
             return [cst.Expr(cst.Call(func=func, args=[cst.Arg(target.deep_clone())]))]
         module = cst.parse_expression(self.runtime)
         local_import = cst.ImportFrom(module=module, names=[cst.ImportAlias(cst.Name(_HELPER))])  # type: ignore[arg-type]

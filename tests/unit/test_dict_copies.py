@@ -112,3 +112,71 @@ def test_no_import_cycle_with_the_runtime_module(tmp_path):
                           timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[1.0, 1.0] [0.0, 0.0] 1"
+
+
+def _import_and_call(root: Path, probe: str) -> str:
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", probe], cwd=root, capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip()
+
+
+def test_no_cycle_when_the_copying_file_also_uses_a_class(tmp_path):
+    """The copying file is converted in a planning round (it names a class), not only
+    in the final one: it still must not import the runtime at its top."""
+    from codemod.cli import main
+
+    root = write_tree(tmp_path / "src", {
+        "pkg/params.py": "from pkg import util\n" + textwrap.dedent(PARAMS),
+        "pkg/util.py": """
+            def f(t, p):
+                from pkg.params import Base
+                x: Base = p
+                t.__dict__.update(p.__dict__)
+                return t
+        """,
+    })
+    assert main(["apply", str(root / "pkg")]) == 1
+    text = (root / "pkg" / "util.py").read_text()
+    assert "    from pkg.params import rebind_param_methods\n    rebind_param_methods(t)\n" in text
+    assert _import_and_call(root, "import pkg.params; print('ok')") == "ok"
+
+
+def test_runtime_module_copies(tmp_path):
+    """In the runtime module itself: functions call the local helper; a module-level
+    copy (which runs before the helper is defined) is left alone."""
+    from codemod.cli import main
+
+    params = ("import types\n\n_t = types.SimpleNamespace()\n_t.__dict__.update({'a': 1})\n\n\n"
+              "def copy_attrs(t, p):\n    t.__dict__.update(p.__dict__)\n    return t\n\n\n"
+              + textwrap.dedent(PARAMS))
+    root = write_tree(tmp_path / "src", {"pkg/params.py": params})
+    assert main(["apply", str(root / "pkg")]) == 1
+    text = (root / "pkg" / "params.py").read_text()
+    assert "_t.__dict__.update({'a': 1})\n\n" in text
+    assert "    t.__dict__.update(p.__dict__)\n    rebind_param_methods(t)\n" in text
+    probe = ("import torch\nimport pkg.params as P\n"
+             "p = P.Packed(torch.zeros(2), input_dim=1)\n"
+             "t = P.copy_attrs(torch.nn.Parameter(torch.zeros(2), requires_grad=False), p)\n"
+             "t.load(torch.ones(2))\nprint(t.tolist(), p.tolist())\n")
+    assert _import_and_call(root, probe) == "[1.0, 1.0] [0.0, 0.0]"
+
+
+@pytest.mark.parametrize("body", [
+    "rebind_param_methods = 5\nt.__dict__.update(p.__dict__)\nreturn rebind_param_methods",
+    "t.__dict__.update(p.__dict__)\nrebind_param_methods(t)",
+])
+def test_file_naming_the_helper_is_left_alone(tmp_path, body):
+    """No shadowed local, no second call on a file that already rebinds."""
+    assert _use(_run(tmp_path, body)) is None
+
+
+def test_runtime_module_binding_copy_otherwise_is_refused(tmp_path):
+    params = "from mylib import copy\n" + textwrap.dedent(PARAMS)
+    root = write_tree(tmp_path / "src", {"pkg/params.py": params}) / "pkg"
+    result = api.run([root], Options())
+    assert not result.changed()
+    assert any("binds 'copy'" in r.render() for r in result.refusals)

@@ -64,3 +64,20 @@ def test_unparsable_file_imports_nothing(tmp_path):
     texts = {p: p.read_text() for p in root.rglob("*.py")}
     loaded = loaded_while_importing(root / "pkg" / "runtime.py", "pkg.runtime", texts)
     assert root / "pkg" / "broken.py" in loaded and root / "pkg" / "other.py" not in loaded
+
+
+def test_star_imports_and_literal_import_module(tmp_path):
+    root = write_tree(tmp_path / "src", {
+        "pkg/runtime.py": "import importlib\nfrom pkg.sub import *\nimportlib.import_module('pkg.dyn')\n"
+                          "x = __import__('pkg.other')\n",
+        "pkg/sub/util.py": "",
+        "pkg/sub/skipped.py": "",
+        "pkg/dyn.py": "",
+        "pkg/other.py": "",
+    })
+    (root / "pkg" / "sub" / "__init__.py").write_text("__all__ = ['util']\n")
+    texts = {p: p.read_text() for p in root.rglob("*.py")}
+    loaded = loaded_while_importing(root / "pkg" / "runtime.py", "pkg.runtime", texts)
+    names = {str(p.relative_to(root)) for p in loaded}
+    assert {"pkg/sub/util.py", "pkg/dyn.py", "pkg/other.py", "pkg/sub/__init__.py"} <= names
+    assert "pkg/sub/skipped.py" not in names
