@@ -147,7 +147,10 @@ def _convert(ff: FileFacts, plan: Plan, stop_at_leftovers: bool,
         free = [r for r in runtimes if ff.path not in loaded_by.get(r, ())]
         copies = DictCopyTransformer(refs, free[0] if free else runtimes[0],
                                      local=not free or refs.is_runtime)
-        tree = _visit_mentioning(tree, copies, frozenset({"__dict__"}))
+        unchanged = len(tree.body) == len(ff.module.body) and all(
+            a is b for a, b in zip(tree.body, ff.module.body))
+        tree = _visit_mentioning(tree, copies, frozenset({"__dict__"}),
+                                 ff.statement_codes if unchanged else None)
         if copies.count:
             counts["dict-copy"] += copies.count
     if counts:

@@ -22,6 +22,9 @@ Fix safety
     when the file imports it under exactly one qualified name (``resolve`` then agrees
     whatever the order of the imports). Anything else is undecided. The equality is
     tested on every fixture tree and checked on vLLM trees by ``scripts/verify_screen.py``.
+    One deliberate difference: a file that parses but does not compile, with no
+    leftovers, is answered ``[]`` where the LibCST path reports a parse error (the plan
+    is the same; ``check`` does not report that file's error).
 """
 
 from __future__ import annotations
@@ -466,14 +469,20 @@ def screen_leftovers(path: Path, text: str, plan: Plan, names: frozenset[str]) -
         return None  # CPython's AST normalises identifiers (NFKC); LibCST keeps them
     try:
         tree = ast.parse(text)
-        # What the LibCST path rejects first (``api._cpython_rejects``): code that
-        # parses but does not compile (``return`` outside a function...).
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            compile(tree, str(path), "exec", dont_inherit=True)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
     try:
-        return _Screen(text, tree, path, plan, names).run(tree)
+        found = _Screen(text, tree, path, plan, names).run(tree)
     except _Undecided:
         return None
+    if found:
+        # Leftovers change the plan; the LibCST path would instead reject code that
+        # parses but does not compile (``return`` outside a function...) and report no
+        # leftovers. (Without leftovers both answers leave the plan as it is.)
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                compile(tree, str(path), "exec", dont_inherit=True)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return None
+    return found

@@ -109,7 +109,7 @@ USES = {
     "leftover-nel": ("from pkg.params import Base\nx = '\u00e9\x85'\nreg(Base)\n", "same"),
     "form-feed-indent": ("from pkg.params import Base\n\x0cx = type(p.w[0]) in (Base, int)\n", None),
     "nfkc-alias": ("from pkg.params import Base as \ufb01x\nreg(\ufb01x)\n", None),
-    "compile-rejects": ("from pkg.params import Base\nreg(Base)\nreturn 1\n", None),
+    "compile-rejects": ("from pkg.params import Base\nx = type(p.w[0]) in (Base, int)\nreturn 1\n", None),
     "type-is": ("from pkg.params import Base\ndef f(p):\n    return type(p) is Base\n", "same"),
     "type-is-swapped": ("from pkg.params import Base\ndef f(p):\n    return Base != p.__class__\n", "same"),
     "type-in-tuple": ("from pkg.params import Base, Packed\n"
