@@ -12,7 +12,6 @@ import contextlib
 import functools
 import gc
 import re
-import warnings
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -24,6 +23,7 @@ from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
 
 from codemod import parallel
 from codemod.analysis.classes import FileFacts, analyse_file
+from codemod.analysis.compiles import cpython_rejects
 from codemod.analysis.index import ClassIndex
 from codemod.analysis.import_graph import loaded_while_importing
 from codemod.analysis.names import import_targets, module_name_for
@@ -470,7 +470,7 @@ def _analyse_file(path: Path, text: str) -> tuple[FileFacts | None, str | None]:
     a late ``__future__`` import), on which LibCST can take minutes or overflow its stack
     and a conversion would only fail at the final compile check.
     """
-    error = _cpython_rejects(path, text)
+    error = cpython_rejects(path, text)
     if error is not None:
         return None, error
     try:
@@ -479,23 +479,6 @@ def _analyse_file(path: Path, text: str) -> tuple[FileFacts | None, str | None]:
         return None, f"{path}:{exc.raw_line}:{exc.raw_column}: syntax error: {exc.message}"
     except (RecursionError, ValueError) as exc:
         return None, f"{path}: {exc}"
-
-
-def _cpython_rejects(path: Path, text: str) -> str | None:
-    """Why CPython would not compile ``text`` (None if it would)."""
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # SyntaxWarning, DeprecationWarning
-            compile(text, str(path), "exec", dont_inherit=True)
-    except (SyntaxError, ValueError) as exc:  # ValueError: NUL bytes, on some versions
-        line = getattr(exc, "lineno", None)
-        if line is None:  # a NUL byte: CPython gives no position
-            line = text.count("\n", 0, max(text.find("\0"), 0)) + 1
-        message = exc.msg if isinstance(exc, SyntaxError) else str(exc)
-        return f"{path}:{line}:{getattr(exc, 'offset', None) or 0}: syntax error: {message}"
-    except (RecursionError, MemoryError):
-        return f"{path}: syntax error: nested too deeply for Python to compile"
-    return None
 
 
 def _request_import_removals(ff: FileFacts, heads: set[str], context: CodemodContext) -> set[str]:

@@ -17,7 +17,7 @@ import ast
 from collections.abc import Mapping
 from pathlib import Path
 
-from codemod.analysis.names import _relative_base
+from codemod.analysis.names import import_from_source
 
 
 def _is_type_checking(test: ast.expr) -> bool:
@@ -37,10 +37,7 @@ def _import_time_imports(tree: ast.Module, module_name: str, is_package: bool) -
         if isinstance(node, ast.Import):
             found.extend(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
-            source = node.module or ""
-            if node.level:
-                base = _relative_base(module_name, is_package, node.level)
-                source = f"{base}.{source}" if base and source else (base or source)
+            source = import_from_source(node, module_name, is_package)
             found.extend(f"{source}.{alias.name}" if source else alias.name
                          for alias in node.names if alias.name != "*")
             if source:

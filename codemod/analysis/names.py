@@ -63,6 +63,16 @@ def _statements(tree: ast.AST) -> list[ast.stmt]:
     return out
 
 
+def import_from_source(node: ast.ImportFrom, module_name: str, is_package: bool) -> str:
+    """The absolute module ``from ... import`` reads from (relative levels resolved
+    against ``module_name``, as ``import_bindings`` does)."""
+    source = node.module or ""
+    if node.level:
+        base = _relative_base(module_name, is_package, node.level)
+        source = f"{base}.{source}" if base and source else (base or source)
+    return source
+
+
 def import_targets(tree: ast.AST, module_name: str, is_package: bool) -> list[tuple[str, str]]:
     """(local name, qualified name) of every import in CPython's ``tree``, in the
     words of ``import_bindings`` (a local name may come more than once)."""
@@ -73,10 +83,7 @@ def import_targets(tree: ast.AST, module_name: str, is_package: bool) -> list[tu
                 local = alias.asname or alias.name.split(".")[0]
                 targets.append((local, alias.name if alias.asname else local))
         elif isinstance(node, ast.ImportFrom):
-            source = node.module or ""
-            if node.level:
-                base = _relative_base(module_name, is_package, node.level)
-                source = f"{base}.{source}" if base and source else (base or source)
+            source = import_from_source(node, module_name, is_package)
             for alias in node.names:
                 if alias.name != "*":
                     full = f"{source}.{alias.name}" if source else alias.name

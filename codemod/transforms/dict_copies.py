@@ -29,24 +29,14 @@ from __future__ import annotations
 import libcst as cst
 
 from codemod.transforms.refs import FileRefs
+from codemod.transforms.use_sites import is_simple
 
 _HELPER = "rebind_param_methods"
 
 
-def _simple(expr: cst.BaseExpression) -> bool:
-    """A name or a short attribute chain: evaluating it again has no side effect."""
-    for _ in range(3):
-        if isinstance(expr, cst.Name):
-            return True
-        if not isinstance(expr, cst.Attribute):
-            return False
-        expr = expr.value
-    return False
-
-
 def _dict_of(expr: cst.BaseExpression) -> cst.BaseExpression | None:
     """``t`` of ``t.__dict__`` when ``t`` is simple."""
-    if isinstance(expr, cst.Attribute) and expr.attr.value == "__dict__" and _simple(expr.value):
+    if isinstance(expr, cst.Attribute) and expr.attr.value == "__dict__" and is_simple(expr.value):
         return expr.value
     return None
 

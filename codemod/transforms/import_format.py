@@ -21,6 +21,8 @@ import sys
 
 import libcst as cst
 
+from codemod.analysis.names import dotted
+
 
 def _line_limit(text: str) -> int:
     """The file's own line length: its longest line, between 79 and 100."""
@@ -117,13 +119,7 @@ def _plain_import_module(stmt: cst.BaseStatement) -> str | None:
     if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1:
         node = stmt.body[0]
         if isinstance(node, cst.Import) and len(node.names) == 1 and node.names[0].asname is None:
-            name = node.names[0].name
-            parts = []
-            while isinstance(name, cst.Attribute):
-                parts.append(name.attr.value)
-                name = name.value
-            if isinstance(name, cst.Name):
-                return ".".join([name.value, *reversed(parts)])
+            return dotted(node.names[0].name)
     return None
 
 

@@ -34,9 +34,9 @@ import bisect
 import functools
 import re
 import unicodedata
-import warnings
 from pathlib import Path
 
+from codemod.analysis.compiles import cpython_rejects
 from codemod.analysis.names import import_targets, module_name_for
 from codemod.planning.plan import Plan
 
@@ -93,6 +93,11 @@ def _assigned_name(node: ast.AST, parent: ast.AST | None) -> str | None:
     return None
 
 
+#: Nodes holding identifiers as strings that LibCST's scanner visits as ``Name`` nodes.
+_SCANNED_STRINGS = (ast.Global, ast.Nonlocal, ast.ExceptHandler, ast.MatchAs, ast.MatchStar,
+                    ast.MatchMapping, ast.MatchClass)
+
+
 def _identifiers(node: ast.AST) -> list[str]:
     """The identifiers ``node`` holds as strings (LibCST holds each as a ``Name``)."""
     if isinstance(node, ast.Attribute):
@@ -143,15 +148,11 @@ class _Undecided(Exception):
 class _Screen:
     def __init__(self, text: str, tree: ast.Module, path: Path, plan: Plan,
                  names: frozenset[str]) -> None:
-        #: The physical lines as CPython counts them (``\\r\\n``, ``\\r``, ``\\n``; not
-        #: ``str.splitlines``, which also splits at form feeds and Unicode separators).
-        self.lines = _PHYSICAL_LINE.findall(text)
         self.plan = plan
         self.names = names
-        targets: dict[str, set[str]] = {}
-        for local, target in import_targets(tree, module_name_for(path), path.name == "__init__.py"):
-            targets.setdefault(local, set()).add(target)
-        self.targets = targets
+        self.text = text
+        self.tree = tree
+        self.path = path
         self.found: list[Leftover] = []
         #: Lines that mention one of ``names``, ``isinstance`` or ``type``: only nodes spanning one
         #: of them are walked (any mention, binding or use, lies on such a line).
@@ -164,6 +165,22 @@ class _Screen:
         self._type_checks: dict[int, tuple[set[int], set[int]]] = {}
         self._functions: dict[int, tuple[dict[str, list[tuple[ast.Name, ast.AST]]], set[str],
                                          dict[int, ast.AST]]] = {}
+
+    @functools.cached_property
+    def targets(self) -> dict[str, set[str]]:
+        """Local name -> the qualified names the file's imports bind it to (only a
+        leftover needs them: computed on first use)."""
+        targets: dict[str, set[str]] = {}
+        for local, target in import_targets(self.tree, module_name_for(self.path),
+                                            self.path.name == "__init__.py"):
+            targets.setdefault(local, set()).add(target)
+        return targets
+
+    @functools.cached_property
+    def lines(self) -> list[str]:
+        """The physical lines as CPython counts them (``\\r\\n``, ``\\r``, ``\\n``; not
+        ``str.splitlines``, which also splits at form feeds and Unicode separators)."""
+        return _PHYSICAL_LINE.findall(self.text)
 
     def run(self, tree: ast.Module) -> list[Leftover]:
         """Classify every mention, iteratively (deep inputs do not recurse)."""
@@ -204,29 +221,18 @@ class _Screen:
 
     def identifiers(self, node: ast.AST) -> None:
         """Identifiers CPython keeps as strings but LibCST visits as ``Name`` nodes."""
-        if isinstance(node, (ast.Global, ast.Nonlocal)):
-            idents = list(node.names)
-        elif isinstance(node, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar)):
-            idents = [node.name] if node.name else []
-        elif isinstance(node, ast.MatchMapping):
-            idents = [node.rest] if node.rest else []
-        elif isinstance(node, ast.MatchClass):
-            idents = list(node.kwd_attrs)
-        else:
+        if isinstance(node, _SCANNED_STRINGS):
+            idents = _identifiers(node)
+            if any(ident in self.names for ident in idents):
+                raise _Undecided
+        elif isinstance(node, ast.alias):
+            idents = [node.asname or node.name.split(".")[0]]  # the name it binds
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.arg)):
             # Names LibCST's scanner skips (definitions, parameters, imports) can still
             # bind ``isinstance`` or ``type``, which turns their rewrites off.
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                idents = [node.name]
-            elif isinstance(node, ast.arg):
-                idents = [node.arg]
-            elif isinstance(node, ast.alias):
-                idents = [node.asname or node.name.split(".")[0]]
-            else:
-                return
-            self.bound.update(_REWRITTEN_BUILTINS.intersection(idents))
+            idents = _identifiers(node)
+        else:
             return
-        if any(ident in self.names for ident in idents):
-            raise _Undecided
         self.bound.update(_REWRITTEN_BUILTINS.intersection(idents))
 
     # -- one mention ---------------------------------------------------------------------
@@ -479,10 +485,6 @@ def screen_leftovers(path: Path, text: str, plan: Plan, names: frozenset[str]) -
         # Leftovers change the plan; the LibCST path would instead reject code that
         # parses but does not compile (``return`` outside a function...) and report no
         # leftovers. (Without leftovers both answers leave the plan as it is.)
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                compile(tree, str(path), "exec", dont_inherit=True)
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
+        if cpython_rejects(path, tree) is not None:
             return None
     return found

@@ -43,7 +43,7 @@ from codemod.transforms.value_flow import proven_calls_only
 _SIMPLE = m.Name() | m.Attribute(value=m.Name()) | m.Attribute(value=m.Attribute(value=m.Name()))
 
 
-def _is_simple(expr: cst.BaseExpression) -> bool:
+def is_simple(expr: cst.BaseExpression) -> bool:
     """A plain name or short attribute chain: evaluating it twice has no side effect."""
     return m.matches(expr, _SIMPLE)
 
@@ -173,7 +173,7 @@ class UseSiteTransformer(cst.CSTTransformer):
             rest = [cst.Element(updated.args[1].value)]
         else:
             rest = []
-        if rest and not _is_simple(original.args[0].value):
+        if rest and not is_simple(original.args[0].value):
             # The subject may have side effects: evaluate it once, inside one helper call.
             others = cst.Tuple(elements=[el.with_changes(comma=cst.MaybeSentinel.DEFAULT)
                                          for el in rest])
@@ -260,7 +260,7 @@ class UseSiteTransformer(cst.CSTTransformer):
         kept = [e for e, k in zip(elements, kinds) if not k]
         if kept and not (isinstance(op, (cst.In, cst.NotIn))
                          and all(self.shadow(e) or not self.converted(e) for e in kept)
-                         and _is_simple(self._type_subject(left))):  # type: ignore[arg-type]
+                         and is_simple(self._type_subject(left))):  # type: ignore[arg-type]
             return updated_node  # reported by unconverted_uses
         updated_subject = (
             updated_node.left if new_subject_index == 0 else updated_node.comparisons[0].comparator
@@ -418,7 +418,7 @@ class UseSiteTransformer(cst.CSTTransformer):
         for target in updated_node.targets:
             targets.append(target)
             expr = target.target
-            if not isinstance(expr, cst.Attribute) or not _is_simple(expr.value):
+            if not isinstance(expr, cst.Attribute) or not is_simple(expr.value):
                 continue
             prop = self.plan.fields.get(expr.attr.value)
             if prop is None or not self._field_applies(prop):

@@ -36,9 +36,9 @@ def is_class_style(node: cst.CSTNode, parents: dict[cst.CSTNode, cst.CSTNode]) -
     if isinstance(parent, cst.Attribute) and parent.value is node:
         return True
     # Walk up through tuples/lists (``isinstance(p, (X, Y))``).
-    current, up = node, parent
+    up = parent
     while isinstance(up, (cst.Element, cst.Tuple, cst.List, cst.Set)):
-        current, up = up, parents.get(up)
+        up = parents.get(up)
     if isinstance(up, cst.Arg):
         call = parents.get(up)
         if isinstance(call, cst.Call) and isinstance(call.func, cst.Name) and \

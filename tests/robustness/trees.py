@@ -28,7 +28,7 @@ from codemod.cli import main
 APPLY_ALL_OR_NOTHING = True
 
 #: Whether the engine compiles a file with CPython before LibCST parses it
-#: (``api._cpython_rejects``): syntax errors then carry CPython's message and line, and
+#: (``analysis.compiles.cpython_rejects``): syntax errors then carry CPython's message and line, and
 #: input no interpreter runs (200+ nested brackets, ``return`` outside a function) fails
 #: before anything is converted.
 ENGINE_COMPILES_FIRST = True

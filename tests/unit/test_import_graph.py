@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 
 from codemod.analysis.import_graph import loaded_while_importing
 from tests.speed.test_prefilter import write_tree
