@@ -124,7 +124,7 @@ def _identifiers(node: ast.AST) -> list[str]:
 
 
 def _is_simple(expr: ast.expr) -> bool:
-    """``use_sites._is_simple``: a name or a short attribute chain on one."""
+    """``use_sites.is_simple`` on a CPython tree: a name or a short attribute chain on one."""
     for _ in range(3):
         if isinstance(expr, ast.Name):
             return True
