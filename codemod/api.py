@@ -136,7 +136,8 @@ def _convert(ff: FileFacts, plan: Plan, stop_at_leftovers: bool,
     source = ff.text or ff.module.code
     # A file that already names the helper (rebinds already, or uses the name for
     # something else) is left as it is: no second call, no shadowed name.
-    if plan.runtime_modules and _DICT_COPY.search(source) and "rebind_param_methods" not in source:
+    if plan.runtime_modules and _DICT_COPY.search(source) and \
+            "rebind_param_methods" not in source and "param_attr_dict" not in source:
         # The helper comes from a runtime module that does not load this file while it
         # is imported (a top-level import of it would be a cycle); failing that, it is
         # imported inside the function that copies.
@@ -149,10 +150,12 @@ def _convert(ff: FileFacts, plan: Plan, stop_at_leftovers: bool,
                                      local=not free or refs.is_runtime)
         unchanged = len(tree.body) == len(ff.module.body) and all(
             a is b for a, b in zip(tree.body, ff.module.body))
-        tree = _visit_mentioning(tree, copies, frozenset({"__dict__"}),
+        tree = _visit_mentioning(tree, copies, frozenset({"__dict__", "vars"}),
                                  ff.statement_codes if unchanged else None)
         if copies.count:
             counts["dict-copy"] += copies.count
+        if copies.reads:
+            counts["dict-read"] += copies.reads
     if counts:
         tree = _add_imports(tree, context)
         heads = uses.handled_heads | definitions.base_heads
@@ -163,9 +166,13 @@ def _convert(ff: FileFacts, plan: Plan, stop_at_leftovers: bool,
     return FileConversion(tree.code, counts, leftovers), leftovers
 
 
-#: ``t.__dict__ = ...`` or ``t.__dict__.update(...)``: a copy ``DictCopyTransformer`` follows
-#: with a rebinding (a cheap text test first; the transformer decides).
-_DICT_COPY = re.compile(r"\.__dict__\s*(?:=(?!=)|\|=|\.update\s*\()")
+#: ``t.__dict__ = ...``, ``t.__dict__.update(...)``, a ``setattr`` loop over ``.items()``: a
+#: copy ``DictCopyTransformer`` follows with a rebinding; ``.get(``, ``[``, ``in``, ``==``:
+#: a read it may make old-style (a cheap text test first; the transformer decides).
+_DICT_COPY = re.compile(
+    r"\.__dict__\s*(?:=|\|=|\.update\s*\(|\.get\s*\(|\[|\.items\s*\(|\.keys\s*\(|\.values\s*\(|!=)"
+    r"|\bin\s+[\w.]+\.__dict__|\bvars\s*\("
+)
 
 
 def _rewritable_names(plan: Plan) -> frozenset[str]:
@@ -917,7 +924,7 @@ def _candidates(plan: Plan, result: RunResult, progress: Progress | None = None,
         if path in defining
         or (result.mentions.any(path, source.text, either)
             and not inert(source.text, names, backing))
-        or (fields and plan.runtime_modules and "__dict__" in source.text
+        or (fields and plan.runtime_modules and ("__dict__" in source.text or "vars" in source.text)
             and _DICT_COPY.search(source.text) is not None)
     ]
     return [p for p in chosen if p not in failed]

@@ -46,6 +46,7 @@ RUNTIME_NAMES = (
     "_reduce_param",
     "_rebuild_param",
     "rebind_param_methods",
+    "param_attr_dict",
 )
 #: Modules the runtime imports by their own name (``import copy``): a module that binds
 #: one of these names to something else cannot hold the runtime.

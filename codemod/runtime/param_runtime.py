@@ -91,6 +91,34 @@ def rebind_param_methods(obj):
             attrs[name] = kind(value.__func__, obj)
 
 
+def param_attr_dict(obj):
+    """What ``obj.__dict__`` held before conversion; ``obj.__dict__`` itself for any
+    object that is not a converted parameter.
+
+    A converted parameter also keeps its methods, copy hooks, feature tags and former
+    property values in its ``__dict__``; the old instance held only its fields there.
+    Reads that inspect the dict (``.get("weight_loader")``, ``"weight_loader" in ...``,
+    equality of two parameters' dicts) are given a new dict without them, so they
+    answer as before. A former property ``name`` is recognised by its backing field
+    ``_name`` holding the same object.
+    """
+    attrs = obj.__dict__
+    if "_param_features" not in attrs:
+        return attrs
+    view = {}
+    for name, value in attrs.items():
+        if name in ("_param_features", "_param_kind"):
+            continue
+        kind = type(value)
+        if kind.__name__ == "BoundParamMethod" and hasattr(kind, "__slots__") \
+                and "_param_ref" in kind.__slots__ and value.__self__ is obj:
+            continue
+        if "_" + name in attrs and attrs["_" + name] is value:
+            continue
+        view[name] = value
+    return view
+
+
 def add_param_feature(param, feature):
     """Tag ``param`` with ``feature``; the last feature added is its exact kind.
 

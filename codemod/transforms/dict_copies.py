@@ -16,28 +16,62 @@ Example
     ``rebind_param_methods(meta)``.
 Fix safety
     ``rebind_param_methods`` changes only methods made by a converted module (objects
-    without them, such as modules, keep their attributes as the copy left them), so the
-    statement is rewritten wherever it appears, whatever the objects are. ``t`` is
-    evaluated a second time, so only a plain name or a short attribute chain qualifies;
-    other targets, and copies written differently (``vars(t).update``, ``setattr`` loops),
-    are left alone: README "Known limits". The helper is imported at module level unless
-    the runtime module loads this file itself (then inside the function: no import cycle).
+    without them, such as modules, keep their attributes as the copy left them). A copy
+    is followed by it only where a parameter can take part (``may_copy_param``): an
+    object copying into its own dict (``self.__dict__.update(state)`` in an ordinary
+    class) or out of it, and files that neither import torch nor name a parameter, a
+    weight or a tensor in the copy, are left byte-identical. ``t`` is evaluated a second
+    time, so only a plain name or a short attribute chain qualifies; other targets, and
+    copies written differently (``vars(t).update``), are left alone: README "Known
+    limits". The helper is imported at module level unless the runtime module loads this
+    file itself (then inside the function: no import cycle).
 """
 
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 
+from codemod.analysis.names import dotted
 from codemod.transforms.refs import FileRefs
 from codemod.transforms.use_sites import is_simple
 
 _HELPER = "rebind_param_methods"
+_VIEW = "param_attr_dict"
+
+#: A file that imports torch can hold tensors anywhere.
+_IMPORTS_TORCH = re.compile(r"^\s*(?:import\s+torch\b|from\s+torch\b)", re.MULTILINE)
+#: Names that tie an expression to parameters even in a file that does not import torch.
+_PARAM_WORDS = re.compile(r"param|weight|tensor", re.IGNORECASE)
 
 
 def _dict_of(expr: cst.BaseExpression) -> cst.BaseExpression | None:
     """``t`` of ``t.__dict__`` when ``t`` is simple."""
     if isinstance(expr, cst.Attribute) and expr.attr.value == "__dict__" and is_simple(expr.value):
         return expr.value
+    return None
+
+
+def copied_object(small: cst.BaseSmallStatement) -> cst.BaseExpression | None:
+    """``x`` when the copy's source is ``x``'s attribute dict: ``x.__dict__``,
+    ``x.__dict__.copy()``, ``vars(x)``, ``dict(x.__dict__)`` (None: any other value)."""
+    if isinstance(small, (cst.Assign, cst.AugAssign)):
+        source: cst.BaseExpression | None = small.value
+    elif isinstance(small, cst.Expr) and isinstance(small.value, cst.Call) and small.value.args:
+        source = small.value.args[0].value
+    else:
+        return None
+    if isinstance(source, cst.Call) and isinstance(source.func, cst.Attribute) \
+            and source.func.attr.value == "copy" and not source.args:
+        source = source.func.value
+    if isinstance(source, cst.Call) and isinstance(source.func, cst.Name) \
+            and source.func.value in ("dict", "vars") and len(source.args) == 1:
+        if source.func.value == "vars":
+            return source.args[0].value
+        source = source.args[0].value
+    if isinstance(source, cst.Attribute) and source.attr.value == "__dict__":
+        return source.value
     return None
 
 
@@ -74,17 +108,77 @@ class DictCopyTransformer(cst.CSTTransformer):
         self.local = local
         self.count = 0
         self.skipped = 0
+        #: Copies left alone because no parameter can take part (``may_copy_param``).
+        self.out_of_scope = 0
         self._functions = 0
+        #: Enclosing scopes: ("class", is a Parameter class) or ("def", an ordinary
+        #: object's own ``self`` name visible there, or None).
+        self._scopes: list[tuple[str, object]] = []
+        self._param_classes = {p.name for p in refs.plan.classes.values()
+                               if p.facts.module == refs.ff.module_name}
+        #: Reads rewritten to ``param_attr_dict`` (the old-style view).
+        self.reads = 0
+        self._stores = 0
+        #: Keys a converted parameter's dict has that the old instance's did not.
+        self.added_names = {"_param_features", "_param_kind", "__deepcopy__", "__reduce_ex__"}
+        for plan in refs.plan.classes.values():
+            if plan.converted or plan.shadow:
+                self.added_names.update(plan.properties, plan.method_funcs)
+        text = refs.ff.text or refs.ff.module.code
+        names = {p.name for p in refs.plan.classes.values() if p.converted or p.shadow}
+        self._imports_torch = bool(_IMPORTS_TORCH.search(text)) or any(
+            re.search(rf"\b{re.escape(name)}\b", text) for name in names)
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self._scopes.append(("class", node.name.value in self._param_classes))
+
+    def leave_ClassDef(self, original_node: cst.ClassDef, updated_node: cst.ClassDef) -> cst.ClassDef:
+        self._scopes.pop()
+        return updated_node
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._functions += 1
+        params = [*node.params.posonly_params, *node.params.params]
+        own: object = None
+        if self._scopes and self._scopes[-1] == ("class", False) and params:
+            own = params[0].name.value  # a method of an ordinary class
+        elif self._scopes and self._scopes[-1][0] == "def":
+            own = self._scopes[-1][1]  # a closure inside such a method sees it too
+        self._scopes.append(("def", own))
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef, updated_node: cst.FunctionDef) -> cst.FunctionDef:
         self._functions -= 1
+        self._scopes.pop()
         return updated_node
 
-    def _rebind(self, target: cst.BaseExpression) -> list[cst.BaseSmallStatement] | None:
-        """The statements that follow the copy onto ``target`` (None: leave it alone)."""
+    def may_copy_param(self, small: cst.BaseSmallStatement, target: cst.BaseExpression) -> bool:
+        """``may_involve_param`` for a copy statement's target and copied object."""
+        return self.may_involve_param(target, copied_object(small))
+
+    def may_involve_param(self, *sides: cst.BaseExpression | None) -> bool:
+        """Whether a converted parameter can be the copy's source or target.
+
+        Not when an ordinary object copies into or out of its own attribute dict
+        (``self`` of a method of a class that is not a Parameter class: pickling's
+        ``__setstate__``, lazy modules, proxies). Otherwise yes in a file that imports
+        torch or names a converted class, and elsewhere only when the copy names a parameter, weight or tensor.
+        """
+        own = self._scopes[-1][1] if self._scopes and self._scopes[-1][0] == "def" else None
+        for side in sides:
+            if own is not None and isinstance(side, cst.Name) and side.value == own:
+                return False
+        if self._imports_torch:
+            return True
+        words = [dotted(side) or "" for side in sides if side is not None]
+        return any(_PARAM_WORDS.search(w) for w in words)
+
+    def _rebind(self, small: cst.BaseSmallStatement | None,
+                target: cst.BaseExpression) -> list[cst.BaseSmallStatement] | None:
+        """The statements that follow the copy onto ``target`` (None: leave it alone).
+        ``small``: the copy statement (None: already found in scope)."""
+        if small is not None and not self.may_copy_param(small, target):
+            self.out_of_scope += 1
+            return None
         if self.local and not self._functions:
             self.skipped += 1
             return None
@@ -103,7 +197,7 @@ class DictCopyTransformer(cst.CSTTransformer):
         changed = False
         for index, small in enumerate(body):
             target = copy_target(small)
-            rebind = self._rebind(target) if target is not None else None
+            rebind = self._rebind(small, target) if target is not None else None
             if rebind is None:
                 out.append(small)
                 continue
@@ -118,7 +212,7 @@ class DictCopyTransformer(cst.CSTTransformer):
     ) -> cst.BaseStatement | cst.FlattenSentinel[cst.BaseStatement]:
         if len(updated_node.body) == 1:
             target = copy_target(updated_node.body[0])
-            rebind = self._rebind(target) if target is not None else None
+            rebind = self._rebind(updated_node.body[0], target) if target is not None else None
             if rebind is None:
                 return updated_node
             # On their own lines, after the copy (comments stay with the copy).
@@ -131,3 +225,175 @@ class DictCopyTransformer(cst.CSTTransformer):
     ) -> cst.SimpleStatementSuite:
         body = self._with_rebinds(updated_node.body)
         return updated_node if body is None else updated_node.with_changes(body=body)
+
+    # -- copies by a setattr loop -------------------------------------------------------------
+    def leave_For(self, original_node: cst.For, updated_node: cst.For
+                  ) -> cst.BaseStatement | cst.FlattenSentinel[cst.BaseStatement]:
+        """``for k, v in s.__dict__.items(): setattr(t, k, v)`` copies like ``update``."""
+        found = setattr_copy(updated_node)
+        if found is None or updated_node.orelse is not None:
+            return updated_node
+        target, source = found
+        if not self.may_involve_param(target, source):
+            self.out_of_scope += 1
+            return updated_node
+        rebind = self._rebind(None, target)
+        if rebind is None:
+            return updated_node
+        return cst.FlattenSentinel([updated_node, *(cst.SimpleStatementLine(body=[s]) for s in rebind)])
+
+    # -- reads that inspect the dict ----------------------------------------------------------
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+        self._stores += 1
+
+    def leave_AssignTarget(self, original_node: cst.AssignTarget, updated_node: cst.AssignTarget) -> cst.AssignTarget:
+        self._stores -= 1
+        return updated_node
+
+    def visit_Del(self, node: cst.Del) -> None:
+        self._stores += 1
+
+    def leave_Del(self, original_node: cst.Del, updated_node: cst.Del) -> cst.Del:
+        self._stores -= 1
+        return updated_node
+
+    def _old_view(self, obj: cst.BaseExpression) -> cst.BaseExpression | None:
+        """``param_attr_dict(obj)`` as this file spells it (None: cannot be called here)."""
+        if self.local and not self.refs.is_runtime:
+            self.skipped += 1  # would need an import inside the function: left alone
+            return None
+        if self.refs.is_runtime and not self._functions:
+            self.skipped += 1
+            return None
+        self.reads += 1
+        func = cst.Name(_VIEW) if self.refs.is_runtime else self.refs.name_in(self.runtime, _VIEW)
+        return cst.Call(func=func, args=[cst.Arg(obj.deep_clone())])
+
+    def _keyed(self, key: cst.BaseExpression) -> bool:
+        """A literal key whose answer conversion changed (a former property, a method...)."""
+        return isinstance(key, cst.SimpleString) and key.evaluated_value in self.added_names
+
+    def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
+        """``p.__dict__.get("weight_loader")`` / ``vars(p).get(...)`` for an added name."""
+        func = updated_node.func
+        if not (isinstance(func, cst.Attribute) and func.attr.value == "get" and updated_node.args):
+            return updated_node
+        obj = attr_dict_of(func.value)
+        if obj is None or not self._keyed(updated_node.args[0].value):
+            return updated_node
+        view = self._old_view(obj)
+        return updated_node if view is None else updated_node.with_changes(func=func.with_changes(value=view))
+
+    def leave_Subscript(self, original_node: cst.Subscript, updated_node: cst.Subscript) -> cst.BaseExpression:
+        """``p.__dict__["weight_loader"]`` (a read, not a store or ``del``)."""
+        obj = attr_dict_of(updated_node.value)
+        if obj is None or self._stores or len(updated_node.slice) != 1:
+            return updated_node
+        index = updated_node.slice[0].slice
+        if not isinstance(index, cst.Index) or not self._keyed(index.value):
+            return updated_node
+        view = self._old_view(obj)
+        return updated_node if view is None else updated_node.with_changes(value=view)
+
+    def leave_Comparison(self, original_node: cst.Comparison, updated_node: cst.Comparison) -> cst.BaseExpression:
+        """``"weight_loader" in p.__dict__``; ``==`` / ``!=`` between attribute dicts (two
+        parameters of one kind compare as before; comprehensions are made old-style
+        wherever they are, ``leave_DictComp``)."""
+        left = updated_node.left
+        targets = list(updated_node.comparisons)
+        changed = False
+        equality = any(isinstance(t.operator, (cst.Equal, cst.NotEqual)) for t in targets)
+        if equality:
+            new_left = self._views_in(left)
+            changed = new_left is not left
+            left = new_left
+        previous = original_node.left
+        for i, target in enumerate(targets):
+            comparator = target.comparator
+            if isinstance(target.operator, (cst.In, cst.NotIn)):
+                obj = attr_dict_of(comparator)
+                if obj is not None and self._keyed(previous):
+                    view = self._old_view(obj)
+                    if view is not None:
+                        targets[i] = target.with_changes(comparator=view)
+                        changed = True
+            elif equality:
+                new = self._views_in(comparator)
+                if new is not comparator:
+                    targets[i] = target.with_changes(comparator=new)
+                    changed = True
+            previous = original_node.comparisons[i].comparator
+        return updated_node.with_changes(left=left, comparisons=targets) if changed else updated_node
+
+    def _comprehension(self, original_node: cst.BaseExpression, updated_node: cst.BaseExpression
+                       ) -> cst.BaseExpression:
+        new = self._views_in(updated_node, bare=False)
+        return new
+
+    leave_DictComp = leave_ListComp = leave_SetComp = leave_GeneratorExp = _comprehension  # type: ignore[assignment]
+
+    def _views_in(self, operand: cst.BaseExpression, bare: bool = True) -> cst.BaseExpression:
+        """``operand`` with its attribute-dict reads made old-style, when it is one
+        (``p.__dict__``, ``vars(p)``) or a comprehension over one."""
+        obj = attr_dict_of(operand) if bare else None
+        if obj is not None:
+            if not self.may_involve_param(obj):
+                return operand
+            view = self._old_view(obj)
+            return operand if view is None else view
+        if not isinstance(operand, (cst.DictComp, cst.ListComp, cst.SetComp, cst.GeneratorExp)):
+            return operand
+        loop = operand.for_in
+        source = loop.iter
+        method = None
+        if isinstance(source, cst.Call) and isinstance(source.func, cst.Attribute) \
+                and source.func.attr.value in ("items", "keys", "values") and not source.args:
+            method, source = source.func, source.func.value
+        obj = attr_dict_of(source)
+        if obj is None or not self.may_involve_param(obj):
+            return operand
+        view = self._old_view(obj)
+        if view is None:
+            return operand
+        new_iter = view if method is None else loop.iter.with_changes(func=method.with_changes(value=view))
+        return operand.with_changes(for_in=loop.with_changes(iter=new_iter))
+
+
+def attr_dict_of(expr: cst.BaseExpression) -> cst.BaseExpression | None:
+    """``x`` of ``x.__dict__`` or ``vars(x)``."""
+    if isinstance(expr, cst.Attribute) and expr.attr.value == "__dict__":
+        return expr.value
+    if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value == "vars" \
+            and len(expr.args) == 1 and not expr.args[0].star:
+        return expr.args[0].value
+    return None
+
+
+def setattr_copy(loop: cst.For) -> tuple[cst.BaseExpression, cst.BaseExpression] | None:
+    """(``t``, ``s``) of ``for k, v in s.__dict__.items(): setattr(t, k, v)`` (``vars(s)``
+    too), when ``t`` is simple and the body is that one call."""
+    it = loop.iter
+    if not (isinstance(it, cst.Call) and isinstance(it.func, cst.Attribute)
+            and it.func.attr.value == "items" and not it.args):
+        return None
+    source = attr_dict_of(it.func.value)
+    names = loop.target
+    if source is None or not isinstance(names, cst.Tuple) or len(names.elements) != 2:
+        return None
+    key, value = (e.value for e in names.elements)
+    body = loop.body.body
+    if len(body) != 1:
+        return None
+    line = body[0]
+    small = line.body[0] if isinstance(line, cst.SimpleStatementLine) and len(line.body) == 1 else \
+        (line if isinstance(line, cst.BaseSmallStatement) else None)
+    if not (isinstance(small, cst.Expr) and isinstance(small.value, cst.Call)):
+        return None
+    call = small.value
+    if not (isinstance(call.func, cst.Name) and call.func.value == "setattr" and len(call.args) == 3):
+        return None
+    target, k, v = (a.value for a in call.args)
+    if not (isinstance(key, cst.Name) and isinstance(value, cst.Name) and isinstance(k, cst.Name)
+            and isinstance(v, cst.Name) and k.value == key.value and v.value == value.value):
+        return None
+    return (target, source) if is_simple(target) else None

@@ -23,13 +23,13 @@ LEFT_ALONE = {
     "subscript-target": "ts[0].__dict__.update(p.__dict__)",
     "vars": "vars(t).update(p.__dict__)",
     "item": "t.__dict__['k'] = p.__dict__['k']",
-    "compare": "same = t.__dict__ == p.__dict__",
     "read": "d = p.__dict__.copy()",
 }
 
 
-def _run(tmp_path: Path, body: str, with_params: bool = True) -> api.RunResult:
-    files = {"pkg/use.py": "def f(t, p, ts, self):\n" + textwrap.indent(body, "    ") + "\n"}
+def _run(tmp_path: Path, body: str, with_params: bool = True, head: str = "import torch\n\n\n",
+         ) -> api.RunResult:
+    files = {"pkg/use.py": head + "def f(t, p, ts, self):\n" + textwrap.indent(body, "    ") + "\n"}
     if with_params:
         files["pkg/params.py"] = PARAMS
     root = write_tree(tmp_path / "src", files) / "pkg"
@@ -55,6 +55,46 @@ def test_left_alone(tmp_path, case):
     assert _use(_run(tmp_path, LEFT_ALONE[case])) is None
 
 
+def test_no_rebind_in_a_file_without_torch_or_parameter_names(tmp_path):
+    assert _use(_run(tmp_path, REWRITTEN["update"], head="")) is None
+
+
+def test_a_parameter_name_ties_a_copy_to_parameters_without_torch(tmp_path):
+    changed = _use(_run(tmp_path, "fresh.__dict__.update(weight.__dict__)", head=""))
+    assert changed is not None and "rebind_param_methods(fresh)" in (changed.new_text or "")
+
+
+@pytest.mark.parametrize("body", [
+    "def __setstate__(self, state):\n    self.__dict__.update(state)",
+    "def load(self, module):\n    self.__dict__.update(module.__dict__)",
+    "def merged(self, out):\n    out.__dict__ |= self.__dict__",
+    "def later(self, state):\n    def apply():\n        self.__dict__.update(state)\n    return apply",
+])
+def test_an_ordinary_objects_own_dict_is_left_alone(tmp_path, body):
+    code = "import torch\n\n\nclass Holder:\n" + textwrap.indent(body, "    ") + "\n"
+    root = write_tree(tmp_path / "src", {"pkg/use.py": code, "pkg/params.py": PARAMS}) / "pkg"
+    assert _use(api.run([root], Options())) is None
+
+
+def test_setattr_loop_is_a_copy(tmp_path):
+    changed = _use(_run(tmp_path, "for k, v in vars(p).items():\n    setattr(t, k, v)"))
+    assert changed is not None
+    assert "        setattr(t, k, v)\n    rebind_param_methods(t)\n" in (changed.new_text or "")
+
+
+def test_reads_made_old_style(tmp_path):
+    changed = _use(_run(tmp_path, "same = t.__dict__ == vars(p)\n"
+                                  "names = {k for k in p.__dict__.keys()}\n"
+                                  "other = p.__dict__.get('k'), 'k' in p.__dict__\n"
+                                  "return p.__dict__['load']"))
+    assert changed is not None and changed.new_text is not None
+    text = changed.new_text
+    assert "same = param_attr_dict(t) == param_attr_dict(p)" in text
+    assert "names = {k for k in param_attr_dict(p).keys()}" in text
+    assert "other = p.__dict__.get('k'), 'k' in p.__dict__" in text  # not a name conversion added
+    assert "return param_attr_dict(p)['load']" in text
+
+
 def test_nothing_without_a_converted_class(tmp_path):
     result = _run(tmp_path, REWRITTEN["update"], with_params=False)
     assert not result.changed()
@@ -78,6 +118,9 @@ def test_no_import_cycle_with_the_runtime_module(tmp_path):
     root = write_tree(tmp_path / "src", {
         "pkg/params.py": PARAMS,
         "pkg/helpers.py": """
+            import torch
+
+
             def copy_attrs(t, p):
                 t.__dict__.update(p.__dict__)
                 return t
@@ -96,7 +139,7 @@ def test_no_import_cycle_with_the_runtime_module(tmp_path):
     text = (root / "pkg" / "helpers.py").read_text()
     assert "    t.__dict__.update(p.__dict__)\n    from pkg.params import rebind_param_methods\n" \
            "    rebind_param_methods(t)\n" in text
-    assert text.startswith("def copy_attrs") and text.endswith('BOX.__dict__.update({"a": 1})\n')
+    assert text.startswith("import torch\n\n\ndef copy_attrs") and text.endswith('BOX.__dict__.update({"a": 1})\n')
     probe = (
         "import torch\n"
         "import pkg.params as P\n"
