@@ -41,6 +41,7 @@ from typing import TextIO
 import libcst as cst
 
 from codemod import api
+from codemod.analysis.class_specs import is_union
 from codemod.analysis.classes import ClassFacts, FileFacts
 from codemod.analysis.names import dotted, module_name_for
 from codemod.discovery import prefilter
@@ -418,13 +419,17 @@ class _ClassStyleUses(cst.CSTVisitor):
 
     @staticmethod
     def _elements(expr: cst.BaseExpression) -> list[cst.BaseExpression]:
-        """The classes a tuple/list/set names (nested tuples flattened, ``*x`` skipped)."""
+        """The classes a tuple/list/set or a union ``A | B`` names (nested tuples and
+        unions flattened, ``*x`` skipped)."""
         if isinstance(expr, (cst.Tuple, cst.List, cst.Set)):
             out: list[cst.BaseExpression] = []
             for element in expr.elements:
                 if isinstance(element, cst.Element):
                     out.extend(_ClassStyleUses._elements(element.value))
             return out
+        if is_union(expr):
+            return [*_ClassStyleUses._elements(expr.left),  # type: ignore[attr-defined]
+                    *_ClassStyleUses._elements(expr.right)]  # type: ignore[attr-defined]
         return [expr]
 
     def _type_subject(self, expr: cst.BaseExpression) -> str | None:
