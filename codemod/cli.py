@@ -26,6 +26,7 @@ from codemod.config import ConfigError, load_config
 from codemod.discovery import DiscoveryError
 from codemod.fileio import SourceError, encode_source, write_files_atomic
 from codemod.output.diff import unified_diff
+from codemod.planning.write_order import write_order
 from codemod.types import DEFAULT_EXCLUDES, Options
 
 if TYPE_CHECKING:
@@ -104,11 +105,11 @@ def apply(paths: tuple[Path, ...], dry_run: bool, exclude: tuple[str, ...],
         _err("error: nothing written: fix or exclude the files above, then run again",
              fg="red")
     elif changed:
-        # Modules that define converted classes go last: a run killed half-way leaves
-        # their classes in place, so a second run still sees them and finishes the job.
-        plan = result.plan
-        defining = {p.facts.path for p in plan.classes.values()} if plan else set()
-        ordered = sorted(changed, key=lambda f: (f.path in defining, str(f.path)))
+        # Modules that define converted classes go last (subclasses' before their
+        # bases'): a run killed half-way leaves their classes in place, so a second run
+        # still sees them and finishes the job.
+        by_path = {f.path: f for f in changed}
+        ordered = [by_path[p] for p in write_order(list(by_path), result.plan)]
         try:
             # Encodes and stages every file before it replaces any: one that cannot be
             # written (read-only, disk full, unencodable) leaves all of them unchanged.
@@ -116,7 +117,7 @@ def apply(paths: tuple[Path, ...], dry_run: bool, exclude: tuple[str, ...],
                 (f.path, encode_source(f.new_text or "", result.sources[f.path]),
                  result.sources[f.path].mode)
                 for f in ordered
-            ])
+            ], read_as={f.path: result.sources[f.path].digest for f in ordered})
             written = len(ordered)
         except SourceError as exc:
             _err(f"error: {exc}", fg="red")
