@@ -147,6 +147,8 @@ class CheckResult:
     suppressed: list[Finding] = field(default_factory=list)
     #: Files that could not be read or parsed (and internal errors), as messages.
     errors: list[str] = field(default_factory=list)
+    #: Files skipped without failing the check (undecodable, naming no class), as messages.
+    warnings: list[str] = field(default_factory=list)
     scanned: int = 0
     parsed: int = 0
     #: Modules that ``apply`` already converted (they hold ``class Features``).
@@ -784,6 +786,7 @@ def check_tree(paths: list[Path], options: Options) -> CheckResult:
     result = CheckResult(scanned=run.scanned, parsed=run.parsed,
                          converted_modules=converted_modules)
     result.errors = [f.error or f"{f.path}: failed" for f in run.failed()]
+    result.warnings = list(run.warnings)
     lines_cache: dict[Path, list[str]] = {}
     for finding in sorted(set(findings), key=Finding.sort_key):
         if finding.path not in lines_cache:
@@ -833,6 +836,8 @@ def run_check(paths: list[Path], options: Options, *, output_format: str = "text
     err_stream = err if err is not None else sys.stderr
     for error in result.errors:
         click.secho(f"error: {error}", fg="red", file=err_stream, color=color)
+    for warning in result.warnings:
+        click.secho(f"warning: {warning}", fg="yellow", file=err_stream, color=color)
     if statistics:
         text = render_statistics(result.findings, output_format)
     else:

@@ -92,6 +92,8 @@ def apply(paths: tuple[Path, ...], dry_run: bool, exclude: tuple[str, ...],
         progress.close()
     for failed in result.failed():
         _err(f"error: {failed.error}", fg="red")
+    for warning in result.warnings:
+        _err(f"warning: {warning}", fg="yellow")
     changed = result.changed()
     written = 0
     if result.scanned == 0:
@@ -180,17 +182,20 @@ def _isatty(stream: TextIO) -> bool:
 
 
 def _summary(result: api.RunResult, dry_run: bool, written: int) -> None:
+    """One line of what was done: "would" for a dry run; classes and rewrites only when
+    files were (or would be) written, since nothing is converted otherwise."""
     plan = result.plan
     converted = len(plan.converted()) if plan else 0
     counts = result.counts()
     verb = "would change" if dry_run else "changed"
     n_changed = len(result.changed()) if dry_run else written
     detail = ", ".join(f"{k}: {v}" for k, v in sorted(counts.items()))
-    _err(
-        f"{verb} {n_changed} file(s) of {result.scanned} scanned ({result.parsed} parsed); "
-        f"{converted} class(es) converted" + (f" [{detail}]" if detail else ""),
-        bold=True,
-    )
+    line = f"{verb} {n_changed} file(s) of {result.scanned} scanned ({result.parsed} parsed)"
+    if n_changed and converted:
+        line += f"; {'would convert' if dry_run else 'converted'} {converted} class(es)"
+    if n_changed and detail:
+        line += f" [{detail}]"
+    _err(line, bold=True)
     refusals = result.refusals
     if refusals:
         _err(f"refused {len(refusals)} class(es), left unchanged:", fg="yellow")

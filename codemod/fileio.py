@@ -50,6 +50,15 @@ class SourceError(Exception):
         self.path = path
 
 
+class UndecodableSource(SourceError):
+    """The file's bytes do not decode in its encoding. ``lossy`` is its text with each
+    undecodable byte replaced (U+FFFD), enough to see which names it mentions."""
+
+    def __init__(self, message: str, path: Path, lossy: str) -> None:
+        super().__init__(message, path=path)
+        self.lossy = lossy
+
+
 @dataclass(frozen=True)
 class SourceFile:
     """One source file as read from disk.
@@ -105,7 +114,9 @@ def read_source(path: Path, max_bytes: int = MAX_SOURCE_BYTES) -> SourceFile:
                 path=path,
             ) from exc
         if not exc.msg.startswith("invalid or missing encoding declaration"):
-            raise SourceError(f"{path}: {exc.msg}", path=path) from exc  # an unknown codec
+            # An unknown codec: the file cannot be decoded at all.
+            raise UndecodableSource(f"{path}: {exc.msg}", path=path,
+                                    lossy=data.decode("utf-8", errors="replace")) from exc
         # Non-UTF-8 bytes in the first two lines and no cookie: decode as the default
         # below so that the error names the offending byte like any other.
         encoding = "utf-8"
@@ -120,10 +131,11 @@ def read_source(path: Path, max_bytes: int = MAX_SOURCE_BYTES) -> SourceFile:
     except UnicodeDecodeError as exc:
         offset = exc.start + (len(codecs.BOM_UTF8) if bom else 0)
         line = len(_LINE_BREAKS_B.findall(data, 0, exc.start)) + 1
-        raise SourceError(
+        raise UndecodableSource(
             f"{path}:{line}: cannot decode as {encoding} (byte 0x{exc.object[exc.start]:02x} at"
             f" offset {offset}); add a coding cookie or fix the file",
             path=path,
+            lossy=data.decode(encoding, errors="replace"),
         ) from exc
     return SourceFile(path=path, text=text, encoding=encoding, bom=bom, mode=mode, digest=digest)
 
