@@ -23,7 +23,7 @@ from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
 
 from codemod import parallel
 from codemod.analysis.classes import FileFacts, analyse_file
-from codemod.analysis.compiles import cpython_rejects
+from codemod.analysis.compiles import RUNNING_PYTHON, cpython_rejects, needs_newer_python
 from codemod.analysis.index import ClassIndex
 from codemod.analysis.import_graph import loaded_while_importing
 from codemod.analysis.names import import_targets, module_name_for
@@ -31,7 +31,7 @@ from codemod.discovery import (
     defines_or_aliases, import_spans, inert, iter_python_files, may_define_root, mentioned,
     prefilter,
 )
-from codemod.fileio import SourceError, SourceFile, read_source
+from codemod.fileio import SourceError, SourceFile, UndecodableSource, read_source
 from codemod.planning.plan import Plan, build_plan
 from codemod.transforms.definitions import DefinitionsTransformer
 from codemod.transforms.dict_copies import DictCopyTransformer
@@ -73,6 +73,11 @@ class RunResult:
     parsed_elsewhere: set[Path] = field(default_factory=set)
     #: Which names each file mentions, so that no file is scanned twice for a name.
     mentions: "Mentions" = field(default_factory=lambda: Mentions())
+    #: Files whose bytes do not decode, until the plan says whether they can matter:
+    #: path -> (error, text with the bad bytes replaced).
+    undecodable: dict[Path, tuple[str, str]] = field(default_factory=dict)
+    #: Files skipped without failing the run, as messages.
+    warnings: list[str] = field(default_factory=list)
 
     @property
     def refusals(self) -> list[Refusal]:
@@ -478,11 +483,15 @@ def _analyse_file(path: Path, text: str) -> tuple[FileFacts | None, str | None]:
     and a conversion would only fail at the final compile check.
     """
     error = cpython_rejects(path, text)
-    if error is not None:
+    newer = needs_newer_python(text) if error is not None else None
+    if error is not None and newer is None:
         return None, error
     try:
-        return analyse_file(path, text), None
+        return analyse_file(path, text), None  # newer syntax: LibCST reads it
     except cst.ParserSyntaxError as exc:
+        if newer is not None:
+            return None, (f"{error} (Python {newer} syntax, which this Python {RUNNING_PYTHON} "
+                          "cannot compile; LibCST rejects it too)")
         return None, f"{path}:{exc.raw_line}:{exc.raw_column}: syntax error: {exc.message}"
     except (RecursionError, ValueError) as exc:
         return None, f"{path}: {exc}"
@@ -737,9 +746,24 @@ def read_tree(paths: list[Path], options: Options) -> RunResult:
     for path in files:
         try:
             result.sources[path] = read_source(path)
+        except UndecodableSource as exc:
+            result.undecodable[path] = (str(exc), exc.lossy)  # judged by settle_plan
         except SourceError as exc:
             result.files.append(FileResult(path, Outcome.FAILED, error=str(exc)))
     return result
+
+
+def _judge_undecodable(result: RunResult, plan: Plan) -> None:
+    """An undecodable file fails the run when it could matter: it may define a Parameter
+    class, or names one of the plan's classes (or an alias) or a backing field. Any
+    other is skipped with a warning, like a file with an unrelated syntax error."""
+    names = hierarchy_names(plan.index, result.facts.values()) | frozenset(plan.fields)
+    for path, (error, lossy) in sorted(result.undecodable.items()):
+        if may_define_root(lossy) or (names and prefilter(lossy, names)):
+            result.files.append(FileResult(path, Outcome.FAILED, error=error))
+        else:
+            result.warnings.append(f"{error}; skipped: it names no Parameter class")
+    result.undecodable.clear()
 
 
 def _run(paths: list[Path], options: Options, progress: Progress | None) -> RunResult:
@@ -801,7 +825,9 @@ def settle_plan(result: RunResult, index: ClassIndex, options: Options,
                                    convert=convert, loaded_by=loaded_by)
         new_forced = dict(forced)
         for path in candidates:
-            for line, _col, qual, code in conversions[path].leftovers:
+            # The first leftover of a class in path, line and column order names it,
+            # whichever way (and in which worker) the file was scanned.
+            for line, _col, qual, code in sorted(conversions[path].leftovers):
                 new_forced.setdefault(
                     qual,
                     f"used as a class at {path}:{line} (`{code}`), a use no rewrite covers; "
@@ -816,6 +842,7 @@ def settle_plan(result: RunResult, index: ClassIndex, options: Options,
             conversions.update(_convert_all(fields_only, plan, result, options.jobs, progress,
                                             loaded_by=loaded_by or _loaded_by_runtime(plan, result)))
             candidates = sorted(conversions)
+    _judge_undecodable(result, plan)
     return plan, candidates, conversions
 
 
@@ -935,6 +962,9 @@ def _verify(text: str, path: Path) -> str | None:
     try:
         cst.parse_module(text)
         compile(text, str(path), "exec", dont_inherit=True)
-    except (cst.ParserSyntaxError, SyntaxError, ValueError) as exc:
+    except SyntaxError as exc:
+        if needs_newer_python(text) is None:  # else LibCST's parse is the check
+            return f"{path}: internal error: the converted text does not compile ({exc}); file left unchanged"
+    except (cst.ParserSyntaxError, ValueError) as exc:
         return f"{path}: internal error: the converted text does not compile ({exc}); file left unchanged"
     return None

@@ -41,6 +41,7 @@ from typing import TextIO
 import libcst as cst
 
 from codemod import api
+from codemod.analysis.class_specs import is_union
 from codemod.analysis.classes import ClassFacts, FileFacts
 from codemod.analysis.names import dotted, module_name_for
 from codemod.discovery import prefilter
@@ -146,6 +147,8 @@ class CheckResult:
     suppressed: list[Finding] = field(default_factory=list)
     #: Files that could not be read or parsed (and internal errors), as messages.
     errors: list[str] = field(default_factory=list)
+    #: Files skipped without failing the check (undecodable, naming no class), as messages.
+    warnings: list[str] = field(default_factory=list)
     scanned: int = 0
     parsed: int = 0
     #: Modules that ``apply`` already converted (they hold ``class Features``).
@@ -418,13 +421,17 @@ class _ClassStyleUses(cst.CSTVisitor):
 
     @staticmethod
     def _elements(expr: cst.BaseExpression) -> list[cst.BaseExpression]:
-        """The classes a tuple/list/set names (nested tuples flattened, ``*x`` skipped)."""
+        """The classes a tuple/list/set or a union ``A | B`` names (nested tuples and
+        unions flattened, ``*x`` skipped)."""
         if isinstance(expr, (cst.Tuple, cst.List, cst.Set)):
             out: list[cst.BaseExpression] = []
             for element in expr.elements:
                 if isinstance(element, cst.Element):
                     out.extend(_ClassStyleUses._elements(element.value))
             return out
+        if is_union(expr):
+            return [*_ClassStyleUses._elements(expr.left),  # type: ignore[attr-defined]
+                    *_ClassStyleUses._elements(expr.right)]  # type: ignore[attr-defined]
         return [expr]
 
     def _type_subject(self, expr: cst.BaseExpression) -> str | None:
@@ -779,6 +786,7 @@ def check_tree(paths: list[Path], options: Options) -> CheckResult:
     result = CheckResult(scanned=run.scanned, parsed=run.parsed,
                          converted_modules=converted_modules)
     result.errors = [f.error or f"{f.path}: failed" for f in run.failed()]
+    result.warnings = list(run.warnings)
     lines_cache: dict[Path, list[str]] = {}
     for finding in sorted(set(findings), key=Finding.sort_key):
         if finding.path not in lines_cache:
@@ -828,6 +836,8 @@ def run_check(paths: list[Path], options: Options, *, output_format: str = "text
     err_stream = err if err is not None else sys.stderr
     for error in result.errors:
         click.secho(f"error: {error}", fg="red", file=err_stream, color=color)
+    for warning in result.warnings:
+        click.secho(f"warning: {warning}", fg="yellow", file=err_stream, color=color)
     if statistics:
         text = render_statistics(result.findings, output_format)
     else:

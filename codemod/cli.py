@@ -26,6 +26,7 @@ from codemod.config import ConfigError, load_config
 from codemod.discovery import DiscoveryError
 from codemod.fileio import SourceError, encode_source, write_files_atomic
 from codemod.output.diff import unified_diff
+from codemod.planning.write_order import write_order
 from codemod.types import DEFAULT_EXCLUDES, Options
 
 if TYPE_CHECKING:
@@ -91,6 +92,8 @@ def apply(paths: tuple[Path, ...], dry_run: bool, exclude: tuple[str, ...],
         progress.close()
     for failed in result.failed():
         _err(f"error: {failed.error}", fg="red")
+    for warning in result.warnings:
+        _err(f"warning: {warning}", fg="yellow")
     changed = result.changed()
     written = 0
     if result.scanned == 0:
@@ -104,11 +107,11 @@ def apply(paths: tuple[Path, ...], dry_run: bool, exclude: tuple[str, ...],
         _err("error: nothing written: fix or exclude the files above, then run again",
              fg="red")
     elif changed:
-        # Modules that define converted classes go last: a run killed half-way leaves
-        # their classes in place, so a second run still sees them and finishes the job.
-        plan = result.plan
-        defining = {p.facts.path for p in plan.classes.values()} if plan else set()
-        ordered = sorted(changed, key=lambda f: (f.path in defining, str(f.path)))
+        # Modules that define converted classes go last (subclasses' before their
+        # bases'): a run killed half-way leaves their classes in place, so a second run
+        # still sees them and finishes the job.
+        by_path = {f.path: f for f in changed}
+        ordered = [by_path[p] for p in write_order(list(by_path), result.plan)]
         try:
             # Encodes and stages every file before it replaces any: one that cannot be
             # written (read-only, disk full, unencodable) leaves all of them unchanged.
@@ -116,7 +119,7 @@ def apply(paths: tuple[Path, ...], dry_run: bool, exclude: tuple[str, ...],
                 (f.path, encode_source(f.new_text or "", result.sources[f.path]),
                  result.sources[f.path].mode)
                 for f in ordered
-            ])
+            ], read_as={f.path: result.sources[f.path].digest for f in ordered})
             written = len(ordered)
         except SourceError as exc:
             _err(f"error: {exc}", fg="red")
@@ -179,17 +182,20 @@ def _isatty(stream: TextIO) -> bool:
 
 
 def _summary(result: api.RunResult, dry_run: bool, written: int) -> None:
+    """One line of what was done: "would" for a dry run; classes and rewrites only when
+    files were (or would be) written, since nothing is converted otherwise."""
     plan = result.plan
     converted = len(plan.converted()) if plan else 0
     counts = result.counts()
     verb = "would change" if dry_run else "changed"
     n_changed = len(result.changed()) if dry_run else written
     detail = ", ".join(f"{k}: {v}" for k, v in sorted(counts.items()))
-    _err(
-        f"{verb} {n_changed} file(s) of {result.scanned} scanned ({result.parsed} parsed); "
-        f"{converted} class(es) converted" + (f" [{detail}]" if detail else ""),
-        bold=True,
-    )
+    line = f"{verb} {n_changed} file(s) of {result.scanned} scanned ({result.parsed} parsed)"
+    if n_changed and converted:
+        line += f"; {'would convert' if dry_run else 'converted'} {converted} class(es)"
+    if n_changed and detail:
+        line += f" [{detail}]"
+    _err(line, bold=True)
     refusals = result.refusals
     if refusals:
         _err(f"refused {len(refusals)} class(es), left unchanged:", fg="yellow")

@@ -10,19 +10,24 @@ What a kill (SIGKILL, power loss) can leave behind: a target is only ever replac
 new version, never a mix. A process killed between creating and renaming a temp file
 leaves that temp file (``.<name>.<random>.codemod-tmp`` next to the target; not a ``.py``
 file, so discovery never reads it); nothing else cleans it up.
+
+A file that changed on disk after it was read (an editor, a second ``apply`` running at
+the same time) is not replaced: each write can be given the digest of the bytes read,
+and the file is compared with it when staged and again just before its rename.
 """
 
 from __future__ import annotations
 
 import codecs
 import contextlib
+import hashlib
 import io
 import os
 import re
 import stat
 import tempfile
 import tokenize
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -45,6 +50,15 @@ class SourceError(Exception):
         self.path = path
 
 
+class UndecodableSource(SourceError):
+    """The file's bytes do not decode in its encoding. ``lossy`` is its text with each
+    undecodable byte replaced (U+FFFD), enough to see which names it mentions."""
+
+    def __init__(self, message: str, path: Path, lossy: str) -> None:
+        super().__init__(message, path=path)
+        self.lossy = lossy
+
+
 @dataclass(frozen=True)
 class SourceFile:
     """One source file as read from disk.
@@ -52,6 +66,7 @@ class SourceFile:
     ``text`` is the decoded text without the BOM, line endings exactly as on disk.
     ``encoding`` is the codec name (``utf-8`` even when the file has a BOM; see ``bom``).
     ``mode`` holds the permission bits (``stat.S_IMODE``) to restore on write.
+    ``digest`` is the SHA-256 of the bytes read (see ``content_digest``).
     """
 
     path: Path
@@ -59,6 +74,12 @@ class SourceFile:
     encoding: str
     bom: bool
     mode: int
+    digest: str = ""
+
+
+def content_digest(data: bytes) -> str:
+    """What identifies a file's contents: SHA-256 of its bytes, in hex."""
+    return hashlib.sha256(data).hexdigest()
 
 
 def read_source(path: Path, max_bytes: int = MAX_SOURCE_BYTES) -> SourceFile:
@@ -93,11 +114,14 @@ def read_source(path: Path, max_bytes: int = MAX_SOURCE_BYTES) -> SourceFile:
                 path=path,
             ) from exc
         if not exc.msg.startswith("invalid or missing encoding declaration"):
-            raise SourceError(f"{path}: {exc.msg}", path=path) from exc  # an unknown codec
+            # An unknown codec: the file cannot be decoded at all.
+            raise UndecodableSource(f"{path}: {exc.msg}", path=path,
+                                    lossy=data.decode("utf-8", errors="replace")) from exc
         # Non-UTF-8 bytes in the first two lines and no cookie: decode as the default
         # below so that the error names the offending byte like any other.
         encoding = "utf-8"
 
+    digest = content_digest(data)
     bom = data.startswith(codecs.BOM_UTF8)
     if bom:
         data = data[len(codecs.BOM_UTF8) :]
@@ -107,12 +131,13 @@ def read_source(path: Path, max_bytes: int = MAX_SOURCE_BYTES) -> SourceFile:
     except UnicodeDecodeError as exc:
         offset = exc.start + (len(codecs.BOM_UTF8) if bom else 0)
         line = len(_LINE_BREAKS_B.findall(data, 0, exc.start)) + 1
-        raise SourceError(
+        raise UndecodableSource(
             f"{path}:{line}: cannot decode as {encoding} (byte 0x{exc.object[exc.start]:02x} at"
             f" offset {offset}); add a coding cookie or fix the file",
             path=path,
+            lossy=data.decode(encoding, errors="replace"),
         ) from exc
-    return SourceFile(path=path, text=text, encoding=encoding, bom=bom, mode=mode)
+    return SourceFile(path=path, text=text, encoding=encoding, bom=bom, mode=mode, digest=digest)
 
 
 def _encoding(data: bytes) -> str:
@@ -212,12 +237,31 @@ def _writable_target(path: Path) -> tuple[Path, os.stat_result | None]:
     return target, current
 
 
-def _stage(path: Path, data: bytes, mode: int) -> tuple[str, Path]:
+def _check_unchanged(path: Path, target: Path, digest: str | None) -> None:
+    """SourceError unless ``target`` (``path``'s real file) still holds the bytes whose
+    digest is ``digest`` (None: nothing to compare)."""
+    if digest is None:
+        return
+    try:
+        with open(target, "rb") as handle:
+            now = content_digest(handle.read())
+    except OSError:
+        now = None
+    if now != digest:
+        raise SourceError(
+            f"{path}: changed on disk since codemod read it; not rewritten (run codemod again)",
+            path=path,
+        )
+
+
+def _stage(path: Path, data: bytes, mode: int, digest: str | None = None) -> tuple[str, Path]:
     """Write ``data`` to a complete, fsynced temp file next to ``path``'s real target.
 
-    Returns (temp name, target). On failure no temp file is left.
+    Returns (temp name, target). On failure no temp file is left. With ``digest``, the
+    target must still hold the bytes that digest was made of.
     """
     target, current = _writable_target(path)
+    _check_unchanged(path, target, digest)
     try:
         fd, tmp_name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.",
                                         suffix=TEMP_SUFFIX)
@@ -289,8 +333,14 @@ def write_atomic(path: Path, data: bytes, mode: int) -> None:
     _sync_directory(target.parent)
 
 
-def write_files_atomic(files: Sequence[tuple[Path, bytes, int]]) -> None:
+def write_files_atomic(files: Sequence[tuple[Path, bytes, int]],
+                       read_as: Mapping[Path, str] | None = None) -> None:
     """Write several files (``(path, data, mode)``) so that a failure replaces none.
+
+    ``read_as`` maps a path to the digest of the bytes it held when it was read: that
+    file is replaced only if it still holds them, checked when staged and again just
+    before its rename (a file changed in between is reported as changed, with the files
+    already replaced, and the rest are not written).
 
     Every new content is first written to a complete, fsynced temp file (the step where
     a read-only file, a full disk or a missing permission shows up); only when all of
@@ -304,7 +354,7 @@ def write_files_atomic(files: Sequence[tuple[Path, bytes, int]]) -> None:
     staged: list[tuple[str, Path, Path]] = []
     try:
         for path, data, mode in files:
-            tmp_name, target = _stage(path, data, mode)
+            tmp_name, target = _stage(path, data, mode, (read_as or {}).get(path))
             staged.append((tmp_name, target, path))
     except BaseException:
         for tmp_name, _target, _path in staged:
@@ -313,11 +363,15 @@ def write_files_atomic(files: Sequence[tuple[Path, bytes, int]]) -> None:
     done: list[Path] = []
     try:
         for tmp_name, target, path in staged:
+            _check_unchanged(path, target, (read_as or {}).get(path))
             os.replace(tmp_name, target)
             done.append(path)
     except BaseException as exc:
         for tmp_name, _target, _path in staged[len(done):]:
             _unlink(tmp_name)
+        if isinstance(exc, SourceError) and done:
+            replaced = ", ".join(map(str, done))
+            raise SourceError(f"{exc} (already replaced: {replaced})", path=exc.path) from exc
         if isinstance(exc, OSError):
             path = staged[len(done)][2]
             replaced = ", ".join(map(str, done)) or "none"

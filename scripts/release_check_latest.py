@@ -345,8 +345,8 @@ STUBS: dict[str, str] = {
 
 CODEMOD = [sys.executable, "-c", "import sys; from codemod.cli import main; sys.exit(main(sys.argv[1:]))"]
 SUMMARY = re.compile(
-    r"changed (?P<changed>\d+) file\(s\) of (?P<scanned>\d+) scanned.*?;"
-    r" (?P<converted>\d+) class\(es\) converted(?: \[(?P<rewrites>[^\]]*)\])?"
+    r"changed (?P<changed>\d+) file\(s\) of (?P<scanned>\d+) scanned \(\d+ parsed\)"
+    r"(?:; converted (?P<converted>\d+) class\(es\))?(?: \[(?P<rewrites>[^\]]*)\])?"
 )
 REFUSAL = re.compile(r"^\s+(?P<where>\S+:\d+): (?P<cls>\w+): (?P<reason>.*)$")
 
@@ -386,7 +386,7 @@ def parse_apply_summary(stderr: str) -> ApplySummary:
     if match:
         summary.changed = int(match["changed"])
         summary.scanned = int(match["scanned"])
-        summary.converted = int(match["converted"])
+        summary.converted = int(match["converted"] or 0)
         summary.rewrites = match["rewrites"] or ""
     in_refusals = False
     for line in stderr.splitlines():

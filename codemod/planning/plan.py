@@ -697,7 +697,6 @@ class Planner:
                        and not plans[q].refusal.reason.startswith("kept as a class")}
             if not refused:
                 continue
-            first = plans[min(refused, key=lambda q: (str(plans[q].facts.path), plans[q].facts.line))]
             below = set(refused)
             for q in refused:
                 below |= self._descendants(q)
@@ -705,11 +704,13 @@ class Planner:
             for q in list(kept):
                 kept |= self._ancestors(q)
             blockers: dict[str, str] = {}
+            #: Class kept because a base of it cannot be a shadow -> that base.
+            kept_for_base: dict[str, str] = {}
             changed = True
             while changed:
                 changed = False
                 for q in sorted(group - kept):
-                    for base in self._ancestors(q):
+                    for base in self._ancestors_in_order(q):
                         if base not in kept:
                             continue
                         if base in below:
@@ -718,6 +719,7 @@ class Planner:
                             reason = blockers.get(base) or self._shadow_blocker(plans[base])
                         if reason is not None:
                             blockers.setdefault(base, reason)
+                            kept_for_base[q] = base
                             kept.add(q)
                             kept |= self._ancestors(q)
                             changed = True
@@ -728,20 +730,50 @@ class Planner:
                 plan.shadow = q not in below and any(q in plans[c].mro for c in converted)
                 if plan.refusal is not None and q in refused:
                     continue
-                if plan.shadow:
-                    why = (f"kept as a class because its subclass {first.name} is refused "
-                           f"({first.refusal.reason}); its converted subclasses get its "  # type: ignore[union-attr]
-                           f"attributes and methods through {plan.wrap_name}")
-                elif q in below:
-                    why = f"kept as a class because it derives from {first.name}, which is refused: {first.refusal.reason}"  # type: ignore[union-attr]
-                else:
-                    why = (f"kept as a class because {first.name} (same hierarchy) is refused "
-                           f"({first.refusal.reason}) and "  # type: ignore[union-attr]
-                           f"{blockers.get(q) or 'it is a base of a kept class'}")
+                why = self._kept_reason(q, plans, refused, kept, blockers, kept_for_base)
                 plan.refusal = Refusal(plan.facts.path, plan.facts.line, plan.name, why)
             for q in kept:
                 if plans[q].shadow:
                     self._as_shadow(plans[q])
+
+    def _ancestors_in_order(self, qualname: str) -> list[str]:
+        """The bases ``_ancestors`` gives, in MRO order (a decision made on the first
+        one found must not depend on set order)."""
+        return self.index.mros.get(qualname, [qualname])[1:]
+
+    def _kept_reason(self, q: str, plans: dict[str, ClassPlan], refused: set[str],
+                     kept: set[str], blockers: dict[str, str], kept_for_base: dict[str, str]) -> str:
+        """Why ``q`` stays a class, naming its true relation to the class that caused it:
+        a refused base it derives from, a base that cannot be a shadow, or a subclass
+        that is refused or stays a class. Among several, the first by path and line."""
+        def first(candidates: set[str]) -> ClassPlan:
+            return plans[min(candidates, key=lambda c: (str(plans[c].facts.path), plans[c].facts.line, c))]
+
+        plan = plans[q]
+        refused_bases = refused & self._ancestors(q)
+        if refused_bases:
+            base = first(refused_bases)
+            return (f"kept as a class because it derives from {base.name}, which is refused: "
+                    f"{base.refusal.reason}")  # type: ignore[union-attr]
+        if q in kept_for_base:
+            base = plans[kept_for_base[q]]
+            return (f"kept as a class because it derives from {base.name}, which stays a class "
+                    f"and cannot also serve converted subclasses: {blockers[kept_for_base[q]]}")
+        descendants = self._descendants(q)
+        if refused & descendants:
+            sub = first(refused & descendants)
+            cause = f"its subclass {sub.name} is refused ({sub.refusal.reason})"  # type: ignore[union-attr]
+        elif kept & descendants:
+            cause = f"its subclass {first(kept & descendants).name} stays a class"
+        else:
+            related = first(refused)
+            cause = f"{related.name} of its hierarchy is refused ({related.refusal.reason})"  # type: ignore[union-attr]
+        if plan.shadow:
+            return (f"kept as a class because {cause}; its converted subclasses get its "
+                    f"attributes and methods through {plan.wrap_name}")
+        if q in blockers:
+            return f"kept as a class because {cause}; it cannot also serve converted subclasses: {blockers[q]}"
+        return f"kept as a class because {cause}"
 
     def _shadow_blocker(self, plan: ClassPlan) -> str | None:
         """Why a kept class cannot also serve converted subclasses, or None if it can."""

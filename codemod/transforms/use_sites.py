@@ -33,6 +33,7 @@ import libcst as cst
 import libcst.matchers as m
 from libcst.metadata import CodeRange
 
+from codemod.analysis.class_specs import class_spec_members
 from codemod.analysis.classes import FileFacts
 from codemod.analysis.names import dotted
 from codemod.discovery import prefilter
@@ -68,6 +69,8 @@ class UseSiteTransformer(cst.CSTTransformer):
         self._builtins_shadowed = {
             n for n in ("isinstance", "issubclass", "type") if n in ff.globals or n in ff.bindings
         }
+        #: ids of ``isinstance`` calls an earlier run of this rewrite wrote.
+        self._own_checks: set[int] = set()
 
     # -- resolution ----------------------------------------------------------------------
     def converted(self, expr: cst.BaseExpression) -> str | None:
@@ -152,9 +155,13 @@ class UseSiteTransformer(cst.CSTTransformer):
         return updated_node
 
     def _isinstance(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
-        elements = self._elements(original.args[1].value)
-        if elements is None:
+        if id(original) in self._own_checks:
             return updated
+        members = class_spec_members(original.args[1].value)
+        updated_members = class_spec_members(updated.args[1].value)
+        if members is None or updated_members is None or len(members) != len(updated_members):
+            return updated
+        elements = [member for member, _ in members]
         kinds = [self.converted(e) for e in elements]
         shadows = [self.shadow(e) for e in elements]
         if not any(kinds) and not any(shadows):
@@ -166,30 +173,23 @@ class UseSiteTransformer(cst.CSTTransformer):
             func=self.refs.helper("has_param_feature", first),
             args=[cst.Arg(obj)] + [cst.Arg(f) for f in features],
         )
-        # A kept class still answers for its own instances: it stays in the tuple.
-        if len(elements) > 1:
-            rest = [e for e, k in zip(updated.args[1].value.elements, kinds) if not k]
-        elif shadows[0]:
-            rest = [cst.Element(updated.args[1].value)]
-        else:
-            rest = []
+        # A kept class still answers for its own instances: it stays, in a flat tuple
+        # (``None`` of a union ``X | None`` is spelled ``type(None)`` there).
+        rest = [cst.Element(_tuple_member(member, in_union))
+                for (member, in_union), kind in zip(updated_members, kinds) if not kind]
         if rest and not is_simple(original.args[0].value):
             # The subject may have side effects: evaluate it once, inside one helper call.
-            others = cst.Tuple(elements=[el.with_changes(comma=cst.MaybeSentinel.DEFAULT)
-                                         for el in rest])
             self._mark(elements, kinds)
             self.counts["isinstance"] += 1
             return cst.Call(
                 func=self.refs.helper("isinstance_or_param_feature", first),
-                args=[cst.Arg(obj), cst.Arg(others)] + [cst.Arg(f) for f in features],
+                args=[cst.Arg(obj), cst.Arg(cst.Tuple(elements=rest))] + [cst.Arg(f) for f in features],
             )
         if rest:
-            others = cst.Tuple(elements=[el.with_changes(comma=cst.MaybeSentinel.DEFAULT)
-                                         for el in rest])
             check = cst.BooleanOperation(
                 left=check,
                 operator=cst.Or(),
-                right=updated.with_changes(args=[updated.args[0], cst.Arg(others)]),
+                right=updated.with_changes(args=[updated.args[0], cst.Arg(cst.Tuple(elements=rest))]),
                 lpar=[cst.LeftParen()],
                 rpar=[cst.RightParen()],
             )
@@ -197,11 +197,39 @@ class UseSiteTransformer(cst.CSTTransformer):
         self.counts["isinstance"] += 1
         return check
 
+    def visit_BooleanOperation(self, node: cst.BooleanOperation) -> None:
+        """Remember the checks this rewrite wrote on an earlier run, to leave them alone.
+
+        ``has_param_feature(p, Features.K) or isinstance(p, (K,))`` is the rewrite of
+        ``isinstance(p, K)`` for a kept class ``K``: the ``isinstance`` is recognised when
+        it tests the same subject and every kept class it names has its feature in the
+        ``has_param_feature`` call (a resumed or repeated run then changes nothing).
+        """
+        if not isinstance(node.operator, cst.Or) or not isinstance(node.right, cst.Call):
+            return
+        feature_call, check = node.left, node.right
+        if not (isinstance(feature_call, cst.Call) and _callee_name(feature_call) == "has_param_feature"
+                and m.matches(check.func, m.Name("isinstance")) and len(check.args) == 2
+                and feature_call.args and _same_code(feature_call.args[0].value, check.args[0].value)):
+            return
+        members = class_spec_members(check.args[1].value)
+        if members is None:
+            return
+        named = {_code(arg.value) for arg in feature_call.args[1:]}
+        for member, _ in members:
+            if self.converted(member):
+                return
+            kept = self.shadow(member)
+            if kept and _code(self.refs.feature(kept)) not in named:
+                return
+        self._own_checks.add(id(check))
+
     def _issubclass(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression:
         sub = self.converted(original.args[0].value)
-        elements = self._elements(original.args[1].value)
-        if sub is None or elements is None:
+        members = class_spec_members(original.args[1].value)
+        if sub is None or members is None:
             return updated
+        elements = [member for member, _ in members]
         kinds = [self.converted(e) or self.shadow(e) for e in elements]
         if not all(kinds):
             return updated
@@ -442,6 +470,31 @@ class UseSiteTransformer(cst.CSTTransformer):
         # A nullable property is copied after the wrap body (only when not None).
         return any(prop in self.plan.classes[q].properties and prop not in self.plan.classes[q].nullable
                    for q in plan.mro)
+
+
+def _code(node: cst.CSTNode) -> str:
+    return cst.Module(body=[]).code_for_node(node).strip()
+
+
+def _same_code(one: cst.CSTNode, other: cst.CSTNode) -> bool:
+    return _code(one) == _code(other)
+
+
+def _callee_name(call: cst.Call) -> str | None:
+    """``f`` for ``f(...)`` and ``m.f(...)``."""
+    if isinstance(call.func, cst.Name):
+        return call.func.value
+    if isinstance(call.func, cst.Attribute):
+        return call.func.attr.value
+    return None
+
+
+def _tuple_member(member: cst.BaseExpression, in_union: bool) -> cst.BaseExpression:
+    """``member`` as an element of an ``isinstance`` tuple: ``None`` in a union means
+    ``type(None)`` (a bare ``None`` in a tuple raises ``TypeError``)."""
+    if in_union and m.matches(member, m.Name("None")):
+        return cst.Call(func=cst.Name("type"), args=[cst.Arg(cst.Name("None"))])
+    return member
 
 
 class _SameMembersOnce(cst.CSTTransformer):

@@ -14,13 +14,15 @@ Fix safety
     Anything else (a module-level table, a value passed to another function, an attribute
     read on the class) is not proven and stays a leftover, unless the user opts in with
     ``allow-value-uses``, which accepts every *value* use (never an ``isinstance``,
-    ``issubclass``, ``type() is`` or attribute use, which would break for certain).
+    ``issubclass``, ``type() is``, attribute or ``X | Y`` use, which would break for certain).
 """
 
 from __future__ import annotations
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper, ParentNodeProvider
+
+from codemod.analysis.class_specs import is_union
 
 _COMPARE_OPS = (cst.Equal, cst.NotEqual, cst.Is, cst.IsNot)
 
@@ -31,9 +33,12 @@ def _parents(module: cst.Module) -> dict[cst.CSTNode, cst.CSTNode]:
 
 
 def is_class_style(node: cst.CSTNode, parents: dict[cst.CSTNode, cst.CSTNode]) -> bool:
-    """A use that needs a class: attribute access, isinstance/issubclass, type comparison."""
+    """A use that needs a class: attribute access, isinstance/issubclass, type
+    comparison, an operand of ``|`` (``X | Y`` calls ``type.__or__``; a function has none)."""
     parent = parents.get(node)
     if isinstance(parent, cst.Attribute) and parent.value is node:
+        return True
+    if is_union(parent):  # type: ignore[arg-type]
         return True
     # Walk up through tuples/lists (``isinstance(p, (X, Y))``).
     up = parent

@@ -51,6 +51,10 @@ def test_before_apply_one_finding_per_class_and_use(tmp_path, capsys):
         pytest.param("type(p) not in {Base, P}", "`type() not in` check", id="type-not-in-set"),
         pytest.param("p.__class__ is P", "`__class__ is` check", id="dunder-class"),
         pytest.param("0 < 1 and type(p) != Base", "`type() !=` check", id="in-expression"),
+        pytest.param("isinstance(p, P | pm.Base)", "`P`, `pm.Base`", id="union"),
+        pytest.param("isinstance(p, (int | P, str))", "Parameter class `P`", id="union-in-tuple"),
+        pytest.param("issubclass(P, pm.Base | Base)", "`issubclass` check against Parameter class `P`, `pm.Base`, `Base`",
+                     id="issubclass-union"),
     ],
 )
 def test_cm002_each_check_form(tmp_path, capsys, source, expected):
@@ -205,6 +209,10 @@ def test_clean_after_apply(converted, capsys):
                      id="dunder-class-in"),
         pytest.param("def f(c):\n    return issubclass(c, Packed)\n", "CM004", "`issubclass`",
                      id="issubclass"),
+        pytest.param("def f(p):\n    return isinstance(p, int | Packed)\n", "CM004",
+                     "`isinstance` check against `Packed`", id="isinstance-union"),
+        pytest.param("def f(p):\n    return isinstance(p, (str, int | pm.Base))\n", "CM004",
+                     "`pm.Base`", id="isinstance-union-in-tuple"),
     ],
 )
 def test_reintroduced_after_apply(converted, capsys, source, code, message):
@@ -217,6 +225,25 @@ def test_reintroduced_after_apply(converted, capsys, source, code, message):
     assert result.findings() == [("new.py", 6 if code == "CM003" else 7, code)]
     assert message in result.out
     assert "[*]" not in result.out
+
+
+def test_unions_are_converted_and_then_clean(tmp_path, capsys):
+    """``isinstance(p, A | B)`` is a fixable CM002 like the tuple form; ``apply`` rewrites
+    it and ``check`` then passes."""
+    extra = {"pkg/unions.py": """
+        from pkg.params import Base, Packed
+
+
+        def f(p):
+            return isinstance(p, Packed | Base | int), issubclass(Packed, Base | Packed)
+    """}
+    root = _tree(tmp_path, extra)
+    before = run(capsys, "check", root)
+    assert ("unions.py", 5, "CM002") in before.findings()
+    assert "CM001" in before.codes() and "used as a class" not in before.out
+    assert run(capsys, "apply", root).rc == 1
+    assert "has_param_feature(p, Features.Packed, Features.Base)" in (root / "pkg/unions.py").read_text()
+    assert run(capsys, "check", root).rc == 0
 
 
 def test_new_parameter_class_after_apply_is_cm001_and_cm005(converted, capsys):

@@ -48,7 +48,7 @@ from .trees import (
 PARAMS, USE, OTHER = "tree/pkg/params.py", "tree/pkg/use.py", "tree/pkg/other.py"
 CONVERTED = frozenset({PARAMS, USE})
 #: The summary line of a run that converted the two modules of the base tree.
-CONVERTED_4 = r"changed 2 file\(s\) of 4 scanned \(\d+ parsed\); 2 class\(es\) converted"
+CONVERTED_4 = r"changed 2 file\(s\) of 4 scanned \(\d+ parsed\); converted 2 class\(es\)"
 NOTHING: frozenset[str] = frozenset()
 #: The line just after the hierarchy module, where cases append their trouble.
 AFTER = HIERARCHY.count("\n") + 1
@@ -179,23 +179,28 @@ CASES = [
          until_engine(frozenset({USE})), half_done=not ENGINE_COMPILES_FIRST,
          gaps=((rf"^error: {PARAMS}:{AFTER}:\d+: syntax error", "as return-outside-function"),)),
     # -- encodings --------------------------------------------------------------------
-    Case("non-utf8-unrelated-module", tree(other=b"x = '\xff'\n"), 2,
-         (rf"^error: {OTHER}:1: cannot decode as utf-8 \(byte 0xff at offset 5\); add a "
-          r"coding cookie or fix the file$",), CONVERTED),
+    # A file that cannot be decoded and names no Parameter class is skipped, with a
+    # warning (as a file with an unrelated syntax error is never parsed).
+    Case("non-utf8-unrelated-module", tree(other=b"x = '\xff'\n"), 1,
+         (rf"^warning: {OTHER}:1: cannot decode as utf-8 \(byte 0xff at offset 5\); add a "
+          r"coding cookie or fix the file; skipped: it names no Parameter class$",), CONVERTED),
     Case("non-utf8-use-site", tree(use=LATIN1_USE), 2,
          (rf"^error: {USE}:4: cannot decode as utf-8 \(byte 0xe9 at offset \d+\)",),
          frozenset({PARAMS}), proc=True, half_done=True),
     Case("non-utf8-defining-module", tree(params=HIERARCHY.encode("latin-1")), 2,
          (rf"^error: {PARAMS}:1: cannot decode as utf-8 \(byte 0xe9",)),
-    Case("utf16-file", tree(other="x = 1\n".encode("utf-16")), 2,
-         (rf"^error: {OTHER}:1: cannot decode as utf-8 \(byte 0xff at offset 0\)",), CONVERTED),
-    Case("unknown-coding-cookie", tree(other="# -*- coding: klingon -*-\nx = 1\n"), 2,
-         (rf"^error: {OTHER}: unknown encoding: klingon$",), CONVERTED),
+    Case("utf16-file", tree(other="x = 1\n".encode("utf-16")), 1,
+         (rf"^warning: {OTHER}:1: cannot decode as utf-8 \(byte 0xff at offset 0\)",), CONVERTED),
+    Case("unknown-coding-cookie", tree(other="# -*- coding: klingon -*-\nx = 1\n"), 1,
+         (rf"^warning: {OTHER}: unknown encoding: klingon; skipped",), CONVERTED),
+    Case("unknown-coding-cookie-use-site",
+         tree(use="# -*- coding: klingon -*-\n" + USE_SITE), 2,
+         (rf"^error: {USE}: unknown encoding: klingon$",)),
     Case("cookie-contradicts-bom", tree(other=codecs.BOM_UTF8 + b"# coding: latin-1\n"), 2,
          (rf"^error: {OTHER}: starts with a UTF-8 BOM but its coding cookie declares "
           r"another encoding; remove one of them$",), CONVERTED),
     Case("cookie-says-ascii", tree(other="# coding: ascii\nx = 'caf\u00e9'\n".encode("utf-8")),
-         2, (rf"^error: {OTHER}:2: cannot decode as ascii \(byte 0xc3",), CONVERTED),
+         1, (rf"^warning: {OTHER}:2: cannot decode as ascii \(byte 0xc3",), CONVERTED),
     Case("empty-and-bom-only-files", tree(other=b"", bom=codecs.BOM_UTF8), 1,
          (r"changed 2 file\(s\) of 5 scanned",), CONVERTED),
     # -- size and depth ---------------------------------------------------------------

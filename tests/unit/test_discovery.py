@@ -310,3 +310,18 @@ def test_prefilter_caches_the_regex() -> None:
     names = frozenset({"CachedName"})
     prefilter("x", names)
     assert _names_regex(names) is _names_regex(frozenset({"CachedName"}))
+
+
+@pytest.mark.parametrize("source", [
+    "isinstance(p, Packed | Base)",
+    "isinstance(p, (Packed | torch.Tensor, int))",
+    "issubclass(k, Base | None)",
+    "PAIR = Packed | Base",
+])
+def test_a_union_of_classes_is_never_inert(source: str) -> None:
+    """A union is rewritten (in ``isinstance``/``issubclass``) or refuses the class (a
+    value ``A | B`` needs a class): a file holding one must reach the engine."""
+    from codemod.discovery import inert
+
+    text = f"from pkg.params import Base, Packed\n\n{source}\n"
+    assert not inert(text, frozenset({"Base", "Packed"}))

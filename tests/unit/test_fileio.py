@@ -423,3 +423,46 @@ def test_write_atomic_refuses_non_regular_target(tmp_path: Path) -> None:
     with pytest.raises(SourceError, match="not a regular file; not rewritten"):
         write_atomic(path, b"x = 1\n", 0o644)
     assert stat.S_ISFIFO(path.stat().st_mode)
+
+
+def test_a_file_changed_since_it_was_read_is_not_replaced(tmp_path: Path) -> None:
+    """Another writer between read and write: nothing is replaced, the path is named."""
+    from codemod.fileio import write_files_atomic
+
+    first, second = tmp_path / "a.py", tmp_path / "b.py"
+    first.write_bytes(b"a = 1\n")
+    second.write_bytes(b"b = 1\n")
+    read = {p: read_source(p) for p in (first, second)}
+    second.write_bytes(b"b = 2  # edited meanwhile\n")
+    with pytest.raises(SourceError, match=re.escape(f"{second}: changed on disk since codemod read it")):
+        write_files_atomic([(p, b"new\n", read[p].mode) for p in (first, second)],
+                           read_as={p: read[p].digest for p in read})
+    assert first.read_bytes() == b"a = 1\n"
+    assert second.read_bytes() == b"b = 2  # edited meanwhile\n"
+    assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".codemod-tmp")] == []
+
+
+def test_a_file_changed_between_two_renames_stops_the_writes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A change that lands after staging is caught just before that file's rename."""
+    import codemod.fileio
+    from codemod.fileio import write_files_atomic
+
+    first, second = tmp_path / "a.py", tmp_path / "b.py"
+    first.write_bytes(b"a = 1\n")
+    second.write_bytes(b"b = 1\n")
+    read = {p: read_source(p) for p in (first, second)}
+    real_replace = os.replace
+
+    def replace(src: str, dst: str) -> None:
+        real_replace(src, dst)
+        if Path(dst).name == "a.py":
+            second.write_bytes(b"b = 3\n")  # the other run writes b.py now
+
+    monkeypatch.setattr(codemod.fileio.os, "replace", replace)
+    with pytest.raises(SourceError, match=r"b\.py: changed on disk .*already replaced: .*a\.py"):
+        write_files_atomic([(p, b"new\n", read[p].mode) for p in (first, second)],
+                           read_as={p: read[p].digest for p in read})
+    assert (first.read_bytes(), second.read_bytes()) == (b"new\n", b"b = 3\n")
+    assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".codemod-tmp")] == []
