@@ -1,0 +1,141 @@
+"""Import roots: the one rule that turns a file's path into its dotted module name.
+
+A module's name is its path relative to its *import root*, the directory Python finds
+its top package in (the one on ``sys.path``). The root is, in this order:
+
+1. the longest configured ``[tool.codemod] src`` directory holding the file (as ruff's
+   ``src`` setting does), when one is configured and holds it;
+2. the parent of the highest directory above the file that holds ``__init__.py``,
+   searching upward until a project boundary (a directory with ``pyproject.toml``,
+   ``setup.py``, ``setup.cfg`` or ``.git``, which is never part of a package) or the
+   filesystem root. Directories between the root and the file need no ``__init__.py``:
+   they are namespace packages (PEP 420), as Python treats them;
+3. else the walked directory holding the file (the tree ``codemod`` was given), or the
+   file's own directory.
+
+Paths are made absolute without following symlinks: a file reached through a
+symlinked directory is named after where the link sits, as ``import`` names it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+#: Files that mark a project's top directory: no package extends above or into it.
+PROJECT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
+
+
+def _absolute(path: str | os.PathLike[str]) -> str:
+    """``path`` absolute and without ``.``/``..`` parts, symlinks left as they are."""
+    return os.path.abspath(os.fspath(path))
+
+
+def _is_under(path: str, directory: str) -> bool:
+    return path == directory or path.startswith(directory.rstrip(os.sep) + os.sep)
+
+
+@dataclass
+class ImportRoots:
+    """Where a run's module names are rooted: configured ``src`` roots and walked trees."""
+
+    #: Absolute ``[tool.codemod] src`` directories (empty: infer roots from the tree).
+    src: tuple[str, ...] = ()
+    #: Absolute directories that were walked: the fallback root of files in no package.
+    walked: tuple[str, ...] = ()
+    _top_package: dict[str, str | None] = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def of(cls, src: Iterable[str | os.PathLike[str]] = (),
+           walked: Iterable[str | os.PathLike[str]] = ()) -> "ImportRoots":
+        return cls(tuple(_absolute(p) for p in src), tuple(_absolute(p) for p in walked))
+
+    def top_package(self, directory: str) -> str | None:
+        """The highest directory at or above ``directory`` (absolute) holding
+        ``__init__.py``, below the nearest project boundary; None if there is none."""
+        if directory not in self._top_package:
+            highest: str | None = None
+            if not any(os.path.exists(os.path.join(directory, m)) for m in PROJECT_MARKERS):
+                parent = os.path.dirname(directory)
+                above = self.top_package(parent) if parent != directory else None
+                own = directory if os.path.isfile(os.path.join(directory, "__init__.py")) else None
+                highest = above or own
+            self._top_package[directory] = highest
+        return self._top_package[directory]
+
+    def _configured_root(self, path: str) -> str | None:
+        matching = [root for root in self.src if _is_under(path, root) and path != root]
+        return max(matching, key=len) if matching else None
+
+    def root_of(self, path: str | os.PathLike[str]) -> str:
+        """The import root (absolute directory) of the file or directory ``path``."""
+        absolute = _absolute(path)
+        configured = self._configured_root(absolute)
+        if configured is not None:
+            return configured
+        directory = absolute if os.path.isdir(absolute) else os.path.dirname(absolute)
+        top = self.top_package(directory)
+        if top is not None:
+            return os.path.dirname(top)
+        walked = [root for root in self.walked if _is_under(directory, root)]
+        return max(walked, key=len) if walked else directory
+
+    def module_name(self, path: str | os.PathLike[str]) -> str:
+        """Dotted module name of the file ``path`` (``pkg/__init__.py`` is ``pkg``)."""
+        absolute = _absolute(path)
+        root = self.root_of(absolute)
+        rel = os.path.relpath(absolute, root)
+        parts = rel.split(os.sep)
+        stem = parts[-1][:-3] if parts[-1].endswith(".py") else parts[-1]
+        parts = parts[:-1] if stem == "__init__" else [*parts[:-1], stem]
+        return ".".join(p for p in parts if p not in ("", "."))
+
+    def in_package(self, path: str | os.PathLike[str]) -> bool:
+        """Whether the file ``path`` lies in a package (a ``src`` root or an
+        ``__init__.py`` above it), rather than being named after a walked tree."""
+        absolute = _absolute(path)
+        return (self._configured_root(absolute) is not None
+                or self.top_package(os.path.dirname(absolute)) is not None)
+
+    def tree_of(self, path: str | os.PathLike[str]) -> str:
+        """The whole tree a file or directory belongs to (absolute): the top-level
+        package directory below its import root, or ``path`` itself when it is in none."""
+        absolute = _absolute(path)
+        configured = self._configured_root(absolute)
+        if configured is not None:
+            first = os.path.relpath(absolute, configured).split(os.sep)[0]
+            return os.path.join(configured, first)
+        directory = absolute if os.path.isdir(absolute) else os.path.dirname(absolute)
+        top = self.top_package(directory)
+        return top if top is not None else absolute
+
+
+_current = ImportRoots()
+
+
+def current() -> ImportRoots:
+    """The roots of the run in progress (inferred roots only, outside a run)."""
+    return _current
+
+
+@contextlib.contextmanager
+def using(roots: ImportRoots) -> Iterator[ImportRoots]:
+    """Make ``roots`` the run's roots (forked workers inherit them) for the duration."""
+    global _current
+    previous, _current = _current, roots
+    try:
+        yield roots
+    finally:
+        _current = previous
+
+
+def module_files(paths: Iterable[Path], roots: ImportRoots | None = None) -> dict[str, Path]:
+    """Module name -> file, for ``paths`` in order (the first file of a name wins)."""
+    roots = roots or current()
+    out: dict[str, Path] = {}
+    for path in paths:
+        out.setdefault(roots.module_name(path), path)
+    return out
