@@ -57,11 +57,12 @@ def iter_python_files(
 
     A given file is taken as is (excludes apply only inside walked directories); it must
     be a regular file ending in ``.py``. A symlinked directory is entered when its target
-    lies inside the root it was found under (a symlinked subpackage: its files are found
-    under the link's path, which is how ``import`` names them), once per target and
-    never when the target holds the link (a loop). A symlinked directory whose target
-    leaves the root and directly holds ``.py`` files is not entered: its path is added to
-    ``links_out`` (the caller reports it: its files would be left unconverted). A
+    lies inside the project of the root it was found under (``ImportRoots.link_boundary``:
+    a symlinked subpackage; its files are found under the link's path, which is how
+    ``import`` names them), once per target and never when the target holds the link (a
+    loop). A symlinked directory whose target leaves the project and directly holds
+    ``.py`` files is not entered: its path is added to ``links_out`` (the caller reports
+    it: its files would be left unconverted). A
     symlinked file is kept only if it resolves to a file inside the root it was found
     under. A file reached twice (a directory given twice or under two spellings, a
     link to a file or directory that is also found directly) is returned once: under a
@@ -148,8 +149,12 @@ def _walk(
     a plain file is its real directory joined with its name; symlinked directories are
     entered as ``iter_python_files`` says.
     """
+    from codemod.analysis.roots import current
+
     real_root = os.path.realpath(root)
     inside = real_root.rstrip(os.sep) + os.sep
+    boundary = os.path.realpath(current().link_boundary(root))
+    within = boundary.rstrip(os.sep) + os.sep
     files: list[tuple[str, str, bool]] = []
     entered: set[str] = {real_root}
     # (directory, its path relative to root, its real path, reached through a link)
@@ -158,7 +163,7 @@ def _walk(
         directory, rel_dir, real_dir, via_link = stack.pop()
         try:
             with os.scandir(directory) as entries:
-                listed = list(entries)
+                listed = sorted(entries, key=lambda entry: entry.name)  # the same walk each run
         except OSError as exc:
             raise DiscoveryError(f"{directory}: cannot list directory: {exc.strerror}") from exc
         for entry in listed:
@@ -173,7 +178,7 @@ def _walk(
                 holds_link = real_dir == target or real_dir.startswith(target.rstrip(os.sep) + os.sep)
                 if holds_link or target in entered:
                     continue  # a loop, or a target already walked through another link
-                if target == real_root or target.startswith(inside):
+                if target == boundary or target.startswith(within):
                     entered.add(target)
                     stack.append((entry.path, rel, target, True))
                 elif links_out is not None and _holds_python(target):

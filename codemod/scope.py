@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from codemod.analysis.roots import ImportRoots
+from codemod.analysis.roots import ImportRoots, absolute, working_directory
 
 
 @dataclass(frozen=True)
@@ -26,21 +26,26 @@ class Scope:
     #: The given paths, absolute, when some of them is narrower than its tree; else None.
     focus: tuple[str, ...] | None
     roots: ImportRoots
+    #: Whether every given path was relative (outputs then stay relative).
+    relative: bool = True
 
     def in_focus(self, path: Path | str) -> bool:
         """Whether ``path`` lies in the given paths (always, when they are whole trees)."""
         if self.focus is None:
             return True
-        absolute = os.path.abspath(path)
-        return any(absolute == given or absolute.startswith(given.rstrip(os.sep) + os.sep)
+        spelled = absolute(path)
+        return any(spelled == given or spelled.startswith(given.rstrip(os.sep) + os.sep)
                    for given in self.focus)
 
     def spelled(self, path: Path) -> Path:
         """``path`` as found under a widened tree, relative to the working directory
         when the user gave relative paths (``a.py``, not ``../../pkg/sub/a.py``)."""
-        if self.focus is None or path.is_absolute():
+        if self.focus is None or not self.relative:
             return path
-        return Path(os.path.relpath(os.path.abspath(path)))
+        spelled = os.path.relpath(absolute(path), working_directory())
+        if spelled.split(os.sep)[0] == os.pardir and working_directory() != os.getcwd():
+            return Path(absolute(path))  # ``..`` would climb from the physical directory
+        return Path(spelled)
 
 
 def scope_of(paths: Sequence[Path], src: Sequence[Path] = ()) -> Scope:
@@ -51,14 +56,16 @@ def scope_of(paths: Sequence[Path], src: Sequence[Path] = ()) -> Scope:
     walk: list[Path] = []
     narrowed = False
     for given in paths:
-        tree = inferred.tree_of(given) if os.path.exists(given) else os.path.abspath(given)
-        if tree == os.path.abspath(given):
+        tree = inferred.tree_of(given) if os.path.exists(given) else absolute(given)
+        if tree == absolute(given):
             walk.append(given)
             continue
         narrowed = True
-        walk.append(Path(tree) if given.is_absolute() else Path(os.path.relpath(tree)))
-    absolute_walks = [os.path.abspath(w) for w in walk]
+        relative = not given.is_absolute() and working_directory() == os.getcwd()
+        walk.append(Path(os.path.relpath(tree)) if relative else Path(tree))
+    absolute_walks = [absolute(w) for w in walk]
     walked_dirs = [w for w in absolute_walks if os.path.isdir(w)]
-    focus = tuple(os.path.abspath(p) for p in paths) if narrowed else None
+    focus = tuple(absolute(p) for p in paths) if narrowed else None
     unique = list(dict.fromkeys(walk))
-    return Scope(tuple(unique), focus, ImportRoots.of(src=src, walked=walked_dirs))
+    return Scope(tuple(unique), focus, ImportRoots.of(src=src, walked=walked_dirs),
+                 relative=not any(p.is_absolute() for p in paths))

@@ -29,9 +29,39 @@ from pathlib import Path
 PROJECT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
 
 
-def _absolute(path: str | os.PathLike[str]) -> str:
-    """``path`` absolute and without ``.``/``..`` parts, symlinks left as they are."""
-    return os.path.abspath(os.fspath(path))
+def working_directory() -> str:
+    """The working directory as the shell spells it (``$PWD``, which keeps the symlinks
+    it was entered through) when that is the same directory, else ``os.getcwd()``."""
+    real = os.getcwd()
+    logical = os.environ.get("PWD", "")
+    key = (real, logical)
+    if key not in _WORKING_DIRECTORY:
+        same = False
+        if os.path.isabs(logical) and logical != real:
+            try:
+                same = os.path.samefile(logical, real)
+            except OSError:
+                same = False
+        _WORKING_DIRECTORY.clear()
+        _WORKING_DIRECTORY[key] = os.path.normpath(logical) if same else real
+    return _WORKING_DIRECTORY[key]
+
+
+_WORKING_DIRECTORY: dict[tuple[str, str], str] = {}
+
+
+def absolute(path: str | os.PathLike[str]) -> str:
+    """``path`` absolute and without ``.``/``..`` parts, symlinks left as they are.
+
+    A relative path is read against ``working_directory`` unless it climbs (``..``):
+    the system reads that one from the physical directory, as the shell's ``ls ..``."""
+    text = os.fspath(path)
+    if os.path.isabs(text) or os.pardir in text.split(os.sep):
+        return os.path.abspath(text)
+    return os.path.normpath(os.path.join(working_directory(), text))
+
+
+_absolute = absolute
 
 
 def _is_under(path: str, directory: str) -> bool:
@@ -92,6 +122,20 @@ class ImportRoots:
         stem = parts[-1][:-3] if parts[-1].endswith(".py") else parts[-1]
         parts = parts[:-1] if stem == "__init__" else [*parts[:-1], stem]
         return ".".join(p for p in parts if p not in ("", "."))
+
+    def link_boundary(self, walked: str | os.PathLike[str]) -> str:
+        """The directory a symlinked directory found under ``walked`` must point into to
+        be entered: the project (nearest directory above with a project marker), else
+        the import root of ``walked``."""
+        start = _absolute(walked)
+        current = start
+        while True:
+            if any(os.path.exists(os.path.join(current, m)) for m in PROJECT_MARKERS):
+                return current
+            parent = os.path.dirname(current)
+            if parent == current:
+                return self.root_of(start) if os.path.isdir(start) else os.path.dirname(start)
+            current = parent
 
     def in_package(self, path: str | os.PathLike[str]) -> bool:
         """Whether the file ``path`` lies in a package (a ``src`` root or an
