@@ -77,6 +77,7 @@ class ImportRoots:
     #: Absolute directories that were walked: the fallback root of files in no package.
     walked: tuple[str, ...] = ()
     _top_package: dict[str, str | None] = field(default_factory=dict, repr=False)
+    _packages: dict[str, str] = field(default_factory=dict, repr=False)
 
     @classmethod
     def of(cls, src: Iterable[str | os.PathLike[str]] = (),
@@ -97,31 +98,44 @@ class ImportRoots:
         return self._top_package[directory]
 
     def _configured_root(self, path: str) -> str | None:
-        matching = [root for root in self.src if _is_under(path, root) and path != root]
+        """The longest ``src`` root holding ``path`` (a root holds itself)."""
+        matching = [root for root in self.src if _is_under(path, root)]
         return max(matching, key=len) if matching else None
 
-    def root_of(self, path: str | os.PathLike[str]) -> str:
-        """The import root (absolute directory) of the file or directory ``path``."""
-        absolute = _absolute(path)
-        configured = self._configured_root(absolute)
+    def _directory_root(self, directory: str) -> str:
+        """The import root of the files directly in ``directory`` (absolute)."""
+        configured = self._configured_root(directory)
         if configured is not None:
             return configured
-        directory = absolute if os.path.isdir(absolute) else os.path.dirname(absolute)
         top = self.top_package(directory)
         if top is not None:
             return os.path.dirname(top)
         walked = [root for root in self.walked if _is_under(directory, root)]
         return max(walked, key=len) if walked else directory
 
+    def root_of(self, path: str | os.PathLike[str]) -> str:
+        """The import root (absolute directory) of the file or directory ``path``."""
+        absolute = _absolute(path)
+        return self._directory_root(absolute if os.path.isdir(absolute)
+                                    else os.path.dirname(absolute))
+
+    def _package(self, directory: str) -> str:
+        """Dotted name of ``directory`` (absolute) below its import root ("" at the root)."""
+        package = self._packages.get(directory)
+        if package is None:
+            rel = os.path.relpath(directory, self._directory_root(directory))
+            package = "" if rel == os.curdir else rel.replace(os.sep, ".")
+            self._packages[directory] = package
+        return package
+
     def module_name(self, path: str | os.PathLike[str]) -> str:
         """Dotted module name of the file ``path`` (``pkg/__init__.py`` is ``pkg``)."""
-        absolute = _absolute(path)
-        root = self.root_of(absolute)
-        rel = os.path.relpath(absolute, root)
-        parts = rel.split(os.sep)
-        stem = parts[-1][:-3] if parts[-1].endswith(".py") else parts[-1]
-        parts = parts[:-1] if stem == "__init__" else [*parts[:-1], stem]
-        return ".".join(p for p in parts if p not in ("", "."))
+        directory, name = os.path.split(_absolute(path))
+        package = self._package(directory)
+        stem = name[:-3] if name.endswith(".py") else name
+        if stem == "__init__":
+            return package
+        return f"{package}.{stem}" if package else stem
 
     def link_boundary(self, walked: str | os.PathLike[str]) -> str:
         """The directory a symlinked directory found under ``walked`` must point into to
@@ -141,8 +155,9 @@ class ImportRoots:
         """Whether the file ``path`` lies in a package (a ``src`` root or an
         ``__init__.py`` above it), rather than being named after a walked tree."""
         absolute = _absolute(path)
-        return (self._configured_root(absolute) is not None
-                or self.top_package(os.path.dirname(absolute)) is not None)
+        directory = os.path.dirname(absolute)
+        return (self._configured_root(directory) is not None
+                or self.top_package(directory) is not None)
 
     def tree_of(self, path: str | os.PathLike[str]) -> str:
         """The whole tree a file or directory belongs to (absolute): the top-level
@@ -150,6 +165,8 @@ class ImportRoots:
         absolute = _absolute(path)
         configured = self._configured_root(absolute)
         if configured is not None:
+            if absolute == configured:
+                return absolute
             first = os.path.relpath(absolute, configured).split(os.sep)[0]
             return os.path.join(configured, first)
         directory = absolute if os.path.isdir(absolute) else os.path.dirname(absolute)
