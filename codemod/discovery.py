@@ -77,7 +77,7 @@ def iter_python_files(
     found: dict[str, tuple[bool, str]] = {}
     for given in paths:
         spelled = os.fspath(given)
-        if _check_given(given):
+        if check_given(given):
             for path, real, is_link in _walk(spelled, match_name, match_path, links_out):
                 _keep(found, real, path, is_link)
         else:
@@ -104,7 +104,7 @@ def _packaged(path: str) -> bool:
     return current().in_package(path)
 
 
-def _check_given(given: Path) -> bool:
+def check_given(given: Path) -> bool:
     """Whether ``given`` is a directory (True) or a Python file (False); else raise."""
     try:
         info = os.stat(given)

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from codemod.analysis.roots import ImportRoots, absolute, working_directory
+from codemod.discovery import check_given
 
 
 @dataclass(frozen=True)
@@ -50,13 +51,14 @@ class Scope:
 
 def scope_of(paths: Sequence[Path], src: Sequence[Path] = ()) -> Scope:
     """The trees behind ``paths``: each path inside a package is widened to its top
-    package directory (``ImportRoots.tree_of``); a path that does not exist is kept as
-    given (discovery reports it)."""
+    package directory (``ImportRoots.tree_of``). Raises ``DiscoveryError`` for a path
+    that cannot be used (missing, not Python, not a regular file), naming it as given."""
     inferred = ImportRoots.of(src=src)
     walk: list[Path] = []
     narrowed = False
     for given in paths:
-        tree = inferred.tree_of(given) if os.path.exists(given) else absolute(given)
+        check_given(given)
+        tree = inferred.tree_of(given)
         if tree == absolute(given):
             walk.append(given)
             continue
