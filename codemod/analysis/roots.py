@@ -61,9 +61,6 @@ def absolute(path: str | os.PathLike[str]) -> str:
     return os.path.normpath(os.path.join(working_directory(), text))
 
 
-_absolute = absolute
-
-
 def _is_under(path: str, directory: str) -> bool:
     return path == directory or path.startswith(directory.rstrip(os.sep) + os.sep)
 
@@ -82,7 +79,7 @@ class ImportRoots:
     @classmethod
     def of(cls, src: Iterable[str | os.PathLike[str]] = (),
            walked: Iterable[str | os.PathLike[str]] = ()) -> "ImportRoots":
-        return cls(tuple(_absolute(p) for p in src), tuple(_absolute(p) for p in walked))
+        return cls(tuple(absolute(p) for p in src), tuple(absolute(p) for p in walked))
 
     def top_package(self, directory: str) -> str | None:
         """The highest directory at or above ``directory`` (absolute) holding
@@ -115,7 +112,7 @@ class ImportRoots:
 
     def root_of(self, path: str | os.PathLike[str]) -> str:
         """The import root (absolute directory) of the file or directory ``path``."""
-        absolute = _absolute(path)
+        absolute = absolute(path)
         return self._directory_root(absolute if os.path.isdir(absolute)
                                     else os.path.dirname(absolute))
 
@@ -130,7 +127,7 @@ class ImportRoots:
 
     def module_name(self, path: str | os.PathLike[str]) -> str:
         """Dotted module name of the file ``path`` (``pkg/__init__.py`` is ``pkg``)."""
-        directory, name = os.path.split(_absolute(path))
+        directory, name = os.path.split(absolute(path))
         package = self._package(directory)
         stem = name[:-3] if name.endswith(".py") else name
         if stem == "__init__":
@@ -141,7 +138,7 @@ class ImportRoots:
         """The directory a symlinked directory found under ``walked`` must point into to
         be entered: the project (nearest directory above with a project marker), else
         the import root of ``walked``."""
-        start = _absolute(walked)
+        start = absolute(walked)
         current = start
         while True:
             if any(os.path.exists(os.path.join(current, m)) for m in PROJECT_MARKERS):
@@ -154,7 +151,7 @@ class ImportRoots:
     def in_package(self, path: str | os.PathLike[str]) -> bool:
         """Whether the file ``path`` lies in a package (a ``src`` root or an
         ``__init__.py`` above it), rather than being named after a walked tree."""
-        absolute = _absolute(path)
+        absolute = absolute(path)
         directory = os.path.dirname(absolute)
         return (self._configured_root(directory) is not None
                 or self.top_package(directory) is not None)
@@ -162,7 +159,7 @@ class ImportRoots:
     def tree_of(self, path: str | os.PathLike[str]) -> str:
         """The whole tree a file or directory belongs to (absolute): the top-level
         package directory below its import root, or ``path`` itself when it is in none."""
-        absolute = _absolute(path)
+        absolute = absolute(path)
         configured = self._configured_root(absolute)
         if configured is not None:
             if absolute == configured:
