@@ -112,9 +112,9 @@ class ImportRoots:
 
     def root_of(self, path: str | os.PathLike[str]) -> str:
         """The import root (absolute directory) of the file or directory ``path``."""
-        absolute = absolute(path)
-        return self._directory_root(absolute if os.path.isdir(absolute)
-                                    else os.path.dirname(absolute))
+        full = absolute(path)
+        return self._directory_root(full if os.path.isdir(full)
+                                    else os.path.dirname(full))
 
     def _package(self, directory: str) -> str:
         """Dotted name of ``directory`` (absolute) below its import root ("" at the root)."""
@@ -151,24 +151,24 @@ class ImportRoots:
     def in_package(self, path: str | os.PathLike[str]) -> bool:
         """Whether the file ``path`` lies in a package (a ``src`` root or an
         ``__init__.py`` above it), rather than being named after a walked tree."""
-        absolute = absolute(path)
-        directory = os.path.dirname(absolute)
+        full = absolute(path)
+        directory = os.path.dirname(full)
         return (self._configured_root(directory) is not None
                 or self.top_package(directory) is not None)
 
     def tree_of(self, path: str | os.PathLike[str]) -> str:
         """The whole tree a file or directory belongs to (absolute): the top-level
         package directory below its import root, or ``path`` itself when it is in none."""
-        absolute = absolute(path)
-        configured = self._configured_root(absolute)
+        full = absolute(path)
+        configured = self._configured_root(full)
         if configured is not None:
-            if absolute == configured:
-                return absolute
-            first = os.path.relpath(absolute, configured).split(os.sep)[0]
+            if full == configured:
+                return full
+            first = os.path.relpath(full, configured).split(os.sep)[0]
             return os.path.join(configured, first)
-        directory = absolute if os.path.isdir(absolute) else os.path.dirname(absolute)
+        directory = full if os.path.isdir(full) else os.path.dirname(full)
         top = self.top_package(directory)
-        return top if top is not None else absolute
+        return top if top is not None else full
 
 
 _current = ImportRoots()
