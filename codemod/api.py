@@ -11,6 +11,7 @@ import ast
 import contextlib
 import functools
 import gc
+import os
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -26,6 +27,7 @@ from codemod.analysis.classes import FileFacts, analyse_file
 from codemod.analysis.compiles import RUNNING_PYTHON, cpython_rejects, needs_newer_python
 from codemod.analysis.index import ClassIndex
 from codemod.analysis.import_graph import loaded_while_importing
+from codemod.analysis import roots
 from codemod.analysis.names import import_targets, module_name_for
 from codemod.discovery import (
     defines_or_aliases, import_spans, inert, iter_python_files, may_define_root, mentioned,
@@ -33,6 +35,7 @@ from codemod.discovery import (
 )
 from codemod.fileio import SourceError, SourceFile, UndecodableSource, read_source
 from codemod.planning.plan import Plan, build_plan
+from codemod.scope import Scope, scope_of
 from codemod.transforms.definitions import DefinitionsTransformer
 from codemod.transforms.dict_copies import DictCopyTransformer
 from codemod.transforms.import_format import format_imports, group_added_imports
@@ -78,6 +81,8 @@ class RunResult:
     undecodable: dict[Path, tuple[str, str]] = field(default_factory=dict)
     #: Files skipped without failing the run, as messages.
     warnings: list[str] = field(default_factory=list)
+    #: The trees read for the given paths, and those paths when narrower (``scope``).
+    scope: Scope | None = None
 
     @property
     def refusals(self) -> list[Refusal]:
@@ -645,31 +650,23 @@ class _ModuleFiles:
 
     def __init__(self, sources: dict[Path, SourceFile]) -> None:
         self.sources = sources
-        self._roots: list[Path] = []
+        self._by_module: dict[str, Path] | None = None
 
     def locate(self, module: str) -> Path | None:
         """The file of the longest prefix of ``module`` that is a file of the tree."""
+        if self._by_module is None:
+            self._by_module = roots.module_files(sorted(self.sources))
         parts = module.split(".")
         while parts:
-            rel = "/".join(parts)
-            for root in self._roots:
-                for candidate in (root / f"{rel}.py", root / rel / "__init__.py"):
-                    if candidate in self.sources:
-                        return candidate
+            path = self._by_module.get(".".join(parts))
+            if path is not None:
+                return path
             parts.pop()
         return None
 
     def imported_through(self, facts: Iterable[FileFacts], names: frozenset[str]) -> set[Path]:
         """Files that ``facts`` reach one of ``names`` through: ``from M import X``,
         ``M.X``, ``pkg.M.X`` (where ``pkg`` is imported), for every such module ``M``."""
-        facts = list(facts)
-        for ff in facts:
-            # The directory above the top package: module names are paths below it.
-            depth = len(ff.module_name.split(".")) if ff.module_name else 0
-            if depth:
-                root = ff.path.parents[depth if ff.is_package else depth - 1]
-                if root not in self._roots:
-                    self._roots.append(root)
         out: set[Path] = set()
         for ff in facts:
             out |= self.reached(list(ff.bindings.items()), self.sources[ff.path].text, names)
@@ -730,18 +727,32 @@ _GC_THRESHOLD = 100_000
 def run(paths: list[Path], options: Options, progress: Progress | None = None) -> RunResult:
     """Analyse, plan and convert the tree under ``paths`` (nothing is written).
 
+    A path inside a package stands for its whole tree (``scope``): the tree is planned
+    and converted, and ``RunResult.scope`` says which files the given paths cover.
     With ``options.jobs`` > 1 the candidate files are converted by that many forked
     processes; the result is the same as with one.
     """
-    with _fewer_collections():
-        return _run(paths, options, progress)
+    scope = scope_of(paths, options.src)
+    with _fewer_collections(), roots.using(scope.roots):
+        return _run(paths, options, progress, scope)
 
 
-def read_tree(paths: list[Path], options: Options) -> RunResult:
-    """A ``RunResult`` holding the sources of every Python file under ``paths`` (and a
-    FAILED result for each that cannot be read); nothing parsed yet."""
-    result = RunResult()
-    files = iter_python_files(paths, options.excludes, options.extend_excludes)
+def read_tree(paths: list[Path], options: Options, scope: Scope | None = None) -> RunResult:
+    """A ``RunResult`` holding the sources of every Python file of the trees under
+    ``paths`` (``scope``; a FAILED result for each file that cannot be read, and for
+    each symlinked directory that leaves the tree with Python files in it); nothing
+    parsed yet. Module names follow the import roots in effect (``roots.using``)."""
+    scope = scope or scope_of(paths, options.src)
+    result = RunResult(scope=scope)
+    links_out: list[str] = []
+    found = iter_python_files(list(scope.walk), options.excludes, options.extend_excludes,
+                              links_out)
+    files = sorted(scope.spelled(path) for path in found)
+    for link in links_out:
+        result.files.append(FileResult(Path(link), Outcome.FAILED, error=(
+            f"{scope.spelled(Path(link))}: symbolic link to a directory outside the tree "
+            f"({os.path.realpath(link)}): its Python files would be left unconverted; "
+            "run on a directory that holds its target, or exclude the link")))
     result.scanned = len(files)
     for path in files:
         try:
@@ -766,8 +777,9 @@ def _judge_undecodable(result: RunResult, plan: Plan) -> None:
     result.undecodable.clear()
 
 
-def _run(paths: list[Path], options: Options, progress: Progress | None) -> RunResult:
-    result = read_tree(paths, options)
+def _run(paths: list[Path], options: Options, progress: Progress | None,
+         scope: Scope | None = None) -> RunResult:
+    result = read_tree(paths, options, scope)
     index = _analyse(result.sources, result, progress)
     plan, candidates, conversions = settle_plan(result, index, options, progress)
     result.plan = plan

@@ -43,10 +43,12 @@ import libcst as cst
 from codemod import api
 from codemod.analysis.class_specs import is_union
 from codemod.analysis.classes import ClassFacts, FileFacts
+from codemod.analysis import roots
 from codemod.analysis.names import dotted, module_name_for
 from codemod.discovery import prefilter
 from codemod.fileio import SourceFile
 from codemod.planning.plan import FEATURES_NAME, Plan
+from codemod.scope import Scope, scope_of
 from codemod.types import PARAMETER_QUALNAMES, Options
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
@@ -252,14 +254,14 @@ class _AstFiles:
 # -- the engine's view: which classes exist and which ``apply`` converts ------------------
 
 
-def _plan_tree(paths: list[Path], options: Options) -> api.RunResult:
+def _plan_tree(paths: list[Path], options: Options, scope: Scope | None = None) -> api.RunResult:
     """Read, analyse and plan the tree as ``api.run`` does, without building new texts.
 
     The refusal rounds are the engine's (``api.settle_plan``): a class used as a class
     where no rewrite reaches is refused, and the plan is made again; only the leftovers
     of each round are computed, in ``options.jobs`` processes.
     """
-    result = api.read_tree(paths, options)
+    result = api.read_tree(paths, options, scope)
     index = api._analyse(result.sources, result)
     result.plan, _, _ = api.settle_plan(result, index, options, convert=False)
     return result
@@ -716,9 +718,17 @@ def _suppressed(finding: Finding, lines: list[str]) -> bool:
 def check_tree(paths: list[Path], options: Options) -> CheckResult:
     """Check the tree under ``paths``: findings, suppressed findings, errors (no output).
 
+    A path inside a package is checked against its whole tree (``scope``), and only the
+    findings in the given paths are kept: the same as a full run reports for them.
     Raises ``DiscoveryError`` for a path that does not exist or is not Python.
     """
-    run = _plan_tree(paths, options)
+    scope = scope_of(paths, options.src)
+    with roots.using(scope.roots):
+        return _check_tree(paths, options, scope)
+
+
+def _check_tree(paths: list[Path], options: Options, scope: Scope) -> CheckResult:
+    run = _plan_tree(paths, options, scope)
     asts = _AstFiles(run.sources)
     plan = run.plan
     assert plan is not None
@@ -789,6 +799,8 @@ def check_tree(paths: list[Path], options: Options) -> CheckResult:
     result.warnings = list(run.warnings)
     lines_cache: dict[Path, list[str]] = {}
     for finding in sorted(set(findings), key=Finding.sort_key):
+        if not scope.in_focus(finding.path):
+            continue
         if finding.path not in lines_cache:
             source = run.sources.get(finding.path)
             lines_cache[finding.path] = _lines(source.text) if source is not None else []

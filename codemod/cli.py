@@ -52,6 +52,7 @@ def _options(paths: tuple[Path, ...], exclude: tuple[str, ...], extend_exclude: 
         allow_classes=tuple(config.allow_classes),
         allow_value_uses=config.allow_value_uses,
         feature_prefix=config.feature_prefix,
+        src=config.src,
         jobs=jobs or config.jobs or os.cpu_count() or 1,
     )
 
@@ -98,6 +99,7 @@ def apply(paths: tuple[Path, ...], dry_run: bool, exclude: tuple[str, ...],
     written = 0
     if result.scanned == 0:
         _err(f"warning: no Python files in {', '.join(map(str, paths))}", fg="yellow")
+    beyond = _changes_beyond(result, paths, dry_run)
     if dry_run:
         for file in changed:
             assert file.new_text is not None and file.old_text is not None
@@ -106,6 +108,8 @@ def apply(paths: tuple[Path, ...], dry_run: bool, exclude: tuple[str, ...],
         # A file that failed may use a class converted elsewhere: write nothing.
         _err("error: nothing written: fix or exclude the files above, then run again",
              fg="red")
+    elif beyond:
+        pass  # writing only the given files would leave the rest of the tree broken
     elif changed:
         # Modules that define converted classes go last (subclasses' before their
         # bases'): a run killed half-way leaves their classes in place, so a second run
@@ -126,10 +130,33 @@ def apply(paths: tuple[Path, ...], dry_run: bool, exclude: tuple[str, ...],
             result.files.append(api.FileResult(exc.path or Path(), api.Outcome.FAILED,
                                                error=str(exc)))
     _summary(result, dry_run, written)
-    if result.failed():
+    if result.failed() or (beyond and not dry_run):
         raise _Exit(EXIT_ERROR)
     real_refusals = [r for r in result.refusals if "allow-classes" not in r.reason]
     raise _Exit(EXIT_CHANGES if changed or real_refusals else EXIT_CLEAN)
+
+
+def _changes_beyond(result: api.RunResult, paths: tuple[Path, ...], dry_run: bool) -> bool:
+    """Whether the conversion of the tree changes files outside the given ``paths``;
+    if so, say which, and which directory to run on (nothing is written then: the given
+    files alone would leave the rest of the tree using classes that became functions)."""
+    scope = result.scope
+    outside = [f.path for f in result.changed() if scope is not None and not scope.in_focus(f.path)]
+    if not outside:
+        return False
+    trees = ", ".join(str(path) for path in scope.walk) if scope is not None else ""
+    level = "note" if dry_run else "error"
+    _err(f"{level}: converting {', '.join(map(str, paths))} also changes {len(outside)} file(s) "
+         f"of its tree outside the given path(s):", fg="yellow" if dry_run else "red")
+    for path in outside:
+        _err(f"  {path}", fg="yellow" if dry_run else "red")
+    if dry_run:
+        _err(f"the diff above covers the whole tree; `codemod apply {trees}` writes it",
+             fg="yellow")
+    else:
+        _err(f"error: nothing written: run `codemod apply {trees}` to convert the whole tree",
+             fg="red")
+    return True
 
 
 class _Progress:

@@ -36,6 +36,8 @@ class Config:
     jobs: int | None = None
     feature_prefix: str = ""
     allow_value_uses: bool = False
+    #: Import roots (absolute; given relative to the ``pyproject.toml``), as ruff's ``src``.
+    src: tuple[Path, ...] = ()
     source: Path | None = None
 
 
@@ -90,6 +92,8 @@ def load_config(start: Path) -> Config:
             values[field_name] = check(value)
         except ValueError as exc:
             raise ConfigError(f"{path}: [tool.codemod] {key}: {exc}") from None
+    if "src" in values:
+        values["src"] = tuple(Path(os.path.abspath(path.parent / d)) for d in values["src"])
     return replace(Config(source=path), **values)
 
 
@@ -130,6 +134,11 @@ def _prefix(value: object) -> str:
     return value
 
 
+def _directories(value: object) -> tuple[str, ...]:
+    """A list of directories, relative to the ``pyproject.toml`` (made absolute by the caller)."""
+    return _globs(value)
+
+
 #: TOML key -> (Config field, validator returning the field value or raising ValueError).
 _KEYS: dict[str, tuple[str, Callable[[object], Any]]] = {
     "exclude": ("exclude", _globs),
@@ -138,4 +147,5 @@ _KEYS: dict[str, tuple[str, Callable[[object], Any]]] = {
     "jobs": ("jobs", _positive_int),
     "feature-prefix": ("feature_prefix", _prefix),
     "allow-value-uses": ("allow_value_uses", _boolean),
+    "src": ("src", _directories),
 }

@@ -50,27 +50,35 @@ def _compile(patterns: Sequence[str]) -> tuple[_Matcher | None, _Matcher | None]
 
 
 def iter_python_files(
-    paths: Sequence[Path], excludes: Sequence[str], extend_excludes: Sequence[str] = ()
+    paths: Sequence[Path], excludes: Sequence[str], extend_excludes: Sequence[str] = (),
+    links_out: list[str] | None = None,
 ) -> list[Path]:
     """The ``.py`` files under ``paths``, sorted, each real file once.
 
     A given file is taken as is (excludes apply only inside walked directories); it must
-    be a regular file ending in ``.py``. Directories are walked without following
-    symlinked directories (so a symlink loop is never entered); a symlinked file is kept
-    only if it resolves to a file inside the root it was found under. A file reached
-    twice (a directory given twice or under two spellings, a link to a file that is also
-    found directly) is returned once, under a path that is not a symlink where there is
-    one, else the first found: converting it twice under two module names would write it
-    twice. Raises DiscoveryError for a missing path, a broken symlink or a symlink loop,
-    a non-Python or non-regular file, or a directory that cannot be listed.
+    be a regular file ending in ``.py``. A symlinked directory is entered when its target
+    lies inside the project of the root it was found under (``ImportRoots.link_boundary``:
+    a symlinked subpackage; its files are found under the link's path, which is how
+    ``import`` names them), once per target and never when the target holds the link (a
+    loop). A symlinked directory whose target leaves the project and directly holds
+    ``.py`` files is not entered: its path is added to ``links_out`` (the caller reports
+    it: its files would be left unconverted). A
+    symlinked file is kept only if it resolves to a file inside the root it was found
+    under. A file reached twice (a directory given twice or under two spellings, a
+    link to a file or directory that is also found directly) is returned once: under a
+    path that is not a symlink where there is one, unless only the symlinked path lies
+    in a package (``ImportRoots.in_package``); else the first found. Converting it twice
+    under two module names would write it twice. Raises DiscoveryError for a missing
+    path, a broken symlink or a symlink loop, a non-Python or non-regular file, or a
+    directory that cannot be listed.
     """
     match_name, match_path = _compile([*excludes, *extend_excludes])
     # real path -> (reached through a symlink?, path as found)
     found: dict[str, tuple[bool, str]] = {}
     for given in paths:
         spelled = os.fspath(given)
-        if _check_given(given):
-            for path, real, is_link in _walk(spelled, match_name, match_path):
+        if check_given(given):
+            for path, real, is_link in _walk(spelled, match_name, match_path, links_out):
                 _keep(found, real, path, is_link)
         else:
             _keep(found, os.path.realpath(spelled), spelled, False)
@@ -78,12 +86,25 @@ def iter_python_files(
 
 
 def _keep(found: dict[str, tuple[bool, str]], real: str, path: str, is_link: bool) -> None:
+    """Record ``path`` for ``real`` unless a better path is already recorded: one in a
+    package over one that is not, then a plain path over a symlinked one, then the first."""
     seen = found.get(real)
-    if seen is None or (seen[0] and not is_link):
+    if seen is None or _rank(is_link, path) > _rank(*seen):
         found[real] = (is_link, path)
 
 
-def _check_given(given: Path) -> bool:
+def _rank(is_link: bool, path: str) -> tuple[bool, bool]:
+    return _packaged(path), not is_link
+
+
+def _packaged(path: str) -> bool:
+    """Whether ``path`` lies in a package (its module name does not depend on the walk)."""
+    from codemod.analysis.roots import current
+
+    return current().in_package(path)
+
+
+def check_given(given: Path) -> bool:
     """Whether ``given`` is a directory (True) or a Python file (False); else raise."""
     try:
         info = os.stat(given)
@@ -109,23 +130,40 @@ def _stat_problem(given: Path, exc: OSError) -> str:
     return f"cannot access: {exc.strerror or exc}"
 
 
-def _walk(
-    root: str, match_name: _Matcher | None, match_path: _Matcher | None
-) -> list[tuple[str, str, bool]]:
-    """``(path, real path, is a symlink)`` of each ``.py`` file below ``root``.
+def _holds_python(directory: str) -> bool:
+    """Whether ``directory`` directly holds a ``.py`` file (unreadable: assume so)."""
+    try:
+        with os.scandir(directory) as entries:
+            return any(entry.name.endswith(".py") for entry in entries)
+    except OSError:
+        return True
 
-    ``path`` is joined onto ``root`` as given. Symlinked directories are not entered,
-    so the real path of a plain file is the real root joined with its relative path.
+
+def _walk(
+    root: str, match_name: _Matcher | None, match_path: _Matcher | None,
+    links_out: list[str] | None = None,
+) -> list[tuple[str, str, bool]]:
+    """``(path, real path, reached through a symlink)`` of each ``.py`` file below ``root``.
+
+    ``path`` is joined onto ``root`` as given. Below a plain directory the real path of
+    a plain file is its real directory joined with its name; symlinked directories are
+    entered as ``iter_python_files`` says.
     """
+    from codemod.analysis.roots import current
+
     real_root = os.path.realpath(root)
     inside = real_root.rstrip(os.sep) + os.sep
+    boundary = os.path.realpath(current().link_boundary(root))
+    within = boundary.rstrip(os.sep) + os.sep
     files: list[tuple[str, str, bool]] = []
-    stack: list[tuple[str, str]] = [(root, "")]  # (directory, its path relative to root)
+    entered: set[str] = {real_root}
+    # (directory, its path relative to root, its real path, reached through a link)
+    stack: list[tuple[str, str, str, bool]] = [(root, "", real_root, False)]
     while stack:
-        directory, rel_dir = stack.pop()
+        directory, rel_dir, real_dir, via_link = stack.pop()
         try:
             with os.scandir(directory) as entries:
-                listed = list(entries)
+                listed = sorted(entries, key=lambda entry: entry.name)  # the same walk each run
         except OSError as exc:
             raise DiscoveryError(f"{directory}: cannot list directory: {exc.strerror}") from exc
         for entry in listed:
@@ -134,7 +172,17 @@ def _walk(
             if (match_name and match_name(name)) or (match_path and match_path(rel)):
                 continue
             if entry.is_dir(follow_symlinks=False):
-                stack.append((entry.path, rel))
+                stack.append((entry.path, rel, os.path.join(real_dir, name), via_link))
+            elif entry.is_symlink() and os.path.isdir(entry.path):
+                target = os.path.realpath(entry.path)
+                holds_link = real_dir == target or real_dir.startswith(target.rstrip(os.sep) + os.sep)
+                if holds_link or target in entered:
+                    continue  # a loop, or a target already walked through another link
+                if target == boundary or target.startswith(within):
+                    entered.add(target)
+                    stack.append((entry.path, rel, target, True))
+                elif links_out is not None and _holds_python(target):
+                    links_out.append(entry.path)
             elif name.endswith(".py"):
                 if entry.is_symlink():
                     # Keep links into the tree only; this drops broken links, link loops,
@@ -144,7 +192,7 @@ def _walk(
                         continue
                     files.append((entry.path, real, True))
                 elif entry.is_file(follow_symlinks=False):
-                    files.append((entry.path, inside + rel, False))
+                    files.append((entry.path, os.path.join(real_dir, name), via_link))
                 # else: sockets, FIFOs, device files
     return files
 

@@ -91,6 +91,7 @@ class Options:
     allow_value_uses: bool = False
     #: Prefix of the ``Features`` member names (``Features.<prefix><ClassName>``).
     feature_prefix: str = ""
-    #: Explicit package roots; by default a file's module name is found by walking
-    #: up through directories that hold ``__init__.py``.
+    #: Import roots (``[tool.codemod] src``, absolute); by default a file's root is
+    #: found from the ``__init__.py`` files above it (``analysis.roots``).
+    src: tuple[Path, ...] = ()
     extra: dict[str, object] = field(default_factory=dict, compare=False, hash=False)

@@ -17,6 +17,7 @@ import ast
 from collections.abc import Mapping
 from pathlib import Path
 
+from codemod.analysis import roots
 from codemod.analysis.names import import_from_source
 
 
@@ -66,16 +67,16 @@ def loaded_while_importing(path: Path, module_name: str, texts: Mapping[Path, st
     """The files of ``texts`` that importing ``module_name`` (the file ``path``) runs:
     its packages' ``__init__.py`` files, itself, and what their import-time statements
     import, followed. A file that does not parse counts as importing nothing."""
-    depth = len(module_name.split(".")) if module_name else 0
-    if not depth:
+    if not module_name:
         return {path}
-    root = path.parents[depth if path.name == "__init__.py" else depth - 1]
+    by_module = roots.module_files(sorted(texts))
 
     def submodules_in_all(package: str) -> list[str]:
         # ``from package import *`` also imports the submodules its ``__all__`` names.
-        init = root.joinpath(*package.split("."), "__init__.py")
+        init = by_module.get(package)
         try:
-            tree = ast.parse(texts[init]) if init in texts else None
+            tree = ast.parse(texts[init]) if init is not None and init.name == "__init__.py" \
+                else None
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             tree = None
         names: list[str] = []
@@ -91,19 +92,18 @@ def loaded_while_importing(path: Path, module_name: str, texts: Mapping[Path, st
         if dotted.endswith(".*"):
             return [f for sub in submodules_in_all(dotted[:-2]) for f in files_of(sub)]
         # ``a.b.c``: a/__init__.py, a/b/__init__.py, then a/b/c.py or a/b/c/__init__.py
-        # (``from a.b import c`` may name a module or an object of a/b/__init__.py).
+        # (``from a.b import c`` may name a module or an object of a/b/__init__.py);
+        # a namespace package (no ``__init__.py``) runs no file.
         parts = dotted.split(".")
         out = []
         for end in range(1, len(parts) + 1):
-            rel = root.joinpath(*parts[:end])
-            for candidate in (rel / "__init__.py", rel.with_suffix(".py")):
-                if candidate in texts:
-                    out.append(candidate)
+            found = by_module.get(".".join(parts[:end]))
+            if found is not None:
+                out.append(found)
         return out
 
     def module_of(found: Path) -> str:
-        rel = found.relative_to(root).with_suffix("")
-        return ".".join(rel.parts[:-1] if found.name == "__init__.py" else rel.parts)
+        return roots.current().module_name(found)
 
     # Importing ``a.b.r`` runs a/__init__.py and a/b/__init__.py first.
     seen = {path, *files_of(module_name)}

@@ -13,19 +13,13 @@ from pathlib import Path
 
 import libcst as cst
 
+from codemod.analysis import roots
+
 
 def module_name_for(path: Path) -> str:
-    """Dotted module name of ``path``: walk up while the directory holds ``__init__.py``."""
-    path = path.resolve()
-    parts = [] if path.stem == "__init__" else [path.stem]
-    directory = path.parent
-    while (directory / "__init__.py").is_file():
-        parts.append(directory.name)
-        parent = directory.parent
-        if parent == directory:
-            break
-        directory = parent
-    return ".".join(reversed(parts))
+    """Dotted module name of ``path``, from the import roots of the run in progress
+    (``analysis.roots``: namespace directories below a top package are packages)."""
+    return roots.current().module_name(path)
 
 
 def dotted(node: cst.BaseExpression) -> str | None:

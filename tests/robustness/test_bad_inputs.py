@@ -239,10 +239,19 @@ CASES = [
                             symlink("tree/pkg/ping.py", "pong.py"),
                             symlink("tree/pkg/pong.py", "ping.py"))), 1,
          (r"changed 2 file\(s\) of 4 scanned",), CONVERTED),
+    # A linked directory of Python files outside the project would stay unconverted:
+    # an error, nothing written; excluded, the rest converts (a linked file is skipped).
     Case("symlinks-leaving-tree",
          then(tree(), steps(write("outside/defs.py", OUTSIDE),
                             symlink("tree/pkg/ext.py", "../../outside/defs.py"),
-                            symlink("tree/pkg/extdir", "../../outside"))), 1,
+                            symlink("tree/pkg/extdir", "../../outside"))), 2,
+         (r"^error: tree/pkg/extdir: symbolic link to a directory outside the tree ",
+          r"nothing written"), NOTHING),
+    Case("symlinks-leaving-tree-excluded",
+         then(tree(), steps(write("outside/defs.py", OUTSIDE),
+                            symlink("tree/pkg/ext.py", "../../outside/defs.py"),
+                            symlink("tree/pkg/extdir", "../../outside")),
+              ["apply", "--extend-exclude", "extdir", "tree"]), 1,
          (CONVERTED_4,), CONVERTED),
     Case("symlink-to-module-in-tree", then(tree(), symlink("tree/pkg/alias.py", "params.py")), 1,
          (CONVERTED_4,), CONVERTED),
@@ -277,8 +286,9 @@ CASES = [
                               ["apply", "tree/pkg", "tree", f"{PARAMS}"]), 1,
          (r"changed 2 file\(s\) of 4 scanned",), CONVERTED),
     # Only the given file is read: its use sites elsewhere stay (run it on the package).
-    Case("file-given-directly", then(tree(), lambda root: None, ["apply", PARAMS]), 1,
-         (r"changed 1 file\(s\) of 1 scanned",), frozenset({PARAMS})),
+    # The file is analysed with its tree: converting it alone would break use.py.
+    Case("file-given-directly", then(tree(), lambda root: None, ["apply", PARAMS]), 2,
+         (r"^  tree/pkg/use\.py$", r"nothing written: run `codemod apply tree/pkg`"), NOTHING),
     Case("non-python-file-given", then(tree(), write("tree/README.txt", "x"),
                                        ["apply", "tree/README.txt"]), 2,
          (r"^error: tree/README\.txt: not a Python file$",)),

@@ -234,7 +234,8 @@ def test_symlink_loop_is_not_followed(tmp_path: Path) -> None:
         pytest.param("pkg/broken.py", "../real/gone.py", False, id="broken-link"),
         pytest.param("pkg/dir.py", "../real", False, id="link-named-py-to-directory"),
         pytest.param("pkg/outdir", "{outside}", False, id="dir-link-leaving-tree"),
-        pytest.param("pkg/indir", "../real", False, id="dir-link-inside-tree-not-followed"),
+        # Entered, but its files are found directly too: kept under their own names.
+        pytest.param("pkg/indir", "../real", False, id="dir-link-inside-tree-found-directly"),
     ],
 )
 def test_symlinks(tmp_path: Path, link: str, target: str, kept: bool) -> None:
@@ -247,6 +248,31 @@ def test_symlinks(tmp_path: Path, link: str, target: str, kept: bool) -> None:
         (root / "pkg/pong.py").symlink_to("ping.py")
     expected = ["pkg/m.py", "real/r.py", *([link] if kept else [])]
     assert rel(root, iter_python_files([root], DEFAULT_EXCLUDES)) == sorted(expected)
+
+
+def test_symlinked_subpackage_is_entered_once(tmp_path: Path) -> None:
+    """A symlinked directory whose target is only reached through links (here: an
+    excluded ``build/``) is walked once, under the first link's path; links back to
+    an ancestor are loops and never entered."""
+    make_tree(tmp_path, ["pkg/m.py", "build/ops/k.py"])
+    (tmp_path / "pkg/ops").symlink_to("../build/ops", target_is_directory=True)
+    (tmp_path / "pkg/ops2").symlink_to("../build/ops", target_is_directory=True)
+    (tmp_path / "build/ops/up").symlink_to("../..", target_is_directory=True)
+    assert rel(tmp_path, iter_python_files([tmp_path], DEFAULT_EXCLUDES)) == [
+        "pkg/m.py", "pkg/ops/k.py"]
+
+
+def test_symlinked_directory_leaving_the_project_is_reported(tmp_path: Path) -> None:
+    make_tree(tmp_path / "root", ["pkg/m.py"])
+    make_tree(tmp_path / "outside/py", ["o.py"])
+    make_tree(tmp_path / "outside/data", ["weights.bin"])
+    (tmp_path / "root/pkg/py").symlink_to(tmp_path / "outside/py", target_is_directory=True)
+    (tmp_path / "root/pkg/data").symlink_to(tmp_path / "outside/data", target_is_directory=True)
+    links_out: list[str] = []
+    found = iter_python_files([tmp_path / "root"], DEFAULT_EXCLUDES, links_out=links_out)
+    assert rel(tmp_path / "root", found) == ["pkg/m.py"]
+    # Only a link to a directory holding Python files is reported.
+    assert links_out == [str(tmp_path / "root/pkg/py")]
 
 
 def test_symlinked_root_directory_is_walked(tmp_path: Path) -> None:

@@ -1,0 +1,231 @@
+"""Paths as users and pre-commit give them: ``.``, relative paths, single files and file
+lists from inside a package, namespace directories, symlinked subpackages.
+
+A path inside a package is analysed against its whole tree (the top package directory
+above it): ``check`` reports the same findings for the given files as a run on the
+whole tree, and ``apply`` never writes a part of a conversion that needs files outside
+the given paths.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from .trees import HIERARCHY, run_main, snapshot
+
+REPO = Path(__file__).resolve().parents[2]
+GOLDEN = REPO / "fixtures" / "golden" / "namespace_packages"
+ENGINE = REPO / "fixtures" / "engine"
+FINDING = re.compile(r"^(?P<path>.+?):(?P<line>\d+):(?P<col>\d+): (?P<code>CM\d{3}) ")
+
+
+def findings(out: str, base: Path) -> set[tuple[str, str, str]]:
+    """(absolute path, line, code) of each text finding, paths read relative to ``base``."""
+    found = set()
+    for line in out.splitlines():
+        match = FINDING.match(line)
+        assert match, f"not a finding line: {line!r}"
+        found.add((os.path.normpath(base / match["path"]), match["line"], match["code"]))
+    return found
+
+
+@pytest.fixture
+def namespace_tree(tmp_path: Path) -> Path:
+    """A copy of the PEP 420 golden input: ``pkg/__init__.py``, then namespace dirs."""
+    tree = tmp_path / "tree"
+    shutil.copytree(GOLDEN / "input", tree)
+    return tree
+
+
+@pytest.fixture
+def engine_tree(tmp_path: Path) -> Path:
+    tree = tmp_path / "engine"
+    shutil.copytree(ENGINE, tree, ignore=shutil.ignore_patterns("__pycache__"))
+    return tree
+
+
+def full_findings(tree: Path, capsys: pytest.CaptureFixture[str]) -> set[tuple[str, str, str]]:
+    code, out, _ = run_main(["check", "."], tree, capsys)
+    assert code == 1
+    return findings(out, tree)
+
+
+def only_under(found: set[tuple[str, str, str]], *paths: Path) -> set[tuple[str, str, str]]:
+    return {f for f in found if any(f[0] == str(p) or f[0].startswith(f"{p}{os.sep}")
+                                    for p in paths)}
+
+
+def test_check_dot_inside_a_namespace_dir_reports_as_a_full_run(
+        namespace_tree: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    full = full_findings(namespace_tree, capsys)
+    layers = namespace_tree / "pkg/srt/layers"
+    code, out, err = run_main(["check", "."], layers, capsys)
+    assert code == 1, err
+    assert findings(out, layers) == only_under(full, layers)
+    # Paths as the user spelled them: relative to the working directory.
+    assert out.splitlines()[0].startswith("linear.py:")
+    assert not any(line.startswith(("/", "..")) for line in out.splitlines())
+
+
+def test_check_file_list_like_pre_commit(
+        namespace_tree: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    full = full_findings(namespace_tree, capsys)
+    layers = namespace_tree / "pkg/srt/layers"
+    code, out, err = run_main(["check", "linear.py", "quant/fp8.py"], layers, capsys)
+    assert code == 1, err
+    expected = only_under(full, layers / "linear.py", layers / "quant/fp8.py")
+    assert len(expected) == 5
+    assert findings(out, layers) == expected
+    assert {line.split(":")[0] for line in out.splitlines()} == {"linear.py", "quant/fp8.py"}
+
+
+def test_check_single_file_from_the_tree_root_uses_the_tree(
+        engine_tree: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """linear.py alone names Parameter classes defined elsewhere: checked against its
+    tree, its isinstance checks are findings (alone, it looked clean)."""
+    full = full_findings(engine_tree, capsys)
+    linear = Path("minivllm/model_executor/layers/linear.py")
+    code, out, err = run_main(["check", str(linear)], engine_tree, capsys)
+    assert code == 1, err
+    got = findings(out, engine_tree)
+    assert got and got == only_under(full, engine_tree / linear)
+
+
+@pytest.mark.parametrize("args", [["."], ["parameter.py", "layers/linear.py"],
+                                  ["./layers/../parameter.py"]])
+def test_check_inside_the_engine_package(
+        engine_tree: Path, capsys: pytest.CaptureFixture[str], args: list[str]) -> None:
+    full = full_findings(engine_tree, capsys)
+    cwd = engine_tree / "minivllm/model_executor"
+    code, out, err = run_main(["check", *args], cwd, capsys)
+    assert "internal error" not in err
+    assert code == 1, err
+    given = [Path(os.path.normpath(cwd / a)) for a in args]
+    assert findings(out, cwd) == only_under(full, *given)
+
+
+def test_apply_dot_in_the_top_package_converts_the_tree(
+        namespace_tree: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run_main(["apply", "."], namespace_tree / "pkg", capsys)
+    assert code == 1, err
+    for path in (GOLDEN / "expected").rglob("*.py"):
+        rel = path.relative_to(GOLDEN / "expected")
+        assert (namespace_tree / rel).read_text() == path.read_text(), rel
+
+
+def test_apply_file_list_covering_every_change_writes_it(
+        namespace_tree: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    files = ["srt/layers/parameter.py", "srt/layers/linear.py", "srt/layers/quant/fp8.py",
+             "runtime/loader.py"]
+    code, _, err = run_main(["apply", *files], namespace_tree / "pkg", capsys)
+    assert code == 1, err
+    for rel in files:
+        assert (namespace_tree / "pkg" / rel).read_text() == \
+            (GOLDEN / "expected/pkg" / rel).read_text(), rel
+
+
+def test_apply_narrower_than_the_change_writes_nothing(
+        namespace_tree: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Converting the classes also changes runtime/loader.py: writing only the given
+    directory would leave loader.py testing isinstance against functions."""
+    before = snapshot(namespace_tree)
+    code, out, err = run_main(["apply", "."], namespace_tree / "pkg/srt/layers", capsys)
+    assert code == 2
+    assert snapshot(namespace_tree) == before
+    assert "../../runtime/loader.py" in err
+    assert "nothing written: run `codemod apply ../..`" in err
+
+
+def test_dry_run_of_a_relative_file_shows_the_whole_change(
+        namespace_tree: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    before = snapshot(namespace_tree)
+    cwd = namespace_tree / "pkg/runtime"
+    code, out, err = run_main(["apply", "--dry-run", "../srt/layers/parameter.py"], cwd, capsys)
+    assert code == 1, err
+    assert snapshot(namespace_tree) == before
+    diffed = set(re.findall(r"^\+\+\+ b/(.+)$", out, re.MULTILINE))
+    assert diffed == {"../srt/layers/parameter.py", "../srt/layers/linear.py",
+                      "../srt/layers/quant/fp8.py", "loader.py"}
+    assert "note: converting ../srt/layers/parameter.py also changes 3 file(s)" in err
+
+
+def _import_all(root: Path, modules: list[str]) -> str:
+    code = "import importlib, sys\n" + "".join(
+        f"importlib.import_module({m!r})\n" for m in modules)
+    env = dict(os.environ, PYTHONPATH=str(root), PYTHONDONTWRITEBYTECODE="1")
+    done = subprocess.run([sys.executable, "-c", code], cwd=root, env=env,
+                          capture_output=True, text=True, timeout=300)
+    return done.stderr if done.returncode else ""
+
+
+SYMLINKED_USE = '''\
+from ..params import BaseParam, SplitParam
+
+
+def kind(p):
+    if type(p) is SplitParam:
+        return "split"
+    return "base" if isinstance(p, BaseParam) else "plain"
+'''
+
+
+def _symlinked_tree(root: Path) -> Path:
+    """``tree/pkg/ops`` is a symlink to ``tree/vendored/ops`` (no ``__init__.py`` there):
+    Python imports its module as ``pkg.ops.use``, whose ``..params`` is ``pkg.params``."""
+    tree = root / "tree"
+    (tree / "pkg").mkdir(parents=True)
+    (tree / "pkg/__init__.py").write_text("")
+    (tree / "pkg/params.py").write_text(HIERARCHY)
+    (tree / "vendored/ops").mkdir(parents=True)
+    (tree / "vendored/ops/use.py").write_text(SYMLINKED_USE)
+    (tree / "pkg/ops").symlink_to("../vendored/ops", target_is_directory=True)
+    (tree / "pkg/loop").symlink_to(".", target_is_directory=True)
+    return tree
+
+
+@pytest.mark.parametrize("where", ["tree", "pkg", "ops"])
+def test_symlinked_subpackage_is_converted_through_the_link(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+        where: str) -> None:
+    tree = _symlinked_tree(tmp_path)
+    cwd = {"tree": tree, "pkg": tree / "pkg", "ops": tree / "pkg/ops"}[where]
+    # As a shell sets it: in pkg/ops, $PWD keeps the link (os.getcwd() does not).
+    monkeypatch.setenv("PWD", str(cwd))
+    code, out, err = run_main(["check", "."], cwd, capsys)
+    assert code == 1 and "CM002" in out, err
+    code, _, err = run_main(["apply", "."] if where != "ops" else ["apply", "../.."], cwd, capsys)
+    assert code == 1, err
+    assert (tree / "pkg/ops").is_symlink()
+    converted = (tree / "vendored/ops/use.py").read_text()
+    assert "isinstance" not in converted and "has_param_feature(" in converted
+    assert "from ..params import" in converted
+    assert _import_all(tree, ["pkg.params", "pkg.ops.use"]) == ""
+    code, out, err = run_main(["check", "."], cwd, capsys)
+    assert code == 0, out + err
+
+
+def test_symlinked_directory_leaving_the_tree_is_an_error(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    tree = tmp_path / "tree"
+    (tree / "pkg").mkdir(parents=True)
+    (tree / "pkg/__init__.py").write_text("")
+    (tree / "pkg/params.py").write_text(HIERARCHY)
+    outside = tmp_path / "elsewhere/ops"
+    outside.mkdir(parents=True)
+    (outside / "use.py").write_text(SYMLINKED_USE)
+    (tree / "pkg/ops").symlink_to(outside, target_is_directory=True)
+    before = snapshot(tmp_path)
+    for command in (["apply", "."], ["check", "."]):
+        code, _, err = run_main(command, tree, capsys)
+        assert code == 2
+        assert "pkg/ops: symbolic link to a directory outside the tree" in err
+    assert snapshot(tmp_path) == before
+    code, _, err = run_main(["apply", "--extend-exclude", "pkg/ops", "."], tree, capsys)
+    assert code == 1, err
