@@ -348,8 +348,11 @@ class DefinitionsTransformer(cst.CSTTransformer):
         pairs = [f'"{fld}": "{name}"' for fld, (name, _) in fields.items()]
         nullable = [f'"{name}"' for name, none_deletes in fields.values() if none_deletes]
         tail = f", none_deletes=({', '.join(nullable)},)" if nullable else ""
-        line = f"{register}({feature}, {{{', '.join(pairs)}}}{tail})"
-        if len(line) > 88:
+        args = f"{feature}, {{{', '.join(pairs)}}}{tail}"
+        line = f"{register}({args})"
+        if len(line) > 88 and len(args) <= 84:
+            line = f"{register}(\n    {args}\n)"
+        elif len(line) > 88:
             inner = "".join(f"        {pair},\n" for pair in pairs)
             tail = f"    none_deletes=({', '.join(nullable)},),\n" if nullable else ""
             line = f"{register}(\n    {feature},\n    {{\n{inner}    }},\n{tail})"
