@@ -6,8 +6,9 @@ What it does
     ``p.__class__ is X`` -> ``param_kind_is(p, ...)`` (negated for ``is not``/``!=``/``not
     in``); ``issubclass(A, B)`` between two converted names -> its constant answer;
     ``X.method`` -> the function implementing it per ``X``'s MRO; ``X.CONST`` -> the shared
-    constant; annotations naming ``X`` -> ``Parameter``; writes of a property's backing
-    field ``p._f = v`` -> ``p._f = p.f = v``.
+    constant; annotations naming ``X`` -> ``Parameter``; accesses of a property's backing
+    field outside the former class (``p._f = v``, ``p._f``, ``getattr``/``hasattr``/``setattr``
+    with ``"_f"``) -> ``set_param_field`` / ``param_field`` / ``has_param_field``.
 Why
     After conversion ``X`` is a function: ``isinstance(p, X)`` would raise ``TypeError``.
 Example
@@ -20,8 +21,10 @@ Fix safety
     ``isinstance_or_param_feature(p, (torch.Tensor,), Features.X)`` otherwise. A use no
     rule covers is left alone and reported by ``unconverted_uses``, which makes the
     planner refuse the hierarchy (a class-style use that stays would break at run time).
-    A backing-field write also sets the attribute that replaced the property, so code such
-    as ``permute_param_layout_`` still changes what the loaders read.
+    A converted parameter holds the attribute that replaced the property, not its field;
+    the helpers write and read that attribute for such parameters and the field itself for
+    every other object, so code such as ``permute_param_layout_`` still changes what the
+    loaders read.
 """
 
 from __future__ import annotations
