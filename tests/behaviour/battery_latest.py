@@ -44,6 +44,7 @@ from .scenarios import (
     assert_same_outcome,
     assert_same_tensor,
     outcome,
+    read_attr,
     seeded,
 )
 from .twin import Twin, stub_weight_loader, tp_grid
@@ -158,15 +159,9 @@ def _same_value(a: Any, b: Any, what: str) -> None:
 
 
 def _attr(param: Any, name: str) -> Any:
-    """``getattr(param, name)``, read as converted engine code reads it: a converted
-    parameter holds a former property's attribute alone, and code that reads the backing
-    field (``p._output_dim``) goes through its runtime's ``param_field``."""
-    read = getattr
-    hook = getattr(param, "__dict__", {}).get("__deepcopy__")
-    if name.startswith("_") and hook is not None:
-        read = hook.__func__.__globals__["param_field"]
+    """``getattr(param, name)`` as converted engine code reads it (``read_attr``)."""
     try:
-        return read(param, name)
+        return read_attr(param, name)
     except AttributeError:
         return MISSING
 
