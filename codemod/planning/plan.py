@@ -47,6 +47,11 @@ RUNTIME_NAMES = (
     "_rebuild_param",
     "rebind_param_methods",
     "param_attr_dict",
+    "PARAM_FIELDS",
+    "register_param_fields",
+    "_fields_of",
+    "param_field",
+    "has_param_field",
 )
 #: Modules the runtime imports by their own name (``import copy``): a module that binds
 #: one of these names to something else cannot hold the runtime.
@@ -99,8 +104,6 @@ class ClassPlan:
     method_funcs: dict[str, str] = field(default_factory=dict)
     #: Public property name -> backing field (read-only property over a field).
     properties: dict[str, str] = field(default_factory=dict)
-    #: Properties whose field an earlier wrap sets: copy after the body.
-    properties_to_copy: list[str] = field(default_factory=list)
     #: Class attribute -> module-level constant holding its one shared value.
     constants: dict[str, str] = field(default_factory=dict)
     #: Static method -> module-level function, stored on the param unbound.
@@ -170,6 +173,17 @@ class Plan:
         plan = self.classes.get(qualname) if qualname else None
         return plan is not None and plan.converted
 
+    def property_fields(self, qualname: str) -> dict[str, tuple[str, bool]]:
+        """Backing field -> (attribute, None meant "deleted") for every property a converted
+        parameter of kind ``qualname`` holds as an attribute (its MRO's, converted or shadow)."""
+        out: dict[str, tuple[str, bool]] = {}
+        for q in reversed(self.classes[qualname].mro):
+            p = self.classes[q]
+            if p.converted or p.shadow:
+                for prop, fld in p.properties.items():
+                    out[fld] = (prop, prop in p.nullable)
+        return out
+
     def is_shadow(self, qualname: str | None) -> bool:
         """Whether ``qualname`` names a class kept as a class that also has a wrap."""
         plan = self.classes.get(qualname) if qualname else None
@@ -206,6 +220,24 @@ def _is_super_call(node: cst.CSTNode, method: str | None = None) -> bool:
     if method is not None:
         attr = m.Attribute(value=m.Call(func=m.Name("super"), args=[]), attr=m.Name(method))
     return m.matches(node, m.Call(func=attr))
+
+
+def _property_fields(mro: list[str], plans: dict[str, ClassPlan]) -> set[str]:
+    """Backing fields of the properties a class with MRO ``mro`` has."""
+    return {fld for q in mro for fld in plans[q].properties.values()}
+
+
+def _self_attrs_used(plan: ClassPlan) -> set[str]:
+    """Attributes of ``self`` that the class's own ``__init__`` and methods read or write."""
+    used: set[str] = set()
+    functions = list(plan.facts.methods.values())
+    if plan.facts.init is not None:
+        functions.append(plan.facts.init)
+    for fn in functions:
+        use = _SelfUse(_first_param(fn))
+        fn.body.visit(use)
+        used |= use.reads | use.writes
+    return used
 
 
 class _SelfUse(cst.CSTVisitor):
@@ -561,20 +593,19 @@ class Planner:
         clash = instance_attrs & class_names
         if clash:
             raise _Refuse(f"{sorted(clash)[0]!r} is both an instance attribute and a class member")
-        # Properties: where their field is set.
+        # Properties: where their field is set. A converted parameter stores the attribute
+        # alone, so every class of the MRO that touches the field must know the property.
         for prop, fld in plan.properties.items():
-            if prop in plan.nullable and any(
-                p.init is not None and fld in p.init.writes for p in chain
-            ):
-                # Copied (if not None) after the body: None means "deleted".
-                plan.properties_to_copy.append(prop)
-                continue
-            if plan.init is not None and fld in plan.init.writes:
-                continue
-            if any(p.init is not None and fld in p.init.writes for p in chain[1:]):
-                plan.properties_to_copy.append(prop)
-                continue
-            raise _Refuse(f"property {prop!r} reads {fld!r}, which no __init__ of its bases sets")
+            if not any(p.init is not None and fld in p.init.writes for p in chain):
+                raise _Refuse(f"property {prop!r} reads {fld!r}, which no __init__ of its bases sets")
+            for other in chain[1:]:
+                if fld in _property_fields(other.mro, plans):
+                    continue
+                if fld in _self_attrs_used(other):
+                    raise _Refuse(
+                        f"{other.name} uses {fld!r} as a plain field, which backs the property "
+                        f"{prop!r} of {plan.name}; a converted parameter holds only the attribute"
+                    )
         # super().m() inside methods: one target for every concrete subclass.
         for name, fn in facts.methods.items():
             use = _SelfUse(_first_param(fn))
@@ -788,6 +819,10 @@ class Planner:
             written = use.writes & set(plan.properties.values())
             if written:
                 return f"{facts.name}.{name} writes the property field {sorted(written)[0]!r}"
+            read = use.reads & set(plan.properties.values())
+            if read:
+                return (f"{facts.name}.{name} reads the property field {sorted(read)[0]!r}, "
+                        "which a converted parameter does not hold (it holds the attribute)")
         for prop in plan.properties:
             if facts.properties[prop].setter is None:
                 return (f"{facts.name}.{prop} is read-only: a write to its field outside the "

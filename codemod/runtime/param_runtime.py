@@ -91,20 +91,51 @@ def rebind_param_methods(obj):
             attrs[name] = kind(value.__func__, obj)
 
 
+#: Former properties of each converted kind (its feature): backing field -> (attribute,
+#: whether ``None`` in the field meant "deleted"). A converted parameter stores only the
+#: attribute; these answer what the field held. Filled once per kind by the modules that
+#: define the kinds (``register_param_fields``).
+PARAM_FIELDS = {}
+
+
+def register_param_fields(feature, fields, none_deletes=()):
+    """Record that kind ``feature`` stores each ``field: attribute`` pair of ``fields`` as the
+    attribute alone; ``none_deletes`` names the attributes whose ``None`` field meant "deleted"."""
+    PARAM_FIELDS[feature] = {
+        field: (name, name in none_deletes) for field, name in fields.items()
+    }
+
+
+def _fields_of(attrs):
+    """The former-property fields of the kind whose attributes are ``attrs`` ({} if none).
+
+    Looked up in the registry of the runtime that made the parameter (its copy hook's
+    globals) when this runtime does not know the kind: a tree may carry several runtimes.
+    """
+    kind = attrs.get("_param_kind")
+    fields = PARAM_FIELDS.get(kind)
+    if fields is None:
+        hook = getattr(attrs.get("__deepcopy__"), "__func__", None)
+        fields = getattr(hook, "__globals__", {}).get("PARAM_FIELDS", {}).get(kind, {})
+    return fields
+
+
 def param_attr_dict(obj):
     """What ``obj.__dict__`` held before conversion; ``obj.__dict__`` itself for any
     object that is not a converted parameter.
 
-    A converted parameter also keeps its methods, copy hooks, feature tags and former
-    property values in its ``__dict__``; the old instance held only its fields there.
-    Reads that inspect the dict (``.get("weight_loader")``, ``"weight_loader" in ...``,
-    equality of two parameters' dicts) are given a new dict without them, so they
-    answer as before. A former property ``name`` is recognised by its backing field
-    ``_name`` holding the same object.
+    A converted parameter also keeps its methods, copy hooks and feature tags in its
+    ``__dict__``, and holds its former properties as attributes; the old instance held
+    only its fields there. Reads that inspect the dict (``.get("weight_loader")``,
+    ``"weight_loader" in ...``, equality of two parameters' dicts) are given a new dict
+    with the fields instead (``_f`` with the attribute's value; ``None`` where a deleted
+    nullable attribute left it), so they answer as before.
     """
     attrs = obj.__dict__
     if "_param_features" not in attrs:
         return attrs
+    fields = _fields_of(attrs)
+    field_of = {name: field for field, (name, _) in fields.items()}
     view = {}
     for name, value in attrs.items():
         if name in ("_param_features", "_param_kind"):
@@ -113,9 +144,10 @@ def param_attr_dict(obj):
         if kind.__name__ == "BoundParamMethod" and hasattr(kind, "__slots__") \
                 and "_param_ref" in kind.__slots__ and value.__self__ is obj:
             continue
-        if "_" + name in attrs and attrs["_" + name] is value:
-            continue
-        view[name] = value
+        view[field_of.get(name, name)] = value
+    for field, (name, none_deletes) in fields.items():
+        if none_deletes and name not in attrs:
+            view[field] = None
     return view
 
 
@@ -148,19 +180,51 @@ def check_param_kwargs(kind, kwargs, accepted):
 
 
 def set_param_field(obj, field, name, value, none_deletes=False):
-    """``obj.<field> = value``, keeping a converted parameter's ``<name>`` attribute in step.
+    """What ``obj.<field> = value`` did before conversion.
 
-    ``<name>`` replaced a property that read ``<field>``; code outside the former class
-    that writes the field (e.g. ``permute_param_layout_``) must still change what the
-    attribute answers. Objects that are not converted parameters only get the field, as
-    before. ``none_deletes``: the property treated ``None`` as "deleted".
+    ``<field>`` backed the property ``<name>`` of a former class. A converted parameter of
+    such a kind holds only the attribute ``<name>``: it is set (or, when ``none_deletes``
+    and ``value`` is None, removed: the getter then raised ``AttributeError``). Any other
+    object (a class kept as a class, an unrelated object with a field of the same name, a
+    converted kind without that property) gets the field, as before.
     """
-    setattr(obj, field, value)
-    if "_param_features" in getattr(obj, "__dict__", ()):
-        if value is None and none_deletes:
-            obj.__dict__.pop(name, None)
-        else:
-            setattr(obj, name, value)
+    attrs = getattr(obj, "__dict__", None)
+    if not isinstance(attrs, dict) or "_param_features" not in attrs \
+            or field not in _fields_of(attrs):
+        setattr(obj, field, value)
+    elif value is None and none_deletes:
+        attrs.pop(name, None)
+    else:
+        setattr(obj, name, value)
+
+
+def param_field(obj, field, *default):
+    """What ``getattr(obj, field[, default])`` answered before conversion.
+
+    For a converted parameter whose kind had a property over ``field``: the attribute's
+    value, or ``None`` where a nullable attribute was deleted (the field was set to None),
+    or ``default`` / ``AttributeError`` where the field had been deleted. Any other object
+    is read as it is.
+    """
+    attrs = getattr(obj, "__dict__", None)
+    if isinstance(attrs, dict) and "_param_features" in attrs:
+        fields = _fields_of(attrs)
+        if field in fields:
+            name, none_deletes = fields[field]
+            if name in attrs:
+                return attrs[name]
+            if none_deletes:
+                return None
+            if default:
+                return default[0]
+            raise AttributeError(f"parameter has no attribute {field!r}")
+    return getattr(obj, field, *default)
+
+
+def has_param_field(obj, field):
+    """What ``hasattr(obj, field)`` answered before conversion (see ``param_field``)."""
+    missing = object()
+    return param_field(obj, field, missing) is not missing
 
 
 def isinstance_or_param_feature(obj, classes, *features):

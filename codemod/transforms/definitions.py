@@ -23,6 +23,7 @@ Fix safety
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from importlib import resources
 
 import libcst as cst
@@ -107,22 +108,110 @@ class _SuperCalls(cst.CSTTransformer):
         )
 
 
-class _ChainFields(cst.CSTTransformer):
-    """``self._f = v`` -> ``self._f = self.f = v`` for the given field -> property map."""
+class _FieldsAsAttributes(cst.CSTTransformer):
+    """``self._f`` -> ``self.f`` in the former class's code: a parameter holds the attribute.
 
-    def __init__(self, self_name: str, fields: dict[str, str]) -> None:
+    ``fields`` maps each backing field to (attribute, None meant "deleted"). Reads of a
+    nullable field become ``getattr(self, "f", None)`` (absent attribute: the field was
+    None); writes of it become ``set_param_field(self, "_f", "f", v, none_deletes=True)``,
+    or, for the one write of a wrap that nothing before it sets (``first_writes``),
+    ``if v is not None: self.f = v``. Only ``self`` is rewritten: any other object is the
+    use-site rewrite's (``set_param_field`` / ``param_field``).
+    """
+
+    def __init__(self, self_name: str, fields: dict[str, tuple[str, bool]],
+                 set_helper: Callable[[], cst.BaseExpression],
+                 first_writes: frozenset[str] = frozenset()) -> None:
         super().__init__()
-        self.self_name, self.fields = self_name, fields
+        self.self_name, self.fields, self.set_helper = self_name, fields, set_helper
+        self.first_writes = first_writes
+        self._stores: set[int] = set()
 
-    def leave_Assign(self, original_node: cst.Assign, updated_node: cst.Assign) -> cst.Assign:
-        targets = []
-        for target in updated_node.targets:
-            targets.append(target)
-            if m.matches(target.target, m.Attribute(value=m.Name(self.self_name))) and \
-                    target.target.attr.value in self.fields:  # type: ignore[attr-defined]
-                prop = self.fields[target.target.attr.value]  # type: ignore[attr-defined]
-                targets.append(cst.AssignTarget(target.target.with_changes(attr=cst.Name(prop))))  # type: ignore[attr-defined]
-        return updated_node.with_changes(targets=targets)
+    def _field(self, node: cst.BaseExpression) -> str | None:
+        if m.matches(node, m.Attribute(value=m.Name(self.self_name))) and \
+                node.attr.value in self.fields:  # type: ignore[attr-defined]
+            return node.attr.value  # type: ignore[attr-defined]
+        return None
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        params = node.params
+        return not any(p.name.value == self.self_name
+                       for p in [*params.posonly_params, *params.params, *params.kwonly_params])
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        return not any(p.name.value == self.self_name for p in node.params.params)
+
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+        self._stores.add(id(node.target))
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self._stores.add(id(node.target))
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        self._stores.add(id(node.target))
+
+    def visit_Del(self, node: cst.Del) -> None:
+        self._stores.add(id(node.target))
+
+    def leave_Attribute(self, original_node: cst.Attribute, updated_node: cst.Attribute) -> cst.BaseExpression:
+        fld = self._field(original_node)
+        if fld is None:
+            return updated_node
+        name, none_deletes = self.fields[fld]
+        if none_deletes and id(original_node) not in self._stores:
+            return cst.parse_expression(f'getattr({self.self_name}, "{name}", None)')
+        if none_deletes and fld not in self.first_writes:
+            return updated_node  # a write: ``leave_Assign`` turns it into the helper call
+        return updated_node.with_changes(attr=cst.Name(name))
+
+    def leave_Assign(self, original_node: cst.Assign, updated_node: cst.Assign) -> cst.BaseSmallStatement:
+        if len(updated_node.targets) != 1:
+            return updated_node
+        fld = self._field(updated_node.targets[0].target)
+        if fld is None or not self.fields[fld][1]:
+            return updated_node
+        args = [cst.Arg(cst.Name(self.self_name)), cst.Arg(cst.SimpleString(f'"{fld}"')),
+                cst.Arg(cst.SimpleString(f'"{self.fields[fld][0]}"')), cst.Arg(updated_node.value),
+                cst.Arg(cst.Name("True"), keyword=cst.Name("none_deletes"), equal=cst.AssignEqual(
+                    cst.SimpleWhitespace(""), cst.SimpleWhitespace("")))]
+        return cst.Expr(cst.Call(func=self.set_helper(), args=args))
+
+    def leave_SimpleStatementLine(self, original_node: cst.SimpleStatementLine,
+                                  updated_node: cst.SimpleStatementLine) -> cst.BaseStatement:
+        if len(updated_node.body) != 1 or not isinstance(updated_node.body[0], cst.Assign):
+            return updated_node
+        assign = updated_node.body[0]
+        if len(assign.targets) != 1 or not isinstance(assign.targets[0].target, cst.Attribute):
+            return updated_node
+        name = assign.targets[0].target.attr.value
+        fld = next((f for f in self.first_writes if self.fields[f][0] == name), None)
+        if fld is None or not m.matches(assign.targets[0].target, m.Attribute(value=m.Name(self.self_name))):
+            return updated_node
+        value = cst.Module(body=[]).code_for_node(assign.value)
+        new = cst.parse_statement(f"if {value} is not None:\n    {self.self_name}.{name} = {value}\n")
+        return new.with_changes(leading_lines=updated_node.leading_lines)
+
+
+def _first_writes(body: list[cst.BaseStatement], self_name: str, fields: dict[str, tuple[str, bool]],
+                  set_before: set[str]) -> frozenset[str]:
+    """Nullable fields whose one write in a wrap's body can become ``if v is not None: p.f = v``.
+
+    The attribute must be absent there (no earlier wrap sets the field; the body writes it
+    once, as a statement of its own) and ``v`` a plain name (evaluated twice, harmlessly).
+    """
+    out = set()
+    for fld, (_, none_deletes) in fields.items():
+        if not none_deletes or fld in set_before:
+            continue
+        target = m.Attribute(value=m.Name(self_name), attr=m.Name(fld))
+        writes = m.findall(cst.Module(body=body), m.AssignTarget(target=target)) + \
+            m.findall(cst.Module(body=body), m.AugAssign(target=target))
+        tops = [s for s in body if m.matches(s, m.SimpleStatementLine(body=[m.Assign(
+            targets=[m.AssignTarget(target=target)], value=m.Name())]))]
+        if len(writes) == 1 and len(tops) == 1 and \
+                tops[0].body[0].value.value != "None":  # type: ignore[attr-defined]
+            out.add(fld)
+    return frozenset(out)
 
 
 def _is_docstring(stmt: cst.CSTNode) -> bool:
@@ -187,6 +276,8 @@ class DefinitionsTransformer(cst.CSTTransformer):
                 self.shadow_count += 1
                 body.append(stmt)
                 body.append(self._wrap(stmt, self.shadows[name]))  # type: ignore[arg-type]
+                # Also the kind while its wrap runs (``set_param_field`` reads it).
+                body.extend(self._registration(self.shadows[name]))
             else:
                 body.append(stmt)
         return updated_node.with_changes(body=body)
@@ -243,7 +334,29 @@ class DefinitionsTransformer(cst.CSTTransformer):
         factory = factory.with_changes(
             leading_lines=[cst.EmptyLine(), cst.EmptyLine(), *comments]
         )
-        return [*constants, factory, wrap, *methods]
+        return [*constants, factory, wrap, *self._registration(plan), *methods]
+
+    def _registration(self, plan: ClassPlan) -> list[cst.BaseStatement]:
+        """``register_param_fields(Features.X, {...})``: the runtime's record of which
+        attributes replaced which fields for kind ``X`` (read by ``param_attr_dict``,
+        ``param_field`` and ``set_param_field``), once per kind."""
+        fields = self.plan.property_fields(plan.facts.qualname)
+        if not fields:
+            return []
+        register = self.refs.helper("register_param_fields", plan.facts.qualname).value
+        feature = cst.Module(body=[]).code_for_node(self.refs.feature(plan.facts.qualname))
+        pairs = [f'"{fld}": "{name}"' for fld, (name, _) in fields.items()]
+        nullable = [f'"{name}"' for name, none_deletes in fields.values() if none_deletes]
+        tail = f", none_deletes=({', '.join(nullable)},)" if nullable else ""
+        args = f"{feature}, {{{', '.join(pairs)}}}{tail}"
+        line = f"{register}({args})"
+        if len(line) > 88 and len(args) <= 84:
+            line = f"{register}(\n    {args}\n)"
+        elif len(line) > 88:
+            inner = "".join(f"        {pair},\n" for pair in pairs)
+            tail = f"    none_deletes=({', '.join(nullable)},),\n" if nullable else ""
+            line = f"{register}(\n    {feature},\n    {{\n{inner}    }},\n{tail})"
+        return [_two_blank_lines(cst.parse_statement(line))]
 
     def _member(self, node: cst.ClassDef, name: str, decorated: bool = False) -> cst.FunctionDef:
         for stmt in node.body.body:  # type: ignore[union-attr]
@@ -290,6 +403,11 @@ class DefinitionsTransformer(cst.CSTTransformer):
                 params = [*fn.params.posonly_params, *fn.params.params]
                 self_name = params[0].name.value
                 fn = fn.visit(_SuperCalls(name, plan, self.refs, self_name))  # type: ignore[assignment]
+                fields = self.plan.property_fields(plan.facts.qualname)
+                if fields:
+                    fn = fn.with_changes(body=fn.body.visit(_FieldsAsAttributes(
+                        self_name, fields,
+                        lambda: self.refs.helper("set_param_field", plan.facts.qualname))))
             fn = fn.with_changes(name=cst.Name(func_name), decorators=[])
             body = list(fn.body.body)  # type: ignore[union-attr]
             if body and _is_docstring(body[0]):
@@ -390,11 +508,15 @@ class DefinitionsTransformer(cst.CSTTransformer):
             self_name = init.self_name
         else:
             self_name = "self"
-        if plan.shadow:
-            # The class body was left as it is; the wrap keeps fields and attributes together.
-            chain = _ChainFields(self_name, {f: p for p, f in plan.properties.items()
-                                             if p not in plan.nullable})
-            body_stmts = [s.visit(chain) for s in body_stmts]  # type: ignore[misc]
+        fields = self.plan.property_fields(plan.facts.qualname)
+        if fields:
+            set_before = {fld for q in plan.mro[1:] if self.plan.classes[q].init is not None
+                          for fld in self.plan.classes[q].init.writes}  # type: ignore[union-attr]
+            as_attributes = _FieldsAsAttributes(
+                self_name, fields, lambda: self.refs.helper("set_param_field", plan.facts.qualname),
+                _first_writes(body_stmts, self_name, fields, set_before),
+            )
+            body_stmts = [s.visit(as_attributes) for s in body_stmts]  # type: ignore[misc]
         name = "param"
         if self_name != name and name in _names_used(body_stmts):
             name = self_name
@@ -421,16 +543,6 @@ class DefinitionsTransformer(cst.CSTTransformer):
         # A body that was only ``pass`` needs no statement once the wrap has others.
         lines.extend(s for s in body_stmts
                      if not m.matches(s, m.SimpleStatementLine(body=[m.Pass()])))
-        for prop in plan.properties_to_copy:
-            fld = plan.properties[prop]
-            if prop in plan.nullable:
-                # The getter raised AttributeError while the field was None ("deleted"):
-                # the attribute exists only when the field holds a value.
-                lines.append(cst.parse_statement(
-                    f"if {name}.{fld} is not None:\n    {name}.{prop} = {name}.{fld}\n"
-                ))
-            else:
-                lines.append(cst.parse_statement(f"{name}.{prop} = {name}.{fld}"))
         if init is not None and init.docstring is not None:
             doc = init.docstring
         else:

@@ -119,11 +119,12 @@ class DictCopyTransformer(cst.CSTTransformer):
         #: Reads rewritten to ``param_attr_dict`` (the old-style view).
         self.reads = 0
         self._stores = 0
-        #: Keys a converted parameter's dict has that the old instance's did not.
+        #: Keys a converted parameter's dict has that the old instance's did not, and the
+        #: backing fields it no longer holds (the view answers them).
         self.added_names = {"_param_features", "_param_kind", "__deepcopy__", "__reduce_ex__"}
         for plan in refs.plan.classes.values():
             if plan.converted or plan.shadow:
-                self.added_names.update(plan.properties, plan.method_funcs)
+                self.added_names.update(plan.properties, plan.properties.values(), plan.method_funcs)
         text = refs.ff.text or refs.ff.module.code
         names = {p.name for p in refs.plan.classes.values() if p.converted or p.shadow}
         self._imports_torch = bool(_IMPORTS_TORCH.search(text)) or any(

@@ -6,8 +6,9 @@ What it does
     ``p.__class__ is X`` -> ``param_kind_is(p, ...)`` (negated for ``is not``/``!=``/``not
     in``); ``issubclass(A, B)`` between two converted names -> its constant answer;
     ``X.method`` -> the function implementing it per ``X``'s MRO; ``X.CONST`` -> the shared
-    constant; annotations naming ``X`` -> ``Parameter``; writes of a property's backing
-    field ``p._f = v`` -> ``p._f = p.f = v``.
+    constant; annotations naming ``X`` -> ``Parameter``; accesses of a property's backing
+    field outside the former class (``p._f = v``, ``p._f``, ``getattr``/``hasattr``/``setattr``
+    with ``"_f"``) -> ``set_param_field`` / ``param_field`` / ``has_param_field``.
 Why
     After conversion ``X`` is a function: ``isinstance(p, X)`` would raise ``TypeError``.
 Example
@@ -20,8 +21,10 @@ Fix safety
     ``isinstance_or_param_feature(p, (torch.Tensor,), Features.X)`` otherwise. A use no
     rule covers is left alone and reported by ``unconverted_uses``, which makes the
     planner refuse the hierarchy (a class-style use that stays would break at run time).
-    A backing-field write also sets the attribute that replaced the property, so code such
-    as ``permute_param_layout_`` still changes what the loaders read.
+    A converted parameter holds the attribute that replaced the property, not its field;
+    the helpers write and read that attribute for such parameters and the field itself for
+    every other object, so code such as ``permute_param_layout_`` still changes what the
+    loaders read.
 """
 
 from __future__ import annotations
@@ -67,10 +70,13 @@ class UseSiteTransformer(cst.CSTTransformer):
         self._method_self: list[str | None] = []
         self._annotation_depth = 0
         self._builtins_shadowed = {
-            n for n in ("isinstance", "issubclass", "type") if n in ff.globals or n in ff.bindings
+            n for n in ("isinstance", "issubclass", "type", "getattr", "hasattr", "setattr")
+            if n in ff.globals or n in ff.bindings
         }
         #: ids of ``isinstance`` calls an earlier run of this rewrite wrote.
         self._own_checks: set[int] = set()
+        #: ids of attribute nodes that are written or deleted (not reads).
+        self._stores: set[int] = set()
 
     # -- resolution ----------------------------------------------------------------------
     def converted(self, expr: cst.BaseExpression) -> str | None:
@@ -142,6 +148,9 @@ class UseSiteTransformer(cst.CSTTransformer):
 
     # -- isinstance / issubclass -------------------------------------------------------------
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
+        field_access = self._field_call(original_node, updated_node)
+        if field_access is not None:
+            return field_access
         func = original_node.func
         if not isinstance(func, cst.Name) or func.value in self._builtins_shadowed:
             return updated_node
@@ -326,6 +335,8 @@ class UseSiteTransformer(cst.CSTTransformer):
     ) -> cst.BaseExpression:
         if self._annotation_depth:
             return updated_node
+        if id(original_node) not in self._stores and self._field_read(original_node):
+            return self._field_reader(updated_node.value, original_node.attr.value)
         owner = self.converted(original_node.value)
         if owner is None:
             return updated_node
@@ -400,39 +411,99 @@ class UseSiteTransformer(cst.CSTTransformer):
         return cst.SimpleString(f"{node.prefix}{quote}{new}{quote}")
 
     # -- backing fields -------------------------------------------------------------------------
-    def leave_Assign(
-        self, original_node: cst.Assign, updated_node: cst.Assign
-    ) -> cst.BaseSmallStatement:
-        if self._in_converted_class():
-            return self._chain_fields(updated_node)
-        if self._class_stack and self._class_stack[-1] in self.plan.classes:
-            return updated_node  # a Parameter class kept as a class keeps its own body
-        # Outside the classes the object may be anything: a helper sets the attribute
-        # only on converted parameters.
-        if len(updated_node.targets) != 1:
-            return self._chain_fields(updated_node)
-        target = updated_node.targets[0].target
-        if not isinstance(target, cst.Attribute):
-            return updated_node
+    # A converted parameter holds a former property as its attribute alone (no field). The
+    # former class's own ``self._f`` is rewritten with the class (``definitions``); any
+    # other access to a backing field goes through a runtime helper that answers as the
+    # field did for converted parameters and touches the field of every other object.
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+        self._stores.add(id(node.target))
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self._stores.add(id(node.target))
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        self._stores.add(id(node.target))
+
+    def visit_Del(self, node: cst.Del) -> None:
+        self._stores.add(id(node.target))
+
+    def _may_hold_param_field(self, obj: cst.BaseExpression) -> bool:
+        """Whether ``obj._f`` here may be a converted parameter's field: not inside a
+        Parameter class kept as a class (its body serves its own instances), not ``self``
+        of a class's method (an ordinary object's own field, or the former class's own
+        code, which ``definitions`` rewrites)."""
+        if self._class_stack and self._class_stack[-1] in self.plan.classes and \
+                not self._in_converted_class():
+            return False
         own_self = next((n for n in reversed(self._method_self) if n), None)
-        if own_self and m.matches(target.value, m.Name(own_self)) and self._class_stack:
-            return updated_node  # an ordinary object's own field
-        prop = self.plan.fields.get(target.attr.value)
-        if prop is None:
-            return updated_node
+        return not (own_self and self._class_stack and m.matches(obj, m.Name(own_self)))
+
+    def _field_read(self, node: cst.Attribute) -> bool:
+        return node.attr.value in self.plan.fields and self._may_hold_param_field(node.value)
+
+    def _field_owner(self, fld: str) -> tuple[str, str, bool]:
+        """(a class owning the property over ``fld``, the property, None meant "deleted")."""
+        prop = self.plan.fields[fld]
         owner = next(q for q, p in self.plan.classes.items()
                      if prop in p.properties and (p.converted or p.shadow))
+        return owner, prop, prop in self.plan.classes[owner].nullable
+
+    def _field_reader(self, obj: cst.BaseExpression, fld: str, *default: cst.Arg,
+                      helper: str = "param_field") -> cst.Call:
+        """``param_field(obj, "_f"[, default])`` (or ``has_param_field``)."""
+        owner, _, _ = self._field_owner(fld)
+        self.counts["backing-field"] += 1
+        return cst.Call(func=self.refs.helper(helper, owner), args=[
+            cst.Arg(obj), cst.Arg(cst.SimpleString(f'"{fld}"')), *default])
+
+    def _field_call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression | None:
+        """``getattr``/``hasattr``/``setattr`` with a literal backing-field name."""
+        func = original.func
+        if not isinstance(func, cst.Name) or func.value not in ("getattr", "hasattr", "setattr") \
+                or func.value in self._builtins_shadowed:
+            return None
+        args = updated.args
+        if len(args) < 2 or any(a.keyword or a.star for a in args) or \
+                not isinstance(args[1].value, cst.SimpleString):
+            return None
+        fld = args[1].value.evaluated_value
+        if fld not in self.plan.fields or not self._may_hold_param_field(original.args[0].value):
+            return None
+        obj = args[0].value
+        if func.value == "hasattr" and len(args) == 2:
+            return self._field_reader(obj, fld, helper="has_param_field")  # type: ignore[arg-type]
+        if func.value == "getattr" and len(args) in (2, 3):
+            return self._field_reader(obj, fld, *[a.with_changes(comma=cst.MaybeSentinel.DEFAULT)
+                                                  for a in args[2:]])  # type: ignore[arg-type]
+        if func.value == "setattr" and len(args) == 3:
+            return self._field_writer(obj, fld, args[2].value)  # type: ignore[arg-type]
+        return None
+
+    def _field_writer(self, obj: cst.BaseExpression, fld: str, value: cst.BaseExpression) -> cst.Call:
+        """``set_param_field(obj, "_f", "f", value[, none_deletes=True])``."""
+        owner, prop, none_deletes = self._field_owner(fld)
         args = [
-            cst.Arg(target.value),
-            cst.Arg(cst.SimpleString(f'"{target.attr.value}"')),
+            cst.Arg(obj),
+            cst.Arg(cst.SimpleString(f'"{fld}"')),
             cst.Arg(cst.SimpleString(f'"{prop}"')),
-            cst.Arg(updated_node.value),
+            cst.Arg(value),
         ]
-        if prop in self.plan.classes[owner].nullable:
+        if none_deletes:
             args.append(cst.Arg(cst.Name("True"), keyword=cst.Name("none_deletes"),
                                 equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace(""))))
         self.counts["backing-field"] += 1
-        return cst.Expr(cst.Call(func=self.refs.helper("set_param_field", owner), args=args))
+        return cst.Call(func=self.refs.helper("set_param_field", owner), args=args)
+
+    def leave_Assign(
+        self, original_node: cst.Assign, updated_node: cst.Assign
+    ) -> cst.BaseSmallStatement:
+        if len(updated_node.targets) != 1:
+            return self._chain_fields(updated_node)
+        target = updated_node.targets[0].target
+        if not isinstance(target, cst.Attribute) or target.attr.value not in self.plan.fields \
+                or not self._may_hold_param_field(target.value):
+            return updated_node
+        return cst.Expr(self._field_writer(target.value, target.attr.value, updated_node.value))
 
     def _in_converted_class(self) -> bool:
         if not self._class_stack:
@@ -441,6 +512,7 @@ class UseSiteTransformer(cst.CSTTransformer):
         return plan is not None and plan.converted
 
     def _chain_fields(self, updated_node: cst.Assign) -> cst.Assign:
+        """``a = x._f = v`` (several targets): ``x._f = x.f = v``, the field and the attribute."""
         targets: list[cst.AssignTarget] = []
         changed = False
         for target in updated_node.targets:
@@ -449,7 +521,7 @@ class UseSiteTransformer(cst.CSTTransformer):
             if not isinstance(expr, cst.Attribute) or not is_simple(expr.value):
                 continue
             prop = self.plan.fields.get(expr.attr.value)
-            if prop is None or not self._field_applies(prop):
+            if prop is None or not self._may_hold_param_field(expr.value):
                 continue
             targets.append(cst.AssignTarget(target=expr.with_changes(attr=cst.Name(prop))))
             changed = True
@@ -457,19 +529,6 @@ class UseSiteTransformer(cst.CSTTransformer):
             return updated_node
         self.counts["backing-field"] += 1
         return updated_node.with_changes(targets=targets)
-
-    def _field_applies(self, prop: str) -> bool:
-        """Inside a converted class, only for properties its MRO has."""
-        if not self._class_stack:
-            return True
-        plan = self.plan.classes.get(self._class_stack[-1])
-        if plan is None:
-            return True
-        if not plan.converted:
-            return False  # a class kept as a class keeps its own body
-        # A nullable property is copied after the wrap body (only when not None).
-        return any(prop in self.plan.classes[q].properties and prop not in self.plan.classes[q].nullable
-                   for q in plan.mro)
 
 
 def _code(node: cst.CSTNode) -> str:

@@ -25,6 +25,7 @@ from __future__ import annotations
 import copy
 import gc
 import pickle
+import weakref
 from collections.abc import Callable, Iterator
 from dataclasses import replace
 from typing import Any
@@ -43,6 +44,7 @@ from .scenarios import (
     assert_same_outcome,
     assert_same_tensor,
     outcome,
+    read_attr,
     seeded,
 )
 from .twin import Twin, stub_weight_loader, tp_grid
@@ -157,8 +159,9 @@ def _same_value(a: Any, b: Any, what: str) -> None:
 
 
 def _attr(param: Any, name: str) -> Any:
+    """``getattr(param, name)`` as converted engine code reads it (``read_attr``)."""
     try:
-        return getattr(param, name)
+        return read_attr(param, name)
     except AttributeError:
         return MISSING
 
@@ -472,6 +475,15 @@ def _permute(report: Report, twin: Twin, old: Sides, new: Sides) -> None:
 
 def _other_loader(param, loaded_weight) -> None:
     param.data.fill_(7)
+
+
+def _make_loader():
+    """A loader object that only its parameter refers to (a layer's bound method, say)."""
+    class Layer:
+        def load(self, param, loaded_weight) -> None:
+            param.data.fill_(3)
+
+    return Layer().load
 
 
 def _weight_loader_property(report: Report, twin: Twin, old: Sides, new: Sides) -> None:
@@ -1063,19 +1075,31 @@ def _documented(report: Report, twin: Twin, old: Sides, new: Sides) -> None:
             f"hasattr before {before}, after {after} (the attribute stores None)"
         )
 
-    def stale_field() -> None:
-        o, n = old.make(b), new.make(b)
-        for p in (o, n):
+    def field_follows(b: Build) -> None:
+        """``_weight_loader`` (as engine code reads it) follows set and del, and ``del``
+        drops the last reference to the loader, as the old setter and deleter did."""
+        def run(side: Sides) -> list[Any]:
+            p = side.make(b)
             p.weight_loader = _other_loader
-        before, after = _callable_name(o._weight_loader), _callable_name(n._weight_loader)
-        assert before.endswith("_other_loader"), before
-        assert after.endswith("stub_weight_loader"), "the converted behaviour changed"
-        report.notes["documented: `p._weight_loader` after `p.weight_loader = f`"] = (
-            "before f, after the loader given at construction (nothing in vLLM 0.34 reads it)"
-        )
+            seen: list[Any] = [_callable_name(_attr(p, "_weight_loader"))]
+            loader = _make_loader()
+            p.weight_loader = loader
+            freed = weakref.ref(loader)
+            del loader
+            del p.weight_loader
+            gc.collect()
+            seen += [_attr(p, "_weight_loader"), freed() is None]
+            return seen
+
+        before, after = run(old), run(new)
+        assert before == after, f"before {before}, after {after}"
+        assert before[-1] is True, "the original kept the loader alive"
 
     report.run("documented differences", "weight_loader = None", assign_none)
-    report.run("documented differences", "_weight_loader not updated", stale_field)
+    for name in CONVERTED:
+        b = ONE_PER_CLASS_LATEST[name]
+        report.run("weight_loader property", f"{name}: field follows set/del",
+                   lambda b=b: field_follows(b))
 
 
 def _compile(report: Report, twin: Twin, old: Sides, new: Sides, backend: str) -> None:

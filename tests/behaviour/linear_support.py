@@ -21,7 +21,7 @@ from typing import Any
 
 import torch
 
-from .scenarios import MISSING, PUBLIC_ATTRS, assert_same_tensor
+from .scenarios import MISSING, PUBLIC_ATTRS, assert_same_tensor, read_attr
 from .twin import PACKAGE, EngineCopy, Twin
 
 Parameter = torch.nn.Parameter
@@ -152,7 +152,7 @@ def attribute_names(old: torch.Tensor) -> list[str]:
 def assert_same_attributes(old: torch.Tensor, new: torch.Tensor, pairing: Pairing, where: str) -> None:
     """Every attribute of ``old`` on ``new`` with the same value; nothing extra on ``new``."""
     for name in attribute_names(old):
-        a, b = getattr(old, name, MISSING), getattr(new, name, MISSING)
+        a, b = getattr(old, name, MISSING), read_attr(new, name)
         if a is MISSING or b is MISSING:
             assert a is b, f"{where}.{name}: present before={a is not MISSING}, after={b is not MISSING}"
             continue

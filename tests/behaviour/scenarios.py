@@ -83,6 +83,19 @@ def assert_same_tensor(old: torch.Tensor, new: torch.Tensor, what: str = "data")
     assert torch.equal(_bits(old), _bits(new)), f"{what}: values differ"
 
 
+def read_attr(param: Any, name: str, default: Any = MISSING) -> Any:
+    """``getattr(param, name, default)`` as converted engine code reads it.
+
+    A converted parameter holds a former property's attribute alone; code that reads the
+    backing field (``p._output_dim``) is rewritten to its runtime's ``param_field``, found
+    here through the parameter's copy hook. Other objects are read as they are.
+    """
+    hook = getattr(param, "__dict__", {}).get("__deepcopy__")
+    if name.startswith("_") and hook is not None and hasattr(hook, "__func__"):
+        return hook.__func__.__globals__["param_field"](param, name, default)
+    return getattr(param, name, default)
+
+
 def public_attrs(param: Any) -> dict[str, Any]:
     """The public attributes the fixture classes expose (``MISSING`` where absent)."""
     return {name: getattr(param, name, MISSING) for name in PUBLIC_ATTRS}

@@ -11,13 +11,17 @@ def _load(param, value):
     param.data.fill_(value)
 
 
+rt.register_param_fields("Weight", {"_output_dim": "output_dim", "_weight_loader": "weight_loader"},
+                         none_deletes=("weight_loader",))
+
+
 def _converted(output_dim: int = 0) -> torch.nn.Parameter:
-    """What a wrap leaves: feature tags, copy hooks, a method, a property and its field."""
+    """What a wrap leaves: feature tags, copy hooks, a method, former properties as attributes."""
     p = torch.nn.Parameter(torch.zeros(3), requires_grad=False)
     rt.add_param_feature(p, "Weight")
     rt.bind_param_methods(p, load=_load)
-    p._output_dim = p.output_dim = output_dim
-    p._weight_loader = p.weight_loader = _load
+    p.output_dim = output_dim
+    p.weight_loader = _load
     p.tag = "kept"
     return p
 
@@ -36,9 +40,42 @@ def test_two_parameters_of_one_kind_compare_equal_again():
 def test_deleted_nullable_property_reads_as_the_none_field():
     p = _converted()
     del p.weight_loader
-    p._weight_loader = None
     assert "weight_loader" not in rt.param_attr_dict(p)
     assert rt.param_attr_dict(p)["_weight_loader"] is None
+
+
+def test_the_view_follows_writes_of_the_attribute():
+    """The old setter wrote the field: the view's ``_f`` is the attribute's current value."""
+    p, other = _converted(), lambda param, weight: None
+    p.weight_loader = other
+    p.output_dim = 1
+    assert rt.param_attr_dict(p) == {"_output_dim": 1, "_weight_loader": other, "tag": "kept"}
+
+
+def test_field_reads_and_writes_answer_as_the_field_did():
+    p = _converted(1)
+    assert rt.param_field(p, "_output_dim") == 1 and rt.has_param_field(p, "_output_dim")
+    rt.set_param_field(p, "_output_dim", "output_dim", 0)
+    assert p.output_dim == 0 and "_output_dim" not in p.__dict__
+    rt.set_param_field(p, "_weight_loader", "weight_loader", None, none_deletes=True)
+    assert not hasattr(p, "weight_loader") and rt.param_field(p, "_weight_loader") is None
+    assert rt.has_param_field(p, "_weight_loader")  # the field stayed, holding None
+    del p.output_dim  # a deleter that removed the field
+    assert not rt.has_param_field(p, "_output_dim")
+    assert rt.param_field(p, "_output_dim", "gone") == "gone"
+
+
+def test_other_objects_keep_their_own_fields():
+    """A kind without the property, and any other object, get and read the field itself."""
+    plain = torch.nn.Parameter(torch.zeros(1))
+    rt.set_param_field(plain, "_output_dim", "output_dim", 2)
+    assert plain._output_dim == 2 and not hasattr(plain, "output_dim")
+    assert rt.param_field(plain, "_output_dim") == 2
+    other_kind = torch.nn.Parameter(torch.zeros(1))
+    rt.add_param_feature(other_kind, "NoProperties")
+    rt.set_param_field(other_kind, "_output_dim", "output_dim", 3)
+    assert other_kind._output_dim == 3 and not hasattr(other_kind, "output_dim")
+    assert not rt.has_param_field(torch.nn.Parameter(torch.zeros(1)), "_output_dim")
 
 
 def test_other_objects_get_their_own_dict_itself():
