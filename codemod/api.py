@@ -33,6 +33,7 @@ from codemod.discovery import (
 )
 from codemod.fileio import SourceError, SourceFile, read_source
 from codemod.planning.plan import Plan, build_plan
+from codemod.planning.safety_net import Escape, SafetyNet
 from codemod.transforms.definitions import DefinitionsTransformer
 from codemod.transforms.dict_copies import DictCopyTransformer
 from codemod.transforms.import_format import format_imports, group_added_imports
@@ -779,6 +780,7 @@ def settle_plan(result: RunResult, index: ClassIndex, options: Options,
     are computed, which is all ``check`` needs). Uses ``options.jobs`` processes.
     """
     forced: dict[str, str] = {}
+    net = SafetyNet({path: source.text for path, source in result.sources.items()})
     for _ in range(_MAX_ROUNDS):
         plan = build_plan(index, options.allow_classes, forced,
                           allow_value_uses=options.allow_value_uses,
@@ -801,6 +803,10 @@ def settle_plan(result: RunResult, index: ClassIndex, options: Options,
                     "converting it would break that line",
                 )
         if new_forced == forced:
+            for path, (line, _col, qual, code, how) in _escaped_uses(plan, result, net):
+                new_forced.setdefault(
+                    qual, f"used at {path}:{line} (`{code}`), {how}; converting it would break that line")
+        if new_forced == forced:
             break
         forced = new_forced
     if convert:
@@ -810,6 +816,21 @@ def settle_plan(result: RunResult, index: ClassIndex, options: Options,
                                             loaded_by=loaded_by or _loaded_by_runtime(plan, result)))
             candidates = sorted(conversions)
     return plan, candidates, conversions
+
+
+def _escaped_uses(plan: Plan, result: RunResult, net: SafetyNet) -> Iterator[tuple[Path, Escape]]:
+    """Every use of a class ``plan`` converts that no rewrite reaches (``SafetyNet``), in
+    the files that mention one of its names."""
+    converted = [q for q, p in plan.classes.items() if p.converted]
+    if not converted:
+        return
+    names = hierarchy_names(plan.index, plan.index.files.values(), converted)
+    failed = {f.path for f in result.failed()}
+    for path, source in sorted(result.sources.items()):
+        if path in failed or not result.mentions.any(path, source.text, names) or not net.may_escape(path):
+            continue
+        for escape in net.escaped_uses(path, plan, names):
+            yield path, escape
 
 
 @dataclass

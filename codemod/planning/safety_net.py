@@ -1,0 +1,342 @@
+"""The last check of a plan: no use of a class about to become a function escapes.
+
+What it does
+    The use-site rewrites and the leftover search see a class where the file's import
+    statements name it (``from m import X``, ``import m as M; M.X``, re-exports in an
+    ``__init__.py``). ``escaped_uses`` reads every file that mentions a converted class's
+    name with CPython's parser and also follows what those do not:
+
+    * ``from m import *`` (``__all__`` honoured, chains of star imports through
+      ``__init__.py`` files), in the file itself or in a module it imports the name from;
+    * ``getattr(module, "X")`` and ``globals()["X"]`` with a literal name.
+
+    A mention reached only that way is an escaped use when it needs a class (an
+    ``isinstance``/``issubclass`` argument, ``type(x) is X``, a base, ``except X``,
+    ``X.attr``, ``X | Y``, an annotation...) or, without ``allow-value-uses``, when it is
+    any other value use (``K = globals()["X"]``, where ``K`` may later be an
+    ``isinstance`` argument). Calls ``X(...)`` stay valid: the factory has the name.
+    A ``case X():`` pattern of a class the rewrites do resolve is an escaped use too: no
+    rewrite changes ``match`` patterns.
+Why
+    A class is converted only when every mention of its name is rewritten or proven to
+    be something else; each escaped use refuses its class, naming ``path:line``.
+Limits
+    Mentions inside strings (``eval("isinstance(p, X)")``, f-string text) are not code
+    and are not followed. An attribute of an object the file cannot resolve
+    (``self.kinds.X``) is taken for something else.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from codemod.analysis.names import import_targets, module_name_for
+from codemod.planning.plan import Plan
+
+#: Attributes a module-level function has with the same value the class had.
+_SAME_ON_FUNCTIONS = frozenset({"__name__", "__qualname__", "__module__"})
+
+#: Operators with which ``type(x) OP X`` compares a class.
+_TYPE_COMPARISONS = (ast.Is, ast.IsNot, ast.Eq, ast.NotEq, ast.In, ast.NotIn)
+
+#: (line, 1-based column, class qualname, source text, how the use was reached).
+Escape = tuple[int, int, str, str, str]
+
+
+@dataclass
+class _ModuleInfo:
+    """What a module binds at module level, as far as the safety net follows it."""
+
+    explicit: dict[str, list[str]] = field(default_factory=dict)
+    stars: list[str] = field(default_factory=list)
+    declared_all: list[str] | None = None
+
+
+#: Text a file needs for an escaped use of its own: a star import, ``getattr``,
+#: ``globals()`` or a ``case`` pattern.
+_OWN_ESCAPE = re.compile(r"import\s*\*|\(\s*\*\s*\)|\bgetattr\s*\(|\bglobals\s*\(|^[ \t]*case\b", re.MULTILINE)
+
+#: A star import anywhere in a file.
+_STAR = re.compile(r"\bimport\s*(?:\(\s*)?\*")
+
+
+class SafetyNet:
+    """Finds escaped uses of a plan's converted classes in the files of a tree."""
+
+    def __init__(self, texts: dict[Path, str]) -> None:
+        self.texts = texts
+        self._trees: dict[Path, ast.Module | None] = {}
+        self._modules: dict[str, Path] | None = None
+        self._infos: dict[str, _ModuleInfo] = {}
+        self._any_star: bool | None = None
+
+    # -- the tree ---------------------------------------------------------------
+
+    def tree(self, path: Path) -> ast.Module | None:
+        """``path`` parsed by CPython (None when it does not parse: reported elsewhere)."""
+        if path not in self._trees:
+            try:
+                self._trees[path] = ast.parse(self.texts[path])
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                self._trees[path] = None
+        return self._trees[path]
+
+    def module_path(self, module: str) -> Path | None:
+        """The file of module ``module`` in the tree, if any."""
+        if self._modules is None:
+            self._modules = {}
+            for path in sorted(self.texts):
+                self._modules.setdefault(module_name_for(path), path)
+        return self._modules.get(module)
+
+    def info(self, module: str) -> _ModuleInfo | None:
+        """Module-level bindings of ``module`` (None when it is not a parsed file of the tree)."""
+        if module in self._infos:
+            return self._infos[module]
+        path = self.module_path(module)
+        tree = self.tree(path) if path is not None else None
+        if path is None or tree is None:
+            return None
+        info = _ModuleInfo()
+        self._infos[module] = info
+        for local, target in import_targets(tree, module, path.name == "__init__.py"):
+            info.explicit.setdefault(local, []).append(target)
+        for stmt in _module_level(tree.body):
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                info.explicit.setdefault(stmt.name, []).append(f"{module}.{stmt.name}")
+            elif isinstance(stmt, ast.ImportFrom) and any(a.name == "*" for a in stmt.names):
+                info.stars.append(_from_source(stmt, module, path.name == "__init__.py"))
+            elif isinstance(stmt, (ast.Assign, ast.AugAssign)):
+                targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+                for target in targets:
+                    if isinstance(target, ast.Name) and target.id == "__all__":
+                        names = _literal_names(stmt.value)
+                        info.declared_all = (info.declared_all or []) + names \
+                            if isinstance(stmt, ast.AugAssign) else names
+                    elif isinstance(target, ast.Name):
+                        info.explicit.setdefault(target.id, []).append(f"{module}.{target.id}")
+        return info
+
+    def follow(self, qualname: str, plan: Plan, _seen: frozenset[str] = frozenset()) -> str | None:
+        """The converted class ``qualname`` leads to through re-exports and star imports."""
+        canonical = plan.index.canonical(qualname)
+        if plan.is_converted(canonical):
+            return canonical
+        if canonical is None or canonical in _seen:
+            return None
+        seen = _seen | {qualname, canonical}
+        parts = canonical.split(".")
+        for cut in range(len(parts) - 1, 0, -1):
+            info = self.info(".".join(parts[:cut]))
+            if info is None:
+                continue
+            name, rest = parts[cut], parts[cut + 1:]
+            targets = info.explicit.get(name) or [
+                f"{source}.{name}" for source in info.stars if self.exports(source, name)
+            ]
+            for target in targets:
+                found = self.follow(".".join([target, *rest]), plan, seen)
+                if found:
+                    return found
+            return None
+        return None
+
+    def exports(self, module: str, name: str) -> bool:
+        """Whether ``from module import *`` may bind ``name``."""
+        info = self.info(module)
+        if info is None or info.declared_all is None:
+            return not name.startswith("_")
+        return name in info.declared_all
+
+    def may_escape(self, path: Path) -> bool:
+        """Whether ``path`` can hold an escaped use: it has a star import, ``getattr``,
+        ``globals()`` or a ``case`` pattern, or some file of the tree has a star import
+        (then a name it imports may come through one)."""
+        if self._any_star is None:
+            self._any_star = any(_STAR.search(text) for text in self.texts.values())
+        return self._any_star or _OWN_ESCAPE.search(self.texts[path]) is not None
+
+    # -- one file ---------------------------------------------------------------
+
+    def escaped_uses(self, path: Path, plan: Plan, names: frozenset[str]) -> list[Escape]:
+        """Uses of ``plan``'s converted classes in ``path`` that no rewrite reaches."""
+        tree = self.tree(path)
+        if tree is None:
+            return []
+        module = module_name_for(path)
+        is_package = path.name == "__init__.py"
+        engine: dict[str, list[str]] = {}
+        for local, target in import_targets(tree, module, is_package):
+            engine.setdefault(local, []).append(target)
+        for stmt in _module_level(tree.body):
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                engine.setdefault(stmt.name, []).append(f"{module}.{stmt.name}")
+        stars = [_from_source(n, module, is_package) for n in ast.walk(tree)
+                 if isinstance(n, ast.ImportFrom) and any(a.name == "*" for a in n.names)]
+        parents = {id(child): parent for parent in ast.walk(tree) for child in ast.iter_child_nodes(parent)}
+        out: list[Escape] = []
+        for node in ast.walk(tree):
+            spelled = _spelled_name(node)
+            if spelled is None or spelled not in names:
+                continue
+            parent = parents.get(id(node))
+            if isinstance(parent, ast.Attribute) and parent.value is node and _spelled_name(parent) in names:
+                continue  # the longer chain is looked at instead
+            found = self._resolve(node, engine, stars, module, plan, direct=True)
+            if found:
+                if _kind(node, parents) == "match-class":
+                    out.append(_escape(node, found, "a `case` class pattern, which no rewrite changes"))
+                continue
+            found = self._resolve(node, engine, stars, module, plan, direct=False)
+            if not found:
+                continue
+            kind = _kind(node, parents)
+            if kind == "call" or (kind == "value" and plan.allow_value_uses):
+                continue
+            out.append(_escape(node, found, _how(node, engine, stars)))
+        return out
+
+    def _resolve(self, node: ast.AST, engine: dict[str, list[str]], stars: list[str], module: str,
+                 plan: Plan, direct: bool) -> str | None:
+        """The converted class ``node`` names: as the rewrites resolve it (``direct``), or
+        also through star imports, ``getattr`` and ``globals()`` (not ``direct``)."""
+        for qualname in self._qualnames(node, engine, stars, module, direct):
+            found = plan.index.canonical(qualname) if direct else self.follow(qualname, plan)
+            if plan.is_converted(found):
+                return found
+        return None
+
+    def _qualnames(self, node: ast.AST, engine: dict[str, list[str]], stars: list[str], module: str,
+                   direct: bool) -> list[str]:
+        """Qualified names ``node`` may stand for."""
+        if isinstance(node, ast.Name):
+            bound = engine.get(node.id)
+            if bound or direct:
+                return list(bound or [])
+            return [f"{source}.{node.id}" for source in stars]
+        if isinstance(node, ast.Attribute):
+            return [f"{q}.{node.attr}" for q in self._qualnames(node.value, engine, stars, module, direct)]
+        if direct:
+            return []
+        if isinstance(node, ast.Call):  # getattr(owner, "X")
+            return [f"{q}.{node.args[1].value}"  # type: ignore[attr-defined]
+                    for q in self._qualnames(node.args[0], engine, stars, module, direct)]
+        if isinstance(node, ast.Subscript):  # globals()["X"]
+            name = node.slice.value  # type: ignore[attr-defined]
+            return list(engine.get(name) or [f"{module}.{name}"] + [f"{s}.{name}" for s in stars])
+        return []
+
+
+def _spelled_name(node: ast.AST) -> str | None:
+    """The class name ``node`` spells: ``X``, ``m.X``, ``getattr(m, "X")``, ``globals()["X"]``."""
+    if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+        return node.id
+    if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
+        return node.attr
+    if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "getattr"
+            and len(node.args) >= 2 and isinstance(node.args[1], ast.Constant)
+            and isinstance(node.args[1].value, str)):
+        return node.args[1].value
+    if (isinstance(node, ast.Subscript) and isinstance(node.value, ast.Call)
+            and isinstance(node.value.func, ast.Name) and node.value.func.id == "globals"
+            and isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, str)):
+        return node.slice.value
+    return None
+
+
+def _how(node: ast.AST, engine: dict[str, list[str]], stars: list[str]) -> str:
+    """How an escaped use reaches its class, in words."""
+    if isinstance(node, ast.Call):
+        return "reached through `getattr` with a literal name, which no rewrite follows"
+    if isinstance(node, ast.Subscript):
+        return "reached through `globals()`, which no rewrite follows"
+    head = node
+    while isinstance(head, ast.Attribute):
+        head = head.value
+    if isinstance(head, ast.Name) and head.id not in engine and stars:
+        return f"reached through `from {stars[0]} import *`, which no rewrite follows"
+    return "reached through a star import in a re-exporting module, which no rewrite follows"
+
+
+def _escape(node: ast.AST, qualname: str, how: str) -> Escape:
+    return (node.lineno, node.col_offset + 1, qualname, ast.unparse(node), how)  # type: ignore[attr-defined]
+
+
+def _kind(node: ast.AST, parents: dict[int, ast.AST]) -> str:
+    """How ``node`` (which names a class) is used: ``call``, ``value``, ``match-class``, or
+    another word for a use that needs a class."""
+    parent = parents.get(id(node))
+    if isinstance(parent, ast.Attribute) and parent.value is node:
+        return "call" if parent.attr in _SAME_ON_FUNCTIONS else "attribute"
+    if isinstance(parent, ast.Call) and parent.func is node:
+        return "call"
+    if isinstance(parent, ast.Subscript) and parent.value is node:
+        return "subscript"
+    child, up = node, parent
+    union = False
+    while isinstance(up, (ast.Tuple, ast.List, ast.Set, ast.BinOp, ast.Starred)):
+        union = union or (isinstance(up, ast.BinOp) and isinstance(up.op, ast.BitOr))
+        child, up = up, parents.get(id(up))
+    if isinstance(up, ast.MatchClass) and up.cls is child:
+        return "match-class"
+    if isinstance(up, ast.Call) and isinstance(up.func, ast.Name) \
+            and up.func.id in ("isinstance", "issubclass", "super") and child in up.args:
+        return up.func.id
+    if isinstance(up, ast.Call) and isinstance(up.func, ast.Attribute) and up.func.attr == "register" \
+            and up.args and up.args[0] is child:
+        return "register"
+    if isinstance(up, ast.Compare) and all(isinstance(op, _TYPE_COMPARISONS) for op in up.ops) \
+            and any(_is_type_of(side) for side in [up.left, *up.comparators]):
+        return "type-comparison"
+    if isinstance(up, ast.ClassDef) and child in up.bases:
+        return "base"
+    if isinstance(up, ast.ExceptHandler) and up.type is child:
+        return "except"
+    if isinstance(up, (ast.arg, ast.AnnAssign)) and getattr(up, "annotation", None) is child \
+            or isinstance(up, (ast.FunctionDef, ast.AsyncFunctionDef)) and up.returns is child:
+        return "annotation"
+    return "union" if union else "value"
+
+
+def _is_type_of(node: ast.AST) -> bool:
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "type":
+        return True
+    return isinstance(node, ast.Attribute) and node.attr == "__class__"
+
+
+def _from_source(node: ast.ImportFrom, module: str, is_package: bool) -> str:
+    """The absolute module a ``from`` import reads."""
+    if not node.level:
+        return node.module or ""
+    parts = module.split(".") if module else []
+    if not is_package:
+        parts = parts[:-1]
+    parts = parts[: max(len(parts) - (node.level - 1), 0)]
+    return ".".join(parts + ([node.module] if node.module else []))
+
+
+def _module_level(statements: list[ast.stmt]) -> list[ast.stmt]:
+    """Statements run at import time, including those under ``if``/``try``/``with``."""
+    out: list[ast.stmt] = []
+    for stmt in statements:
+        out.append(stmt)
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        for block in ("body", "orelse", "finalbody"):
+            inner = getattr(stmt, block, None)
+            if isinstance(inner, list):
+                out += _module_level([s for s in inner if isinstance(s, ast.stmt)])
+        for handler in getattr(stmt, "handlers", []) or []:
+            out += _module_level(handler.body)
+    return out
+
+
+def _literal_names(node: ast.AST) -> list[str]:
+    """The strings of a literal list or tuple (``__all__``)."""
+    if isinstance(node, (ast.List, ast.Tuple)):
+        return [e.value for e in node.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+    return []
+
