@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -120,27 +121,30 @@ class SafetyNet:
                         info.explicit.setdefault(target.id, []).append(f"{module}.{target.id}")
         return info
 
-    def follow(self, qualname: str, plan: Plan, _seen: frozenset[str] = frozenset()) -> str | None:
-        """The converted class ``qualname`` leads to through re-exports and star imports."""
-        canonical = plan.index.canonical(qualname)
-        if plan.is_converted(canonical):
-            return canonical
-        if canonical is None or canonical in _seen:
+    def follow(self, qualname: str, is_target: Callable[[str | None], bool],
+               canonical: Callable[[str], str | None] = lambda q: q, stars: bool = True,
+               _seen: frozenset[str] = frozenset()) -> str | None:
+        """The target ``qualname`` leads to through re-exports and (with ``stars``) star
+        imports (``canonical`` first, e.g. the class index's own re-export following)."""
+        found = canonical(qualname)
+        if is_target(found):
+            return found
+        if found is None or found in _seen:
             return None
-        seen = _seen | {qualname, canonical}
-        parts = canonical.split(".")
+        seen = _seen | {qualname, found}
+        parts = found.split(".")
         for cut in range(len(parts) - 1, 0, -1):
             info = self.info(".".join(parts[:cut]))
             if info is None:
                 continue
             name, rest = parts[cut], parts[cut + 1:]
             targets = info.explicit.get(name) or [
-                f"{source}.{name}" for source in info.stars if self.exports(source, name)
+                f"{source}.{name}" for source in (info.stars if stars else []) if self.exports(source, name)
             ]
             for target in targets:
-                found = self.follow(".".join([target, *rest]), plan, seen)
-                if found:
-                    return found
+                hit = self.follow(".".join([target, *rest]), is_target, canonical, stars, seen)
+                if hit:
+                    return hit
             return None
         return None
 
@@ -163,21 +167,37 @@ class SafetyNet:
 
     def escaped_uses(self, path: Path, plan: Plan, names: frozenset[str]) -> list[Escape]:
         """Uses of ``plan``'s converted classes in ``path`` that no rewrite reaches."""
+        out: list[Escape] = []
+        for node, kind, direct, found, how in self.uses(path, names, plan.is_converted,
+                                                        plan.index.canonical):
+            if direct:
+                if kind == "match-class":
+                    out.append(_escape(node, found, "a `case` class pattern, which no rewrite changes"))
+            elif kind != "call" and not (kind == "value" and plan.allow_value_uses):
+                out.append(_escape(node, found, how))
+        return out
+
+    def uses(self, path: Path, names: frozenset[str], is_target: Callable[[str | None], bool],
+             canonical: Callable[[str], str | None] = lambda q: q, reexports: bool = False,
+             ) -> Iterator[tuple[ast.AST, str, bool, str, str]]:
+        """Each mention in ``path`` of a target (one of ``names``, resolved to a qualified
+        name ``is_target`` accepts): (node, how it is used (``_kind``), whether import
+        statements alone resolve it (through ``canonical``, and with ``reexports`` through
+        the import statements of the modules it names), the target, how it was reached)."""
         tree = self.tree(path)
         if tree is None:
-            return []
+            return
         module = module_name_for(path)
         is_package = path.name == "__init__.py"
-        engine: dict[str, list[str]] = {}
+        bound: dict[str, list[str]] = {}
         for local, target in import_targets(tree, module, is_package):
-            engine.setdefault(local, []).append(target)
+            bound.setdefault(local, []).append(target)
         for stmt in _module_level(tree.body):
             if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                engine.setdefault(stmt.name, []).append(f"{module}.{stmt.name}")
+                bound.setdefault(stmt.name, []).append(f"{module}.{stmt.name}")
         stars = [_from_source(n, module, is_package) for n in ast.walk(tree)
                  if isinstance(n, ast.ImportFrom) and any(a.name == "*" for a in n.names)]
         parents = {id(child): parent for parent in ast.walk(tree) for child in ast.iter_child_nodes(parent)}
-        out: list[Escape] = []
         for node in ast.walk(tree):
             spelled = _spelled_name(node)
             if spelled is None or spelled not in names:
@@ -185,49 +205,41 @@ class SafetyNet:
             parent = parents.get(id(node))
             if isinstance(parent, ast.Attribute) and parent.value is node and _spelled_name(parent) in names:
                 continue  # the longer chain is looked at instead
-            found = self._resolve(node, engine, stars, module, plan, direct=True)
-            if found:
-                if _kind(node, parents) == "match-class":
-                    out.append(_escape(node, found, "a `case` class pattern, which no rewrite changes"))
+            named = _qualnames(node, bound, stars, module, True)
+            direct = next((q for q in map(canonical, named) if is_target(q)), None)
+            if direct is None and reexports:
+                direct = next((hit for q in named
+                               if (hit := self.follow(q, is_target, canonical, stars=False))), None)
+            if direct is not None:
+                yield node, _kind(node, parents), True, direct, "imported by name"
                 continue
-            found = self._resolve(node, engine, stars, module, plan, direct=False)
-            if not found:
-                continue
-            kind = _kind(node, parents)
-            if kind == "call" or (kind == "value" and plan.allow_value_uses):
-                continue
-            out.append(_escape(node, found, _how(node, engine, stars)))
-        return out
+            found = next((hit for q in _qualnames(node, bound, stars, module, False)
+                          if (hit := self.follow(q, is_target, canonical))), None)
+            if found is not None:
+                yield node, _kind(node, parents), False, found, _how(node, bound, stars)
 
-    def _resolve(self, node: ast.AST, engine: dict[str, list[str]], stars: list[str], module: str,
-                 plan: Plan, direct: bool) -> str | None:
-        """The converted class ``node`` names: as the rewrites resolve it (``direct``), or
-        also through star imports, ``getattr`` and ``globals()`` (not ``direct``)."""
-        for qualname in self._qualnames(node, engine, stars, module, direct):
-            found = plan.index.canonical(qualname) if direct else self.follow(qualname, plan)
-            if plan.is_converted(found):
-                return found
-        return None
 
-    def _qualnames(self, node: ast.AST, engine: dict[str, list[str]], stars: list[str], module: str,
-                   direct: bool) -> list[str]:
-        """Qualified names ``node`` may stand for."""
-        if isinstance(node, ast.Name):
-            bound = engine.get(node.id)
-            if bound or direct:
-                return list(bound or [])
-            return [f"{source}.{node.id}" for source in stars]
-        if isinstance(node, ast.Attribute):
-            return [f"{q}.{node.attr}" for q in self._qualnames(node.value, engine, stars, module, direct)]
-        if direct:
-            return []
-        if isinstance(node, ast.Call):  # getattr(owner, "X")
-            return [f"{q}.{node.args[1].value}"  # type: ignore[attr-defined]
-                    for q in self._qualnames(node.args[0], engine, stars, module, direct)]
-        if isinstance(node, ast.Subscript):  # globals()["X"]
-            name = node.slice.value  # type: ignore[attr-defined]
-            return list(engine.get(name) or [f"{module}.{name}"] + [f"{s}.{name}" for s in stars])
+def _qualnames(node: ast.AST, bound: dict[str, list[str]], stars: list[str], module: str,
+               direct: bool) -> list[str]:
+    """Qualified names ``node`` may stand for: through the file's import statements and
+    module-level definitions (``direct``), or also through star imports, ``getattr`` and
+    ``globals()``."""
+    if isinstance(node, ast.Name):
+        names = bound.get(node.id)
+        if names or direct:
+            return list(names or [])
+        return [f"{source}.{node.id}" for source in stars]
+    if isinstance(node, ast.Attribute):
+        return [f"{q}.{node.attr}" for q in _qualnames(node.value, bound, stars, module, direct)]
+    if direct:
         return []
+    if isinstance(node, ast.Call):  # getattr(owner, "X")
+        return [f"{q}.{node.args[1].value}"  # type: ignore[attr-defined]
+                for q in _qualnames(node.args[0], bound, stars, module, direct)]
+    if isinstance(node, ast.Subscript):  # globals()["X"]
+        name = node.slice.value  # type: ignore[attr-defined]
+        return list(bound.get(name) or [f"{module}.{name}"] + [f"{s}.{name}" for s in stars])
+    return []
 
 
 def _spelled_name(node: ast.AST) -> str | None:
@@ -284,7 +296,7 @@ def _kind(node: ast.AST, parents: dict[int, ast.AST]) -> str:
         return "match-class"
     if isinstance(up, ast.Call) and isinstance(up.func, ast.Name) \
             and up.func.id in ("isinstance", "issubclass", "super") and child in up.args:
-        return up.func.id
+        return f"{up.func.id} union" if union else up.func.id
     if isinstance(up, ast.Call) and isinstance(up.func, ast.Attribute) and up.func.attr == "register" \
             and up.args and up.args[0] is child:
         return "register"
