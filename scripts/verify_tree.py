@@ -39,10 +39,13 @@ from __future__ import annotations
 
 import argparse
 import ast
+import io
 import json
 import os
+import stat
 import subprocess
 import sys
+import tokenize
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -170,7 +173,9 @@ def python_files(top: Path) -> list[Path]:
             continue
         seen.add(real)
         dirs[:] = sorted(d for d in dirs if d != "__pycache__" and not d.startswith("."))
-        found += [Path(current) / f for f in sorted(files) if f.endswith(".py")]
+        found += [Path(current) / f for f in sorted(files)
+                  if f.endswith(".py") and os.path.isfile(os.path.join(current, f))
+                  and stat.S_ISREG(os.stat(os.path.join(current, f)).st_mode)]
     return found
 
 
@@ -209,9 +214,10 @@ def load_tree(top: Path) -> dict[str, _Module]:
         except OSError:
             modules.setdefault(name, _Module(name, path, root, "", False))
             continue
-        try:
-            text, readable = raw.decode("utf-8"), True
-        except UnicodeDecodeError:
+        try:  # PEP 263: a coding cookie or a BOM says how to read it, as Python does
+            encoding, _ = tokenize.detect_encoding(io.BytesIO(raw).readline)
+            text, readable = raw.decode(encoding), True
+        except (SyntaxError, LookupError, UnicodeDecodeError):
             text, readable = raw.decode("utf-8", errors="replace"), False
         modules.setdefault(name, _Module(name, path, root, text, readable))
     return modules
