@@ -544,10 +544,30 @@ def _is_type_of(node: ast.AST) -> bool:
     return isinstance(node, ast.Attribute) and node.attr == "__class__"
 
 
+def _spellings(tree: Tree, names: set[str]) -> set[str]:
+    """Every module-level name under which a module can reach one of ``names``: the
+    short names, plus aliases (``K = X``, ``from m import X as K``, ``globals()["K"] = X``)
+    bound in modules that mention one of them, until no new alias turns up."""
+    shorts = {n.rsplit(".", 1)[-1] for n in names}
+    scanned: set[str] = set()
+    grown = True
+    while grown:
+        grown = False
+        for module in tree.modules.values():
+            if module.name in scanned or not any(s in module.text for s in shorts):
+                continue
+            scanned.add(module.name)
+            for local, targets in tree.symbols(module.name).items():
+                if local not in shorts and any(tree.canonical(t) & names for t in targets):
+                    shorts.add(local)
+                    grown = True
+    return shorts
+
+
 def find_uses(tree: Tree, names: set[str]) -> tuple[list[Use], list[str]]:
     """Every use of ``names`` in ``tree`` (besides imports and the definitions), and the
     files that mention one of the short names but cannot be read or parsed."""
-    shorts = {n.rsplit(".", 1)[-1] for n in names}
+    shorts = _spellings(tree, names)
     uses: list[Use] = []
     unreadable: list[str] = []
     for module in sorted(tree.modules.values(), key=lambda m: str(m.path)):
