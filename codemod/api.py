@@ -33,7 +33,7 @@ from codemod.discovery import (
 )
 from codemod.fileio import SourceError, SourceFile, read_source
 from codemod.planning.plan import Plan, build_plan
-from codemod.planning.safety_net import Escape, SafetyNet
+from codemod.planning.safety_net import Escape, SafetyNet, dotted_mention
 from codemod.transforms.definitions import DefinitionsTransformer
 from codemod.transforms.dict_copies import DictCopyTransformer
 from codemod.transforms.import_format import format_imports, group_added_imports
@@ -826,9 +826,19 @@ def _escaped_uses(plan: Plan, result: RunResult, net: SafetyNet) -> Iterator[tup
         return
     names = hierarchy_names(plan.index, plan.index.files.values(), converted)
     failed = {f.path for f in result.failed()}
+    dotted = dotted_mention(names)
     for path, source in sorted(result.sources.items()):
-        if path in failed or not result.mentions.any(path, source.text, names) or not net.may_escape(path):
+        if path in failed or not result.mentions.any(path, source.text, names):
             continue
+        if not net.own_escape(path, names):
+            # Without a star import, getattr, globals() or a case pattern of its own, a
+            # use escapes only through a module it imports a name from (or names as
+            # ``m.X``) that re-exports it with a star import.
+            if not net.any_star() or not (dotted.search(source.text) or any(
+                    (local in names or target.rpartition(".")[2] in names)
+                    and plan.index.canonical(target) not in plan.classes
+                    for local, target in _import_targets(path, source.text) or ())):
+                continue
         for escape in net.escaped_uses(path, plan, names):
             yield path, escape
 

@@ -29,6 +29,7 @@ Limits
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -56,9 +57,29 @@ class _ModuleInfo:
     declared_all: list[str] | None = None
 
 
-#: Text a file needs for an escaped use of its own: a star import, ``getattr``,
-#: ``globals()`` or a ``case`` pattern.
-_OWN_ESCAPE = re.compile(r"import\s*\*|\(\s*\*\s*\)|\bgetattr\s*\(|\bglobals\s*\(|^[ \t]*case\b", re.MULTILINE)
+@functools.lru_cache(maxsize=16)
+def _quoted(names: frozenset[str]) -> re.Pattern[str]:
+    """A class name as a string literal (``getattr(m, "X")``, ``globals()["X"]``)."""
+    alternation = "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True))
+    return re.compile(rf"[\"'](?:{alternation})[\"']")
+
+
+@functools.lru_cache(maxsize=16)
+def _case_pattern(names: frozenset[str]) -> re.Pattern[str]:
+    """``case X(`` (also ``case m.X(``, or after ``|`` in an or-pattern)."""
+    alternation = "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True))
+    return re.compile(rf"^[ \t]+case\s[^\n]*?(?<!\w)(?:{alternation})\s*\(", re.MULTILINE)
+
+
+@functools.lru_cache(maxsize=16)
+def dotted_mention(names: frozenset[str]) -> re.Pattern[str]:
+    """``.X`` for a class name ``X`` (an attribute chain that may end at the class)."""
+    alternation = "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True))
+    return re.compile(rf"\.\s*(?:{alternation})(?!\w)")
+
+
+_INDENTED_CASE = re.compile(r"^[ \t]+case\s", re.MULTILINE)
+
 
 #: A star import anywhere in a file.
 _STAR = re.compile(r"\bimport\s*(?:\(\s*)?\*")
@@ -73,6 +94,7 @@ class SafetyNet:
         self._modules: dict[str, Path] | None = None
         self._infos: dict[str, _ModuleInfo] = {}
         self._any_star: bool | None = None
+        self._mention_cache: dict[Path, tuple[frozenset[str], list]] = {}
 
     # -- the tree ---------------------------------------------------------------
 
@@ -155,13 +177,21 @@ class SafetyNet:
             return not name.startswith("_")
         return name in info.declared_all
 
-    def may_escape(self, path: Path) -> bool:
-        """Whether ``path`` can hold an escaped use: it has a star import, ``getattr``,
-        ``globals()`` or a ``case`` pattern, or some file of the tree has a star import
-        (then a name it imports may come through one)."""
+    def any_star(self) -> bool:
+        """Whether some file of the tree has a star import."""
         if self._any_star is None:
             self._any_star = any(_STAR.search(text) for text in self.texts.values())
-        return self._any_star or _OWN_ESCAPE.search(self.texts[path]) is not None
+        return self._any_star
+
+    def own_escape(self, path: Path, names: frozenset[str]) -> bool:
+        """Whether ``path`` has a star import, or ``getattr``, ``globals()`` or a ``case``
+        pattern naming one of ``names``."""
+        text = self.texts[path]
+        if _STAR.search(text):
+            return True
+        if ("getattr" in text or "globals" in text) and _quoted(names).search(text):
+            return True
+        return _INDENTED_CASE.search(text) is not None and _case_pattern(names).search(text) is not None
 
     # -- one file ---------------------------------------------------------------
 
@@ -184,9 +214,29 @@ class SafetyNet:
         name ``is_target`` accepts): (node, how it is used (``_kind``), whether import
         statements alone resolve it (through ``canonical``, and with ``reexports`` through
         the import statements of the modules it names), the target, how it was reached)."""
+        for node, kind, named, reached, how in self._mentions(path, names):
+            direct = next((q for q in map(canonical, named) if is_target(q)), None)
+            if direct is None and reexports:
+                direct = next((hit for q in named
+                               if (hit := self.follow(q, is_target, canonical, stars=False))), None)
+            if direct is not None:
+                yield node, kind, True, direct, "imported by name"
+                continue
+            found = next((hit for q in reached if (hit := self.follow(q, is_target, canonical))), None)
+            if found is not None:
+                yield node, kind, False, found, how
+
+    def _mentions(self, path: Path, names: frozenset[str]) -> list[tuple[ast.AST, str, list[str], list[str], str]]:
+        """Each mention of one of ``names`` in ``path``: (node, ``_kind``, the qualified
+        names import statements give it, those star imports, ``getattr`` and ``globals()``
+        give it, how in words). Computed once per file for a set of names (planning
+        rounds ask again with fewer)."""
+        cached = self._mention_cache.get(path)
+        if cached is not None and names <= cached[0]:
+            return [m for m in cached[1] if _spelled_name(m[0]) in names]
         tree = self.tree(path)
         if tree is None:
-            return
+            return []
         module = module_name_for(path)
         is_package = path.name == "__init__.py"
         bound: dict[str, list[str]] = {}
@@ -197,26 +247,23 @@ class SafetyNet:
                 bound.setdefault(stmt.name, []).append(f"{module}.{stmt.name}")
         stars = [_from_source(n, module, is_package) for n in ast.walk(tree)
                  if isinstance(n, ast.ImportFrom) and any(a.name == "*" for a in n.names)]
-        parents = {id(child): parent for parent in ast.walk(tree) for child in ast.iter_child_nodes(parent)}
-        for node in ast.walk(tree):
-            spelled = _spelled_name(node)
-            if spelled is None or spelled not in names:
-                continue
+        parents: dict[int, ast.AST] = {}
+        found = []
+        for parent in ast.walk(tree):
+            for child in ast.iter_child_nodes(parent):
+                parents[id(child)] = parent
+                spelled = _spelled_name(child)
+                if spelled is not None and spelled in names:
+                    found.append(child)
+        out = []
+        for node in found:
             parent = parents.get(id(node))
             if isinstance(parent, ast.Attribute) and parent.value is node and _spelled_name(parent) in names:
                 continue  # the longer chain is looked at instead
-            named = _qualnames(node, bound, stars, module, True)
-            direct = next((q for q in map(canonical, named) if is_target(q)), None)
-            if direct is None and reexports:
-                direct = next((hit for q in named
-                               if (hit := self.follow(q, is_target, canonical, stars=False))), None)
-            if direct is not None:
-                yield node, _kind(node, parents), True, direct, "imported by name"
-                continue
-            found = next((hit for q in _qualnames(node, bound, stars, module, False)
-                          if (hit := self.follow(q, is_target, canonical))), None)
-            if found is not None:
-                yield node, _kind(node, parents), False, found, _how(node, bound, stars)
+            out.append((node, _kind(node, parents), _qualnames(node, bound, stars, module, True),
+                        _qualnames(node, bound, stars, module, False), _how(node, bound, stars)))
+        self._mention_cache[path] = (names, out)
+        return out
 
 
 def _qualnames(node: ast.AST, bound: dict[str, list[str]], stars: list[str], module: str,
