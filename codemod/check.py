@@ -31,6 +31,7 @@ Suppression
 from __future__ import annotations
 
 import ast
+import functools
 import re
 import sys
 from collections.abc import Iterable
@@ -370,7 +371,7 @@ _FAILS = {
 
 
 def _other_class_only_uses(run: api.RunResult, factories: dict[str, _Target],
-                           findings: list[Finding]) -> list[Finding]:
+                           findings: list[Finding], mentioning: list[Path]) -> list[Finding]:
     """CM003/CM004 for the class-only uses of ``factories`` that ``_ClassStyleUses`` does
     not report: attribute reads, unions, ``except``, ``case``, ``super()``,
     ``register()``, subscripts; and checks or bases that reach a factory through a star
@@ -380,9 +381,15 @@ def _other_class_only_uses(run: api.RunResult, factories: dict[str, _Target],
     reported = {(f.path, f.line) for f in findings if f.code in ("CM003", "CM004")}
     out: list[Finding] = []
     failed = {f.path for f in run.failed()}
-    for path, source in sorted(run.sources.items()):
+    other_forms = _other_forms(names)
+    for path in mentioning:
+        source = run.sources[path]
         if path in failed or not prefilter(source.text, names):
             continue
+        if not (other_forms.search(source.text) or net.own_escape(path, names) or (
+                net.any_star() and any(local in names and target not in factories for local, target
+                                       in api._import_targets(path, source.text) or ()))):
+            continue  # only what ``_ClassStyleUses`` looks at can be in it
         for node, kind, direct, qual, how in net.uses(path, names, lambda q: q in factories, reexports=True):
             if kind not in _FAILS or (direct and kind in _VISITOR_KINDS):
                 continue
@@ -401,6 +408,16 @@ def _other_class_only_uses(run: api.RunResult, factories: dict[str, _Target],
                 path, line, col, False,
             ))
     return out
+
+
+@functools.lru_cache(maxsize=8)
+def _other_forms(names: frozenset[str]) -> re.Pattern[str]:
+    """Text of a use ``_ClassStyleUses`` does not report: ``X.attr``, ``X[``, ``X |``,
+    ``| X``, ``except ... X``, ``super(X``, ``register(X`` (a cheap gate: the AST decides)."""
+    alt = "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True))
+    return re.compile(rf"(?<!\w)(?:{alt})\s*[.\[|]|\|\s*[\w.]*(?<!\w)(?:{alt})(?!\w)"
+                      rf"|\bexcept\b[^\n:]*(?<!\w)(?:{alt})(?!\w)|\bsuper\s*\(\s*(?:{alt})(?!\w)"
+                      rf"|\bregister\s*\(\s*[\w.]*(?<!\w)(?:{alt})(?!\w)")
 
 
 #: Kinds ``_ClassStyleUses`` reports when the file's imports name the factory.
@@ -852,7 +869,7 @@ def check_tree(paths: list[Path], options: Options) -> CheckResult:
     # checks that reach one through a star import, ``getattr`` or ``globals()``.
     factories = {q: t for q, t in targets.items() if t.kind == "factory"}
     if factories:
-        findings.extend(_other_class_only_uses(run, factories, findings))
+        findings.extend(_other_class_only_uses(run, factories, findings, mentioning))
 
     # CM005: factories next to classes that ``apply`` would still convert.
     remaining = sorted(plan.converted().values(),

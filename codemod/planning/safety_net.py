@@ -91,7 +91,8 @@ class SafetyNet:
     def __init__(self, texts: dict[Path, str]) -> None:
         self.texts = texts
         self._trees: dict[Path, ast.Module | None] = {}
-        self._modules: dict[str, Path] | None = None
+        self._modules: dict[str, Path | None] = {}
+        self._by_stem: dict[str, list[Path]] | None = None
         self._infos: dict[str, _ModuleInfo] = {}
         self._any_star: bool | None = None
         self._mention_cache: dict[Path, tuple[frozenset[str], list]] = {}
@@ -108,12 +109,18 @@ class SafetyNet:
         return self._trees[path]
 
     def module_path(self, module: str) -> Path | None:
-        """The file of module ``module`` in the tree, if any."""
-        if self._modules is None:
-            self._modules = {}
+        """The file of module ``module`` in the tree, if any (files whose last name part
+        matches are named with ``module_name_for``; the others are never looked at)."""
+        if self._by_stem is None:
+            self._by_stem = {}
             for path in sorted(self.texts):
-                self._modules.setdefault(module_name_for(path), path)
-        return self._modules.get(module)
+                stem = path.parent.name if path.name == "__init__.py" else path.stem
+                self._by_stem.setdefault(stem, []).append(path)
+        if module not in self._modules:
+            self._modules[module] = next(
+                (p for p in self._by_stem.get(module.rpartition(".")[2], ()) if module_name_for(p) == module),
+                None)
+        return self._modules[module]
 
     def info(self, module: str) -> _ModuleInfo | None:
         """Module-level bindings of ``module`` (None when it is not a parsed file of the tree)."""
