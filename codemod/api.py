@@ -35,6 +35,7 @@ from codemod.discovery import (
 )
 from codemod.fileio import SourceError, SourceFile, UndecodableSource, read_source
 from codemod.planning.plan import Plan, build_plan
+from codemod.planning.safety_net import Escape, SafetyNet, dotted_mention
 from codemod.scope import Scope, scope_of
 from codemod.transforms.definitions import DefinitionsTransformer
 from codemod.transforms.dict_copies import DictCopyTransformer
@@ -822,6 +823,7 @@ def settle_plan(result: RunResult, index: ClassIndex, options: Options,
     are computed, which is all ``check`` needs). Uses ``options.jobs`` processes.
     """
     forced: dict[str, str] = {}
+    net = SafetyNet({path: source.text for path, source in result.sources.items()})
     for _ in range(_MAX_ROUNDS):
         plan = build_plan(index, options.allow_classes, forced,
                           allow_value_uses=options.allow_value_uses,
@@ -846,6 +848,10 @@ def settle_plan(result: RunResult, index: ClassIndex, options: Options,
                     "converting it would break that line",
                 )
         if new_forced == forced:
+            for path, (line, _col, qual, code, how) in _escaped_uses(plan, result, net):
+                new_forced.setdefault(
+                    qual, f"used at {path}:{line} (`{code}`), {how}; converting it would break that line")
+        if new_forced == forced:
             break
         forced = new_forced
     if convert:
@@ -856,6 +862,31 @@ def settle_plan(result: RunResult, index: ClassIndex, options: Options,
             candidates = sorted(conversions)
     _judge_undecodable(result, plan)
     return plan, candidates, conversions
+
+
+def _escaped_uses(plan: Plan, result: RunResult, net: SafetyNet) -> Iterator[tuple[Path, Escape]]:
+    """Every use of a class ``plan`` converts that no rewrite reaches (``SafetyNet``), in
+    the files that mention one of its names."""
+    converted = [q for q, p in plan.classes.items() if p.converted]
+    if not converted:
+        return
+    names = hierarchy_names(plan.index, plan.index.files.values(), converted)
+    failed = {f.path for f in result.failed()}
+    dotted = dotted_mention(names)
+    for path, source in sorted(result.sources.items()):
+        if path in failed or not result.mentions.any(path, source.text, names):
+            continue
+        if not net.own_escape(path, names):
+            # Without a star import, getattr, globals() or a case pattern of its own, a
+            # use escapes only through a module it imports a name from (or names as
+            # ``m.X``) that re-exports it with a star import.
+            if not net.any_star() or not (dotted.search(source.text) or any(
+                    (local in names or target.rpartition(".")[2] in names)
+                    and plan.index.canonical(target) not in plan.classes
+                    for local, target in _import_targets(path, source.text) or ())):
+                continue
+        for escape in net.escaped_uses(path, plan, names):
+            yield path, escape
 
 
 @dataclass

@@ -31,6 +31,7 @@ Suppression
 from __future__ import annotations
 
 import ast
+import functools
 import re
 import sys
 from collections.abc import Iterable
@@ -48,6 +49,7 @@ from codemod.analysis.names import dotted, module_name_for
 from codemod.discovery import prefilter
 from codemod.fileio import SourceFile
 from codemod.planning.plan import FEATURES_NAME, Plan
+from codemod.planning.safety_net import SafetyNet
 from codemod.scope import Scope, scope_of
 from codemod.types import PARAMETER_QUALNAMES, Options
 
@@ -326,6 +328,105 @@ def _converted_names(tree: ast.Module, module: str) -> list[_Target]:
         elif name in classes:
             out.append(_Target("shadow", name, module, member))
     return out
+
+
+#: A wrap function ``apply`` writes next to each factory.
+_WRAP_DEF = re.compile(r"^def\s+wrap_\w+\s*\(", re.MULTILINE)
+
+
+def _factories(tree: ast.Module, module: str) -> list[_Target]:
+    """What ``apply`` left in a module, recognised without its ``Features`` class: a
+    module-level ``def X`` that builds a ``Parameter(...)`` and calls a module-level
+    ``wrap_*`` function of the module (each factory calls the wraps of its MRO)."""
+    functions = {s.name: s for s in tree.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    wraps = {name for name in functions if name.startswith("wrap_")}
+    out = []
+    for name, node in sorted(functions.items()):
+        if name in wraps:
+            continue
+        called = {_call_name(n) for n in ast.walk(node) if isinstance(n, ast.Call)}
+        if called & wraps and any(c and c.endswith("Parameter") for c in called):
+            out.append(_Target("factory", name, module, name))
+    return out
+
+
+def _call_name(call: ast.Call) -> str | None:
+    """The last name of what ``call`` calls (``f`` for ``f(...)`` and ``m.f(...)``)."""
+    func = call.func
+    return func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
+
+
+#: What each other class-only use of a factory does, by ``safety_net`` kind.
+_FAILS = {
+    "attribute": "reads an attribute of the former class, which the function does not have "
+                 "(an unbound method is a module-level function now)",
+    "except": "`except` needs an exception class: it raises TypeError when the handler is tried",
+    "match-class": "a `case` class pattern needs a class: it raises TypeError",
+    "super": "`super()` needs a class: it raises TypeError",
+    "register": "`register()` needs a class: it raises TypeError",
+    "subscript": "a function cannot be subscripted: it raises TypeError",
+    "union": "`|` between functions raises TypeError",
+    "isinstance union": "a union with a function raises TypeError in `isinstance`",
+    "issubclass union": "a union with a function raises TypeError in `issubclass`",
+    "isinstance": "`isinstance` against a function raises TypeError",
+    "issubclass": "`issubclass` against a function raises TypeError",
+    "type-comparison": "comparing a type with a function never matches",
+    "base": "subclassing a function fails at import",
+}
+
+
+def _other_class_only_uses(run: api.RunResult, factories: dict[str, _Target],
+                           findings: list[Finding], mentioning: list[Path]) -> list[Finding]:
+    """CM003/CM004 for the class-only uses of ``factories`` that ``_ClassStyleUses`` does
+    not report: attribute reads, unions, ``except``, ``case``, ``super()``,
+    ``register()``, subscripts; and checks or bases that reach a factory through a star
+    import, ``getattr(module, "X")`` or ``globals()["X"]``. One finding per line and name."""
+    names = frozenset(t.name for t in factories.values())
+    net = SafetyNet({path: source.text for path, source in run.sources.items()})
+    reported = {(f.path, f.line) for f in findings if f.code in ("CM003", "CM004")}
+    out: list[Finding] = []
+    failed = {f.path for f in run.failed()}
+    other_forms = _other_forms(names)
+    for path in mentioning:
+        source = run.sources[path]
+        if path in failed or not prefilter(source.text, names):
+            continue
+        if not (other_forms.search(source.text) or net.own_escape(path, names) or (
+                net.any_star() and any(local in names and target not in factories for local, target
+                                       in api._import_targets(path, source.text) or ()))):
+            continue  # only what ``_ClassStyleUses`` looks at can be in it
+        for node, kind, direct, qual, how in net.uses(path, names, lambda q: q in factories, reexports=True):
+            if kind not in _FAILS or (direct and kind in _VISITOR_KINDS):
+                continue
+            if kind.endswith(" union") and (path, node.lineno) in reported:  # type: ignore[attr-defined]
+                continue  # already reported as a check against the factory
+            target = factories[qual]
+            code = ast.unparse(node)
+            via = "" if direct else f" ({how.split(',')[0]})"
+            what = f"`{code}`{via} is" if code == target.name else f"`{code}`{via} is `{target.name}`,"
+            line, col = node.lineno, node.col_offset + 1  # type: ignore[attr-defined]
+            col = len(source.text.splitlines()[line - 1].encode("utf-8")[:col - 1].decode(
+                "utf-8", errors="replace")) + 1
+            out.append(Finding(
+                "CM003" if kind == "base" else "CM004",
+                f"{what} a factory function now (converted by `codemod apply`): {_FAILS[kind]}",
+                path, line, col, False,
+            ))
+    return out
+
+
+@functools.lru_cache(maxsize=8)
+def _other_forms(names: frozenset[str]) -> re.Pattern[str]:
+    """Text of a use ``_ClassStyleUses`` does not report: ``X.attr``, ``X[``, ``X |``,
+    ``| X``, ``except ... X``, ``super(X``, ``register(X`` (a cheap gate: the AST decides)."""
+    alt = "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True))
+    return re.compile(rf"(?<!\w)(?:{alt})\s*[.\[|]|\|\s*[\w.]*(?<!\w)(?:{alt})(?!\w)"
+                      rf"|\bexcept\b[^\n:]*(?<!\w)(?:{alt})(?!\w)|\bsuper\s*\(\s*(?:{alt})(?!\w)"
+                      rf"|\bregister\s*\(\s*[\w.]*(?<!\w)(?:{alt})(?!\w)")
+
+
+#: Kinds ``_ClassStyleUses`` reports when the file's imports name the factory.
+_VISITOR_KINDS = frozenset({"isinstance", "issubclass", "type-comparison", "base"})
 
 
 class _Resolver:
@@ -749,10 +850,12 @@ def _check_tree(paths: list[Path], options: Options, scope: Scope) -> CheckResul
                                  p.name)
     converted_modules: list[str] = []
     for path, source in sorted(run.sources.items()):
-        if FEATURES_NAME in source.text and _FEATURES_CLASS.search(source.text):
+        by_features = FEATURES_NAME in source.text and _FEATURES_CLASS.search(source.text)
+        if by_features or _WRAP_DEF.search(source.text):
             tree = asts.tree(path)
             module = module_name_for(path)
-            left = _converted_names(tree, module) if tree is not None else []
+            left = [] if tree is None else (
+                _converted_names(tree, module) if by_features else []) or _factories(tree, module)
             if left:
                 converted_modules.append(module)
                 for target in left:
@@ -778,6 +881,12 @@ def _check_tree(paths: list[Path], options: Options, scope: Scope) -> CheckResul
         for node, kind, named in visitor.found:
             place = locator.place(ff, text, node, visitor.ordinals.get(id(node)), visitor.counts)
             findings.extend(_use_finding(ff, place, kind, named))
+
+    # CM003/CM004 the visitor does not see: other class-only uses of a factory, and
+    # checks that reach one through a star import, ``getattr`` or ``globals()``.
+    factories = {q: t for q, t in targets.items() if t.kind == "factory"}
+    if factories:
+        findings.extend(_other_class_only_uses(run, factories, findings, mentioning))
 
     # CM005: factories next to classes that ``apply`` would still convert.
     remaining = sorted(plan.converted().values(),

@@ -9,7 +9,9 @@ Steps:
 3. build a package tree holding ``vllm/model_executor/parameter.py`` exactly as published,
    with stubs for the two things it imports: ``vllm.distributed`` (tensor-parallel rank
    and size, settable) and ``vllm.logger``;
-4. copy that tree and run ``codemod apply`` on the copy (exit code 1 expected: changes);
+4. copy that tree and run ``codemod apply`` on the copy (exit code 1 expected: changes),
+   then ``scripts/verify_tree.py --import`` on it (no class-only use left, every added
+   import executes, every changed file compiles);
 5. import the original and the converted tree side by side (``tests/behaviour/twin.py``)
    and run the equivalence battery (``tests/behaviour/battery.py``, which uses the tables
    of ``tests/behaviour/scenarios.py``) on them.
@@ -159,6 +161,15 @@ def main(argv: list[str] | None = None) -> int:
         again = convert(after)
         if again != 0:
             log(f"FAIL: a second codemod apply exited {again}, expected 0 (idempotent)")
+            return 1
+        from scripts.verify_tree import verify
+
+        verified = verify(before, after, run_imports=True)
+        log(f"scripts/verify_tree.py --import: {len(verified.converted)} converted, "
+            f"{len(verified.class_only_uses)} class-only use(s) left, {verified.added_imports} "
+            f"added import(s), {len(verified.changed)} changed file(s)")
+        if not verified.ok:
+            log("FAIL: scripts/verify_tree.py found problems:\n  " + "\n  ".join(verified.problems))
             return 1
 
         backend = None if args.compile_backend == "none" else args.compile_backend

@@ -9,7 +9,8 @@ Steps:
    ``pyproject.toml`` above it and run ``codemod apply`` on it (the CLI, as a user
    would); report the files changed, the classes converted and kept (refusals) and the
    time; then check that a second ``apply`` changes nothing, run ``scripts/verify_tree.py``
-   on the pair, and record what ``codemod check`` still finds;
+   on the pair (no class-only use left, every added import resolves in the tree, every
+   changed file compiles), and record what ``codemod check`` still finds;
 3. build two small package trees, *before* and *after*, holding the real
    ``model_executor/parameter.py``, ``layers/quantization/kv_cache.py`` and
    ``model_loader/reload/{layerwise,meta,sanitize,types,utils}.py`` (original, and as the
@@ -18,7 +19,8 @@ Steps:
    ``vllm.platforms``, ``vllm.model_executor.utils.copy_weight_``...) and a *probe*
    module of class checks written as vLLM writes them, which ``codemod apply`` rewrites
    in the *after* tree (an isolated conversion whose ``parameter.py`` and ``kv_cache.py``
-   must equal the whole-tree ones);
+   must equal the whole-tree ones), and ``scripts/verify_tree.py --import`` on them
+   (every added import executed);
 4. import both trees side by side (``tests/behaviour/twin.py``) and run the battery of
    ``tests/behaviour/battery_latest.py`` on them.
 
@@ -39,6 +41,7 @@ import logging
 import re
 import shutil
 import subprocess
+from collections import Counter
 import sys
 import tempfile
 import time
@@ -432,7 +435,7 @@ def convert_whole_tree(sources: Path, workdir: Path, problems: list[str]) -> Pat
         log(f"  {name}")
     from scripts.verify_tree import converted_names
 
-    converted = sorted(converted_names(target))
+    converted = sorted(converted_names(target, original))
     log(f"classes converted ({len(converted)}): {', '.join(n.rsplit('.', 1)[1] for n in converted)}")
     log(f"classes kept (refused) ({len(summary.refusals)}): "
         + ", ".join(cls for cls, _, _ in summary.refusals))
@@ -452,19 +455,19 @@ def convert_whole_tree(sources: Path, workdir: Path, problems: list[str]) -> Pat
         first_line = (second.stderr.strip().splitlines() or [""])[0]
         problems.append(f"whole tree: a second apply is not a no-op (exit {second.rc}): {first_line}")
 
+    from scripts.verify_tree import verify
+
     start = time.perf_counter()
-    verify = subprocess.run(
-        [sys.executable, str(REPO_ROOT / "scripts" / "verify_tree.py"), str(original), str(target)],
-        capture_output=True, text=True,
-    )
-    lines = verify.stdout.strip().splitlines()
-    uses = next((line for line in lines if line.startswith("uses of converted names")), "")
-    log(f"scripts/verify_tree.py: exit code {verify.returncode} in {time.perf_counter() - start:.1f} s; "
-        f"{uses}; {lines[-1] if lines else ''}")
-    if verify.returncode != 0:
-        problems.append("whole tree: scripts/verify_tree.py found class-style uses or a file that "
-                        "does not compile:\n" + "\n".join(f"    {line}" for line in lines
-                                                         if "value use" not in line))
+    verified = verify(original, target)
+    kinds = Counter(use.kind for use in verified.uses)
+    log(f"scripts/verify_tree.py in {time.perf_counter() - start:.1f} s: "
+        f"{len(verified.converted)} converted, uses besides calls and imports {dict(sorted(kinds.items()))}, "
+        f"{len(verified.class_only_uses)} class-only use(s) left, {verified.added_imports} added "
+        f"import(s) ({len(verified.import_problems)} unresolved), {len(verified.changed)} changed "
+        f"file(s) ({len(verified.compile_problems)} do not compile)")
+    if not verified.ok:
+        problems.append("whole tree: scripts/verify_tree.py found problems:\n"
+                        + "\n".join(f"    {line}" for line in verified.problems))
 
     check = codemod("check", str(target))
     findings = [line for line in check.stdout.splitlines() if re.search(r":\d+:\d+: CM\d+", line)]
@@ -526,6 +529,15 @@ def isolated_trees(sources: Path, whole: Path, workdir: Path, problems: list[str
             shutil.copy2(theirs, mine)
     log("the real files equal the whole-tree conversion"
         if not any(p.startswith("isolated tree: vllm/") for p in problems) else "see problems below")
+    from scripts.verify_tree import verify
+
+    verified = verify(before, after, run_imports=True)
+    log(f"scripts/verify_tree.py --import on the isolated trees: {len(verified.class_only_uses)} "
+        f"class-only use(s) left, {verified.added_imports} added import(s) executed, "
+        f"{len(verified.changed)} changed file(s)")
+    if not verified.ok:
+        problems.append("isolated tree: scripts/verify_tree.py --import found problems:\n"
+                        + "\n".join(f"    {line}" for line in verified.problems))
     return before, after
 
 

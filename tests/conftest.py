@@ -33,3 +33,20 @@ def fixtures_dir() -> Path:
 def engine_dir() -> Path:
     """``fixtures/engine``: the directory that contains the ``minivllm`` package."""
     return ENGINE_DIR
+
+
+
+def _assert_verified(original: Path, converted: Path, run_imports: bool = False) -> None:
+    """``scripts/verify_tree.py`` finds nothing to fix in ``converted`` (``original`` after
+    ``codemod apply``): no class-only use of a converted name, every added import resolves
+    (and with ``run_imports``, executes), every changed file compiles."""
+    from scripts.verify_tree import verify
+
+    report = verify(original, converted, run_imports=run_imports)
+    assert report.ok, "\n".join(report.problems)
+
+
+@pytest.fixture(scope="session")
+def assert_verified():
+    """The independent verifier as an assertion: ``assert_verified(original, converted)``."""
+    return _assert_verified

@@ -21,8 +21,9 @@ def run_cli(argv: list[str]) -> int:
 
 
 @pytest.fixture(scope="session")
-def converted_trees(engine_dir, tmp_path_factory) -> tuple[Path, Path]:
-    """(before, after): two copies of ``fixtures/engine``; ``after`` converted in place.
+def converted_trees(engine_dir, tmp_path_factory, assert_verified) -> tuple[Path, Path]:
+    """(before, after): two copies of ``fixtures/engine``; ``after`` converted in place,
+    then checked by ``scripts/verify_tree.py`` (every added import executed).
 
     Shared by every behaviour module; nothing may write to either tree.
     """
@@ -31,6 +32,7 @@ def converted_trees(engine_dir, tmp_path_factory) -> tuple[Path, Path]:
     after = copy_tree(engine_dir, base / "after")
     rc = run_cli(["apply", str(after)])
     assert rc == 1, f"codemod apply should report changes (1), returned {rc}"
+    assert_verified(before, after, run_imports=True)
     return before, after
 
 

@@ -1,7 +1,8 @@
 """Golden before/after trees, one directory per pattern under ``fixtures/golden``.
 
 Each case copies ``input/`` to a temporary directory, runs ``codemod apply`` on it and
-compares every file with ``expected/``; then applies again and requires no byte to change
+compares every file with ``expected/`` after ``scripts/verify_tree.py`` (which imports
+every added import) found nothing to fix; then applies again and requires no byte to change
 (idempotence). ``UPDATE_GOLDEN=1 pytest tests/golden`` rewrites ``expected/`` (review the
 diff before committing it).
 """
@@ -30,10 +31,12 @@ def _tree(root: Path) -> dict[str, bytes]:
 
 
 @pytest.mark.parametrize("case", CASES)
-def test_golden(case: str, tmp_path: Path) -> None:
+def test_golden(case: str, tmp_path: Path, assert_verified) -> None:
     work = tmp_path / "tree"
     shutil.copytree(GOLDEN / case / "input", work)
     main(["apply", str(work)])
+    # The independent verifier: no class-only use left, every added import runs.
+    assert_verified(GOLDEN / case / "input", work, run_imports=True)
     expected_dir = GOLDEN / case / "expected"
     if UPDATE:
         shutil.rmtree(expected_dir, ignore_errors=True)

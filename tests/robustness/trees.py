@@ -13,12 +13,14 @@ import shutil
 import stat
 import subprocess
 import sys
+import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
 
 from codemod.cli import main
+from scripts.verify_tree import verify
 
 #: Whether ``codemod apply`` writes nothing when a file failed, writes modules that
 #: define converted classes last, and says "no Python files" for an empty tree (the
@@ -159,16 +161,46 @@ def process_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
 def run_main(
     args: list[str], cwd: Path, capsys: pytest.CaptureFixture[str]
 ) -> tuple[int, str, str]:
-    """``main(args)`` in this process, in ``cwd``; returns (code, stdout, stderr)."""
+    """``main(args)`` in this process, in ``cwd``; returns (code, stdout, stderr).
+
+    When it is an ``apply`` that changed a directory, ``scripts/verify_tree.py`` must
+    find nothing to fix in it (compared with a copy taken before)."""
     capsys.readouterr()
     old = Path.cwd()
+    originals = _copies_before(args, cwd)
     os.chdir(cwd)
     try:
         code = main(args)
     finally:
         os.chdir(old)
     out, err = capsys.readouterr()
+    if code == 1:
+        for target, original in originals:
+            report = verify(original, target)
+            assert report.ok, "\n".join(report.problems)
+    for _, original in originals:
+        shutil.rmtree(original.parent, ignore_errors=True)
     return code, out, err
+
+
+def _copies_before(args: list[str], cwd: Path) -> list[tuple[Path, Path]]:
+    """(directory, copy of it) for each directory an ``apply`` (not ``--dry-run``) is
+    given; a directory that cannot be copied (a FIFO, no permission) is not verified."""
+    if not args or args[0] != "apply" or "--dry-run" in args:
+        return []
+    out = []
+    for arg in args[1:]:
+        target = (cwd / arg).absolute()
+        if arg.startswith("-") or not target.is_dir():
+            continue
+        copy = Path(tempfile.mkdtemp(prefix="verify-")) / "original"
+        try:
+            shutil.copytree(target, copy, symlinks=True)
+        except (OSError, shutil.Error):
+            shutil.rmtree(copy.parent, ignore_errors=True)
+            continue
+        out.append((target, copy))
+    return out
 
 
 def run_process(args: list[str], cwd: Path, env: Mapping[str, str] | None = None,

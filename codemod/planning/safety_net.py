@@ -1,0 +1,408 @@
+"""The last check of a plan: no use of a class about to become a function escapes.
+
+What it does
+    The use-site rewrites and the leftover search see a class where the file's import
+    statements name it (``from m import X``, ``import m as M; M.X``, re-exports in an
+    ``__init__.py``). ``escaped_uses`` reads every file that mentions a converted class's
+    name with CPython's parser and also follows what those do not:
+
+    * ``from m import *`` (``__all__`` honoured, chains of star imports through
+      ``__init__.py`` files), in the file itself or in a module it imports the name from;
+    * ``getattr(module, "X")`` and ``globals()["X"]`` with a literal name.
+
+    A mention reached only that way is an escaped use when it needs a class (an
+    ``isinstance``/``issubclass`` argument, ``type(x) is X``, a base, ``except X``,
+    ``X.attr``, ``X | Y``, an annotation...) or, without ``allow-value-uses``, when it is
+    any other value use (``K = globals()["X"]``, where ``K`` may later be an
+    ``isinstance`` argument). Calls ``X(...)`` stay valid: the factory has the name.
+    A ``case X():`` pattern of a class the rewrites do resolve is an escaped use too: no
+    rewrite changes ``match`` patterns.
+Why
+    A class is converted only when every mention of its name is rewritten or proven to
+    be something else; each escaped use refuses its class, naming ``path:line``.
+Limits
+    Mentions inside strings (``eval("isinstance(p, X)")``, f-string text) are not code
+    and are not followed. An attribute of an object the file cannot resolve
+    (``self.kinds.X``) is taken for something else.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from codemod.analysis.names import import_targets, module_name_for
+from codemod.planning.plan import Plan
+
+#: Attributes a module-level function has with the same value the class had.
+_SAME_ON_FUNCTIONS = frozenset({"__name__", "__qualname__", "__module__"})
+
+#: Operators with which ``type(x) OP X`` compares a class.
+_TYPE_COMPARISONS = (ast.Is, ast.IsNot, ast.Eq, ast.NotEq, ast.In, ast.NotIn)
+
+#: (line, 1-based column, class qualname, source text, how the use was reached).
+Escape = tuple[int, int, str, str, str]
+
+
+@dataclass
+class _ModuleInfo:
+    """What a module binds at module level, as far as the safety net follows it."""
+
+    explicit: dict[str, list[str]] = field(default_factory=dict)
+    stars: list[str] = field(default_factory=list)
+    declared_all: list[str] | None = None
+
+
+@functools.lru_cache(maxsize=16)
+def _quoted(names: frozenset[str]) -> re.Pattern[str]:
+    """A class name as a string literal (``getattr(m, "X")``, ``globals()["X"]``)."""
+    alternation = "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True))
+    return re.compile(rf"[\"'](?:{alternation})[\"']")
+
+
+@functools.lru_cache(maxsize=16)
+def _case_pattern(names: frozenset[str]) -> re.Pattern[str]:
+    """``case X(`` (also ``case m.X(``, or after ``|`` in an or-pattern)."""
+    alternation = "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True))
+    return re.compile(rf"^[ \t]+case\s[^\n]*?(?<!\w)(?:{alternation})\s*\(", re.MULTILINE)
+
+
+@functools.lru_cache(maxsize=16)
+def dotted_mention(names: frozenset[str]) -> re.Pattern[str]:
+    """``.X`` for a class name ``X`` (an attribute chain that may end at the class)."""
+    alternation = "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True))
+    return re.compile(rf"\.\s*(?:{alternation})(?!\w)")
+
+
+_INDENTED_CASE = re.compile(r"^[ \t]+case\s", re.MULTILINE)
+
+
+#: A star import anywhere in a file.
+_STAR = re.compile(r"\bimport\s*(?:\(\s*)?\*")
+
+
+class SafetyNet:
+    """Finds escaped uses of a plan's converted classes in the files of a tree."""
+
+    def __init__(self, texts: dict[Path, str]) -> None:
+        self.texts = texts
+        self._trees: dict[Path, ast.Module | None] = {}
+        self._modules: dict[str, Path | None] = {}
+        self._by_stem: dict[str, list[Path]] | None = None
+        self._infos: dict[str, _ModuleInfo] = {}
+        self._any_star: bool | None = None
+        self._mention_cache: dict[Path, tuple[frozenset[str], list]] = {}
+
+    # -- the tree ---------------------------------------------------------------
+
+    def tree(self, path: Path) -> ast.Module | None:
+        """``path`` parsed by CPython (None when it does not parse: reported elsewhere)."""
+        if path not in self._trees:
+            try:
+                self._trees[path] = ast.parse(self.texts[path])
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                self._trees[path] = None
+        return self._trees[path]
+
+    def module_path(self, module: str) -> Path | None:
+        """The file of module ``module`` in the tree, if any (files whose last name part
+        matches are named with ``module_name_for``; the others are never looked at)."""
+        if self._by_stem is None:
+            self._by_stem = {}
+            for path in sorted(self.texts):
+                stem = path.parent.name if path.name == "__init__.py" else path.stem
+                self._by_stem.setdefault(stem, []).append(path)
+        if module not in self._modules:
+            self._modules[module] = next(
+                (p for p in self._by_stem.get(module.rpartition(".")[2], ()) if module_name_for(p) == module),
+                None)
+        return self._modules[module]
+
+    def info(self, module: str) -> _ModuleInfo | None:
+        """Module-level bindings of ``module`` (None when it is not a parsed file of the tree)."""
+        if module in self._infos:
+            return self._infos[module]
+        path = self.module_path(module)
+        tree = self.tree(path) if path is not None else None
+        if path is None or tree is None:
+            return None
+        info = _ModuleInfo()
+        self._infos[module] = info
+        for local, target in import_targets(tree, module, path.name == "__init__.py"):
+            info.explicit.setdefault(local, []).append(target)
+        for stmt in _module_level(tree.body):
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                info.explicit.setdefault(stmt.name, []).append(f"{module}.{stmt.name}")
+            elif isinstance(stmt, ast.ImportFrom) and any(a.name == "*" for a in stmt.names):
+                info.stars.append(_from_source(stmt, module, path.name == "__init__.py"))
+            elif isinstance(stmt, (ast.Assign, ast.AugAssign)):
+                targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+                for target in targets:
+                    if isinstance(target, ast.Name) and target.id == "__all__":
+                        names = _literal_names(stmt.value)
+                        info.declared_all = (info.declared_all or []) + names \
+                            if isinstance(stmt, ast.AugAssign) else names
+                    elif isinstance(target, ast.Name):
+                        info.explicit.setdefault(target.id, []).append(f"{module}.{target.id}")
+        return info
+
+    def follow(self, qualname: str, is_target: Callable[[str | None], bool],
+               canonical: Callable[[str], str | None] = lambda q: q, stars: bool = True,
+               _seen: frozenset[str] = frozenset()) -> str | None:
+        """The target ``qualname`` leads to through re-exports and (with ``stars``) star
+        imports (``canonical`` first, e.g. the class index's own re-export following)."""
+        found = canonical(qualname)
+        if is_target(found):
+            return found
+        if found is None or found in _seen:
+            return None
+        seen = _seen | {qualname, found}
+        parts = found.split(".")
+        for cut in range(len(parts) - 1, 0, -1):
+            info = self.info(".".join(parts[:cut]))
+            if info is None:
+                continue
+            name, rest = parts[cut], parts[cut + 1:]
+            targets = info.explicit.get(name) or [
+                f"{source}.{name}" for source in (info.stars if stars else []) if self.exports(source, name)
+            ]
+            for target in targets:
+                hit = self.follow(".".join([target, *rest]), is_target, canonical, stars, seen)
+                if hit:
+                    return hit
+            return None
+        return None
+
+    def exports(self, module: str, name: str) -> bool:
+        """Whether ``from module import *`` may bind ``name``."""
+        info = self.info(module)
+        if info is None or info.declared_all is None:
+            return not name.startswith("_")
+        return name in info.declared_all
+
+    def any_star(self) -> bool:
+        """Whether some file of the tree has a star import."""
+        if self._any_star is None:
+            self._any_star = any(_STAR.search(text) for text in self.texts.values())
+        return self._any_star
+
+    def own_escape(self, path: Path, names: frozenset[str]) -> bool:
+        """Whether ``path`` has a star import, or ``getattr``, ``globals()`` or a ``case``
+        pattern naming one of ``names``."""
+        text = self.texts[path]
+        if _STAR.search(text):
+            return True
+        if ("getattr" in text or "globals" in text) and _quoted(names).search(text):
+            return True
+        return _INDENTED_CASE.search(text) is not None and _case_pattern(names).search(text) is not None
+
+    # -- one file ---------------------------------------------------------------
+
+    def escaped_uses(self, path: Path, plan: Plan, names: frozenset[str]) -> list[Escape]:
+        """Uses of ``plan``'s converted classes in ``path`` that no rewrite reaches."""
+        out: list[Escape] = []
+        for node, kind, direct, found, how in self.uses(path, names, plan.is_converted,
+                                                        plan.index.canonical):
+            if direct:
+                if kind == "match-class":
+                    out.append(_escape(node, found, "a `case` class pattern, which no rewrite changes"))
+            elif kind != "call" and not (kind == "value" and plan.allow_value_uses):
+                out.append(_escape(node, found, how))
+        return out
+
+    def uses(self, path: Path, names: frozenset[str], is_target: Callable[[str | None], bool],
+             canonical: Callable[[str], str | None] = lambda q: q, reexports: bool = False,
+             ) -> Iterator[tuple[ast.AST, str, bool, str, str]]:
+        """Each mention in ``path`` of a target (one of ``names``, resolved to a qualified
+        name ``is_target`` accepts): (node, how it is used (``_kind``), whether import
+        statements alone resolve it (through ``canonical``, and with ``reexports`` through
+        the import statements of the modules it names), the target, how it was reached)."""
+        for node, kind, named, reached, how in self._mentions(path, names):
+            direct = next((q for q in map(canonical, named) if is_target(q)), None)
+            if direct is None and reexports:
+                direct = next((hit for q in named
+                               if (hit := self.follow(q, is_target, canonical, stars=False))), None)
+            if direct is not None:
+                yield node, kind, True, direct, "imported by name"
+                continue
+            found = next((hit for q in reached if (hit := self.follow(q, is_target, canonical))), None)
+            if found is not None:
+                yield node, kind, False, found, how
+
+    def _mentions(self, path: Path, names: frozenset[str]) -> list[tuple[ast.AST, str, list[str], list[str], str]]:
+        """Each mention of one of ``names`` in ``path``: (node, ``_kind``, the qualified
+        names import statements give it, those star imports, ``getattr`` and ``globals()``
+        give it, how in words). Computed once per file for a set of names (planning
+        rounds ask again with fewer)."""
+        cached = self._mention_cache.get(path)
+        if cached is not None and names <= cached[0]:
+            return [m for m in cached[1] if _spelled_name(m[0]) in names]
+        tree = self.tree(path)
+        if tree is None:
+            return []
+        module = module_name_for(path)
+        is_package = path.name == "__init__.py"
+        bound: dict[str, list[str]] = {}
+        for local, target in import_targets(tree, module, is_package):
+            bound.setdefault(local, []).append(target)
+        for stmt in _module_level(tree.body):
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                bound.setdefault(stmt.name, []).append(f"{module}.{stmt.name}")
+        stars = [_from_source(n, module, is_package) for n in ast.walk(tree)
+                 if isinstance(n, ast.ImportFrom) and any(a.name == "*" for a in n.names)]
+        parents: dict[int, ast.AST] = {}
+        found = []
+        for parent in ast.walk(tree):
+            for child in ast.iter_child_nodes(parent):
+                parents[id(child)] = parent
+                spelled = _spelled_name(child)
+                if spelled is not None and spelled in names:
+                    found.append(child)
+        out = []
+        for node in found:
+            parent = parents.get(id(node))
+            if isinstance(parent, ast.Attribute) and parent.value is node and _spelled_name(parent) in names:
+                continue  # the longer chain is looked at instead
+            out.append((node, _kind(node, parents), _qualnames(node, bound, stars, module, True),
+                        _qualnames(node, bound, stars, module, False), _how(node, bound, stars)))
+        self._mention_cache[path] = (names, out)
+        return out
+
+
+def _qualnames(node: ast.AST, bound: dict[str, list[str]], stars: list[str], module: str,
+               direct: bool) -> list[str]:
+    """Qualified names ``node`` may stand for: through the file's import statements and
+    module-level definitions (``direct``), or also through star imports, ``getattr`` and
+    ``globals()``."""
+    if isinstance(node, ast.Name):
+        names = bound.get(node.id)
+        if names or direct:
+            return list(names or [])
+        return [f"{source}.{node.id}" for source in stars]
+    if isinstance(node, ast.Attribute):
+        return [f"{q}.{node.attr}" for q in _qualnames(node.value, bound, stars, module, direct)]
+    if direct:
+        return []
+    if isinstance(node, ast.Call):  # getattr(owner, "X")
+        return [f"{q}.{node.args[1].value}"  # type: ignore[attr-defined]
+                for q in _qualnames(node.args[0], bound, stars, module, direct)]
+    if isinstance(node, ast.Subscript):  # globals()["X"]
+        name = node.slice.value  # type: ignore[attr-defined]
+        return list(bound.get(name) or [f"{module}.{name}"] + [f"{s}.{name}" for s in stars])
+    return []
+
+
+def _spelled_name(node: ast.AST) -> str | None:
+    """The class name ``node`` spells: ``X``, ``m.X``, ``getattr(m, "X")``, ``globals()["X"]``."""
+    if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+        return node.id
+    if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
+        return node.attr
+    if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "getattr"
+            and len(node.args) >= 2 and isinstance(node.args[1], ast.Constant)
+            and isinstance(node.args[1].value, str)):
+        return node.args[1].value
+    if (isinstance(node, ast.Subscript) and isinstance(node.value, ast.Call)
+            and isinstance(node.value.func, ast.Name) and node.value.func.id == "globals"
+            and isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, str)):
+        return node.slice.value
+    return None
+
+
+def _how(node: ast.AST, engine: dict[str, list[str]], stars: list[str]) -> str:
+    """How an escaped use reaches its class, in words."""
+    if isinstance(node, ast.Call):
+        return "reached through `getattr` with a literal name, which no rewrite follows"
+    if isinstance(node, ast.Subscript):
+        return "reached through `globals()`, which no rewrite follows"
+    head = node
+    while isinstance(head, ast.Attribute):
+        head = head.value
+    if isinstance(head, ast.Name) and head.id not in engine and stars:
+        return f"reached through `from {stars[0]} import *`, which no rewrite follows"
+    return "reached through a star import in a re-exporting module, which no rewrite follows"
+
+
+def _escape(node: ast.AST, qualname: str, how: str) -> Escape:
+    return (node.lineno, node.col_offset + 1, qualname, ast.unparse(node), how)  # type: ignore[attr-defined]
+
+
+def _kind(node: ast.AST, parents: dict[int, ast.AST]) -> str:
+    """How ``node`` (which names a class) is used: ``call``, ``value``, ``match-class``, or
+    another word for a use that needs a class."""
+    parent = parents.get(id(node))
+    if isinstance(parent, ast.Attribute) and parent.value is node:
+        return "call" if parent.attr in _SAME_ON_FUNCTIONS else "attribute"
+    if isinstance(parent, ast.Call) and parent.func is node:
+        return "call"
+    if isinstance(parent, ast.Subscript) and parent.value is node:
+        return "subscript"
+    child, up = node, parent
+    union = False
+    while isinstance(up, (ast.Tuple, ast.List, ast.Set, ast.BinOp, ast.Starred)):
+        union = union or (isinstance(up, ast.BinOp) and isinstance(up.op, ast.BitOr))
+        child, up = up, parents.get(id(up))
+    if isinstance(up, ast.MatchClass) and up.cls is child:
+        return "match-class"
+    if isinstance(up, ast.Call) and isinstance(up.func, ast.Name) \
+            and up.func.id in ("isinstance", "issubclass", "super") and child in up.args:
+        return f"{up.func.id} union" if union else up.func.id
+    if isinstance(up, ast.Call) and isinstance(up.func, ast.Attribute) and up.func.attr == "register" \
+            and up.args and up.args[0] is child:
+        return "register"
+    if isinstance(up, ast.Compare) and all(isinstance(op, _TYPE_COMPARISONS) for op in up.ops) \
+            and any(_is_type_of(side) for side in [up.left, *up.comparators]):
+        return "type-comparison"
+    if isinstance(up, ast.ClassDef) and child in up.bases:
+        return "base"
+    if isinstance(up, ast.ExceptHandler) and up.type is child:
+        return "except"
+    if isinstance(up, (ast.arg, ast.AnnAssign)) and getattr(up, "annotation", None) is child \
+            or isinstance(up, (ast.FunctionDef, ast.AsyncFunctionDef)) and up.returns is child:
+        return "annotation"
+    return "union" if union else "value"
+
+
+def _is_type_of(node: ast.AST) -> bool:
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "type":
+        return True
+    return isinstance(node, ast.Attribute) and node.attr == "__class__"
+
+
+def _from_source(node: ast.ImportFrom, module: str, is_package: bool) -> str:
+    """The absolute module a ``from`` import reads."""
+    if not node.level:
+        return node.module or ""
+    parts = module.split(".") if module else []
+    if not is_package:
+        parts = parts[:-1]
+    parts = parts[: max(len(parts) - (node.level - 1), 0)]
+    return ".".join(parts + ([node.module] if node.module else []))
+
+
+def _module_level(statements: list[ast.stmt]) -> list[ast.stmt]:
+    """Statements run at import time, including those under ``if``/``try``/``with``."""
+    out: list[ast.stmt] = []
+    for stmt in statements:
+        out.append(stmt)
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        for block in ("body", "orelse", "finalbody"):
+            inner = getattr(stmt, block, None)
+            if isinstance(inner, list):
+                out += _module_level([s for s in inner if isinstance(s, ast.stmt)])
+        for handler in getattr(stmt, "handlers", []) or []:
+            out += _module_level(handler.body)
+    return out
+
+
+def _literal_names(node: ast.AST) -> list[str]:
+    """The strings of a literal list or tuple (``__all__``)."""
+    if isinstance(node, (ast.List, ast.Tuple)):
+        return [e.value for e in node.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+    return []
+
