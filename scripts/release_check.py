@@ -14,7 +14,11 @@ Steps:
    import executes, every changed file compiles);
 5. import the original and the converted tree side by side (``tests/behaviour/twin.py``)
    and run the equivalence battery (``tests/behaviour/battery.py``, which uses the tables
-   of ``tests/behaviour/scenarios.py``) on them.
+   of ``tests/behaviour/scenarios.py``) on them;
+6. convert copies of the whole ``vllm/`` tree, with the default configuration and with
+   ``allow-value-uses = true`` (``scripts/whole_tree.py``: a second ``apply`` changes
+   nothing, ``scripts/verify_tree.py`` finds no class-only use and no unresolved import,
+   ``codemod check`` reports only the kept classes).
 
 Prints what it did and a summary (cases run, tensors compared, failures); exits 0 when
 everything is equivalent, 1 on any difference, 2 when it could not run. Needs torch and
@@ -176,11 +180,22 @@ def main(argv: list[str] | None = None) -> int:
         with load_twin(before, after, submodules=("vllm.distributed", "vllm.model_executor.parameter"),
                        package="vllm") as twin:
             report = run_battery(twin, compile_backend=backend)
+        from scripts.whole_tree import convert_whole_tree
+
+        problems: list[str] = []
+        for allow_value_uses in (False, True):
+            config = "allow-value-uses" if allow_value_uses else "default"
+            log(f"\n== the whole tree ({config})")
+            convert_whole_tree(sources / "vllm", workdir / f"whole-{config}", problems,
+                               allow_value_uses=allow_value_uses)
         log("")
         log(f"release check of vllm {args.version} model_executor/parameter.py")
         log(report.summary())
-        log("PASS" if report.ok else "FAIL")
-        return 0 if report.ok else 1
+        for problem in problems:
+            log(f"whole tree: {problem}")
+        ok = report.ok and not problems
+        log("PASS" if ok else "FAIL")
+        return 0 if ok else 1
     finally:
         if not args.keep:
             shutil.rmtree(workdir, ignore_errors=True)

@@ -5,12 +5,13 @@ Steps:
 
 1. get the wheel (``pip download --no-deps vllm==0.34.0``, or ``--wheel PATH``) and
    unpack only ``vllm/**/*.py``;
-2. copy the whole ``vllm/`` tree, put ``[tool.codemod] allow-value-uses = true`` in a
-   ``pyproject.toml`` above it and run ``codemod apply`` on it (the CLI, as a user
-   would); report the files changed, the classes converted and kept (refusals) and the
-   time; then check that a second ``apply`` changes nothing, run ``scripts/verify_tree.py``
-   on the pair (no class-only use left, every added import resolves in the tree, every
-   changed file compiles), and record what ``codemod check`` still finds;
+2. twice, with the default configuration and with ``[tool.codemod] allow-value-uses =
+   true``: copy the whole ``vllm/`` tree and convert it as a user would
+   (``scripts/whole_tree.py``: ``codemod apply`` through the CLI, the files changed, the
+   classes converted and kept; a second ``apply`` changes nothing;
+   ``scripts/verify_tree.py`` finds no class-only use left, every added import resolving
+   and every changed file compiling; ``codemod check`` reports only the kept classes).
+   The ``allow-value-uses`` conversion is the one the next steps compare;
 3. build two small package trees, *before* and *after*, holding the real
    ``model_executor/parameter.py``, ``layers/quantization/kv_cache.py`` and
    ``model_loader/reload/{layerwise,meta,sanitize,types,utils}.py`` (original, and as the
@@ -40,8 +41,6 @@ import importlib.util
 import logging
 import re
 import shutil
-import subprocess
-from collections import Counter
 import sys
 import tempfile
 import time
@@ -53,6 +52,7 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
 
+from scripts.whole_tree import changed_files, codemod, convert_whole_tree  # noqa: E402
 from scripts.release_check import (  # noqa: E402 - after the sys.path entry
     STUB_DISTRIBUTED,
     fetch_wheel,
@@ -343,153 +343,6 @@ STUBS: dict[str, str] = {
 
 
 # ---------------------------------------------------------------------------------------
-# step 2: the whole tree
-
-
-CODEMOD = [sys.executable, "-c", "import sys; from codemod.cli import main; sys.exit(main(sys.argv[1:]))"]
-SUMMARY = re.compile(
-    r"changed (?P<changed>\d+) file\(s\) of (?P<scanned>\d+) scanned \(\d+ parsed\)"
-    r"(?:; converted (?P<converted>\d+) class\(es\))?(?: \[(?P<rewrites>[^\]]*)\])?"
-)
-REFUSAL = re.compile(r"^\s+(?P<where>\S+:\d+): (?P<cls>\w+): (?P<reason>.*)$")
-
-
-@dataclass
-class Run:
-    """One run of the codemod CLI: exit code, output and wall time."""
-
-    rc: int
-    stdout: str
-    stderr: str
-    seconds: float
-
-
-def codemod(*args: str) -> Run:
-    """``codemod ARGS...`` as a user runs it (a fresh process, the repository's code)."""
-    start = time.perf_counter()
-    proc = subprocess.run([*CODEMOD, *args], capture_output=True, text=True, cwd=REPO_ROOT)
-    return Run(proc.returncode, proc.stdout, proc.stderr, time.perf_counter() - start)
-
-
-@dataclass
-class ApplySummary:
-    """What ``codemod apply`` said on stderr: counts and refusals (class, where, why)."""
-
-    changed: int | None = None
-    scanned: int | None = None
-    converted: int | None = None
-    rewrites: str = ""
-    refusals: list[tuple[str, str, str]] = field(default_factory=list)
-
-
-def parse_apply_summary(stderr: str) -> ApplySummary:
-    """Read the summary line and the refusal lines of ``codemod apply``'s stderr."""
-    summary = ApplySummary()
-    match = SUMMARY.search(stderr)
-    if match:
-        summary.changed = int(match["changed"])
-        summary.scanned = int(match["scanned"])
-        summary.converted = int(match["converted"] or 0)
-        summary.rewrites = match["rewrites"] or ""
-    in_refusals = False
-    for line in stderr.splitlines():
-        if line.startswith("refused "):
-            in_refusals = True
-            continue
-        found = REFUSAL.match(line) if in_refusals else None
-        if found:
-            summary.refusals.append((found["cls"], found["where"], found["reason"]))
-        elif in_refusals and not line.startswith(" "):
-            in_refusals = False
-    return summary
-
-
-def changed_files(before: Path, after: Path) -> list[str]:
-    """Relative paths of the ``*.py`` files whose bytes differ (or that exist on one side)."""
-    names = {p.relative_to(before).as_posix() for p in before.rglob("*.py")}
-    names |= {p.relative_to(after).as_posix() for p in after.rglob("*.py")}
-    return sorted(
-        name for name in names
-        if not (before / name).is_file() or not (after / name).is_file()
-        or not filecmp.cmp(before / name, after / name, shallow=False)
-    )
-
-
-def convert_whole_tree(sources: Path, workdir: Path, problems: list[str]) -> Path:
-    """Copy ``sources/vllm`` (with ``allow-value-uses``), convert it, report; its root."""
-    original = sources / "vllm"
-    root = workdir / "whole"
-    shutil.copytree(original, root / "vllm")
-    (root / "pyproject.toml").write_text("[tool.codemod]\nallow-value-uses = true\n")
-    target = root / "vllm"
-
-    log(f"\n== step 2: codemod apply on the whole tree ({target})")
-    first = codemod("apply", str(target))
-    summary = parse_apply_summary(first.stderr)
-    changed = changed_files(original, target)
-    log(f"exit code {first.rc} in {first.seconds:.1f} s")
-    for line in first.stderr.strip().splitlines():
-        log(f"  | {line}")
-    log(f"files changed ({len(changed)}):")
-    for name in changed:
-        log(f"  {name}")
-    from scripts.verify_tree import converted_names
-
-    converted = sorted(converted_names(target, original))
-    log(f"classes converted ({len(converted)}): {', '.join(n.rsplit('.', 1)[1] for n in converted)}")
-    log(f"classes kept (refused) ({len(summary.refusals)}): "
-        + ", ".join(cls for cls, _, _ in summary.refusals))
-    if first.rc != 1:
-        problems.append(f"whole tree: codemod apply exited {first.rc}, expected 1 (changes made)")
-    if summary.changed is not None and summary.changed != len(changed):
-        problems.append(f"whole tree: apply reported {summary.changed} changed files, {len(changed)} differ")
-    if summary.converted is not None and summary.converted != len(converted):
-        problems.append(f"whole tree: apply reported {summary.converted} classes converted, "
-                        f"{len(converted)} found in the output")
-
-    second = codemod("apply", str(target))
-    again = changed_files(original, target)
-    log(f"second apply: exit code {second.rc} in {second.seconds:.1f} s; "
-        f"{'nothing changed' if again == changed else 'CHANGED FILES'}")
-    if again != changed or "changed 0 file(s)" not in second.stderr:
-        first_line = (second.stderr.strip().splitlines() or [""])[0]
-        problems.append(f"whole tree: a second apply is not a no-op (exit {second.rc}): {first_line}")
-
-    from scripts.verify_tree import verify
-
-    start = time.perf_counter()
-    verified = verify(original, target)
-    kinds = Counter(use.kind for use in verified.uses)
-    log(f"scripts/verify_tree.py in {time.perf_counter() - start:.1f} s: "
-        f"{len(verified.converted)} converted, uses besides calls and imports {dict(sorted(kinds.items()))}, "
-        f"{len(verified.class_only_uses)} class-only use(s) left, {verified.added_imports} added "
-        f"import(s) ({len(verified.import_problems)} unresolved), {len(verified.changed)} changed "
-        f"file(s) ({len(verified.compile_problems)} do not compile)")
-    if not verified.ok:
-        problems.append("whole tree: scripts/verify_tree.py found problems:\n"
-                        + "\n".join(f"    {line}" for line in verified.problems))
-
-    check = codemod("check", str(target))
-    findings = [line for line in check.stdout.splitlines() if re.search(r":\d+:\d+: CM\d+", line)]
-    log(f"codemod check on the result: exit code {check.rc} in {check.seconds:.1f} s, "
-        f"{len(findings)} finding(s)")
-    kept = {cls for cls, _, _ in summary.refusals}
-    for line in findings:
-        log(f"  | {line}")
-        if not expected_after_apply(line, kept):
-            short = line.replace(f"{target}/", "")
-            problems.append(f"whole tree: left for `codemod check` to find: {short[:150]}...")
-    return target
-
-
-def expected_after_apply(finding: str, kept: set[str]) -> bool:
-    """Whether a ``codemod check`` finding on the converted tree is expected: only CM001
-    on a class that ``apply`` reported as kept; anything else is work ``apply`` left."""
-    match = re.search(r": (CM\d+) `(\w+)`", finding)
-    return bool(match) and match[1] == "CM001" and match[2] in kept
-
-
-# ---------------------------------------------------------------------------------------
 # step 3: the isolated trees
 
 
@@ -576,7 +429,11 @@ def main(argv: list[str] | None = None) -> int:
             log(f"this wheel lacks {', '.join(missing)}: the check is written for vllm {VERSION}")
             return 2
 
-        whole = convert_whole_tree(sources, workdir, problems)
+        for allow_value_uses in (False, True):
+            config = "allow-value-uses" if allow_value_uses else "default"
+            log(f"\n== step 2 ({config}): codemod apply on a copy of the whole tree")
+            whole = convert_whole_tree(sources / "vllm", workdir / f"whole-{config}", problems,
+                                       allow_value_uses=allow_value_uses).target
         before, after = isolated_trees(sources, whole, workdir, problems)
 
         log(f"\n== step 4: equivalence battery (torch {torch.__version__}, "
