@@ -851,7 +851,9 @@ def _check_tree(paths: list[Path], options: Options, scope: Scope) -> CheckResul
     converted_modules: list[str] = []
     for path, source in sorted(run.sources.items()):
         by_features = FEATURES_NAME in source.text and _FEATURES_CLASS.search(source.text)
-        if by_features or _WRAP_DEF.search(source.text):
+        # The substring test first: a multi-line regex over every file costs ~0.4 s on a
+        # 3,600-file tree.
+        if by_features or ("def wrap_" in source.text and _WRAP_DEF.search(source.text)):
             tree = asts.tree(path)
             module = module_name_for(path)
             left = [] if tree is None else (

@@ -227,8 +227,17 @@ def _property_fields(mro: list[str], plans: dict[str, ClassPlan]) -> set[str]:
     return {fld for q in mro for fld in plans[q].properties.values()}
 
 
-def _self_attrs_used(plan: ClassPlan) -> set[str]:
-    """Attributes of ``self`` that the class's own ``__init__`` and methods read or write."""
+def _self_attrs_used(plan: ClassPlan) -> frozenset[str]:
+    """Attributes of ``self`` that the class's own ``__init__`` and methods read or write.
+
+    Kept on the class's facts: they outlive a planning round, and each round asks again."""
+    cached = plan.facts.__dict__.get("_self_attrs_used")
+    if cached is None:
+        cached = plan.facts.__dict__["_self_attrs_used"] = frozenset(_scan_self_attrs(plan))
+    return cached
+
+
+def _scan_self_attrs(plan: ClassPlan) -> set[str]:
     used: set[str] = set()
     functions = list(plan.facts.methods.values())
     if plan.facts.init is not None:
