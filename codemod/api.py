@@ -39,6 +39,8 @@ from codemod.planning.safety_net import Escape, SafetyNet, dotted_mention
 from codemod.scope import Scope, scope_of
 from codemod.transforms.definitions import DefinitionsTransformer
 from codemod.transforms.dict_copies import DictCopyTransformer
+from codemod.transforms.dict_copies import added_names as dict_added_names
+from codemod.transforms.dict_copies import may_rewrite as may_rewrite_attr_dict
 from codemod.transforms.import_format import format_imports, group_added_imports
 from codemod.transforms.leftover_screen import screen_leftovers
 from codemod.transforms.refs import FileRefs
@@ -989,13 +991,15 @@ def _candidates(plan: Plan, result: RunResult, progress: Progress | None = None,
     either = names | backing
     defining = {p.facts.path for p in plan.classes.values()}
     failed = {f.path for f in result.failed()}
+    keys = dict_added_names(plan)
     chosen = [
         path for path, source in sorted(result.sources.items())
         if path in defining
         or (result.mentions.any(path, source.text, either)
             and not inert(source.text, names, backing))
         or (fields and plan.runtime_modules and ("__dict__" in source.text or "vars" in source.text)
-            and _DICT_COPY.search(source.text) is not None)
+            and _DICT_COPY.search(source.text) is not None
+            and may_rewrite_attr_dict(source.text, keys))
     ]
     return [p for p in chosen if p not in failed]
 

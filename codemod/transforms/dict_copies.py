@@ -29,11 +29,13 @@ Fix safety
 
 from __future__ import annotations
 
+import ast
 import re
 
 import libcst as cst
 
 from codemod.analysis.names import dotted
+from codemod.planning.plan import Plan
 from codemod.transforms.refs import FileRefs
 from codemod.transforms.use_sites import is_simple
 
@@ -121,10 +123,7 @@ class DictCopyTransformer(cst.CSTTransformer):
         self._stores = 0
         #: Keys a converted parameter's dict has that the old instance's did not, and the
         #: backing fields it no longer holds (the view answers them).
-        self.added_names = {"_param_features", "_param_kind", "__deepcopy__", "__reduce_ex__"}
-        for plan in refs.plan.classes.values():
-            if plan.converted or plan.shadow:
-                self.added_names.update(plan.properties, plan.properties.values(), plan.method_funcs)
+        self.added_names = added_names(refs.plan)
         text = refs.ff.text or refs.ff.module.code
         names = {p.name for p in refs.plan.classes.values() if p.converted or p.shadow}
         self._imports_torch = bool(_IMPORTS_TORCH.search(text)) or any(
@@ -398,3 +397,87 @@ def setattr_copy(loop: cst.For) -> tuple[cst.BaseExpression, cst.BaseExpression]
             and isinstance(v, cst.Name) and k.value == key.value and v.value == value.value):
         return None
     return (target, source) if is_simple(target) else None
+
+
+def added_names(plan: "Plan") -> frozenset[str]:
+    """Keys a converted parameter's dict has that the old instance's did not (methods,
+    former properties, feature tags, copy hooks), and the backing fields it no longer
+    holds: the literal keys whose reads ``param_attr_dict`` answers."""
+    names = {"_param_features", "_param_kind", "__deepcopy__", "__reduce_ex__"}
+    for cls in plan.classes.values():
+        if cls.converted or cls.shadow:
+            names.update(cls.properties, cls.properties.values(), cls.method_funcs)
+    return frozenset(names)
+
+
+def may_rewrite(text: str, keys: frozenset[str]) -> bool:
+    """Whether ``DictCopyTransformer`` can change a file: a cheap screen with CPython's
+    parser, so that a file merely calling ``vars(...)`` is never parsed by LibCST.
+
+    True for every shape the transformer acts on (an attribute-dict copy, a ``setattr``
+    loop over one, a read of one of ``keys`` through ``.get``/``[...]``/``in``, an
+    equality or a comprehension over an attribute dict), and for text CPython cannot
+    parse; it may say True where the transformer then leaves the file alone."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return True
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Assign, ast.AugAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            if any(isinstance(t, ast.Attribute) and t.attr == "__dict__" for t in targets):
+                return True
+        elif isinstance(node, ast.Call):
+            func = node.func
+            if isinstance(func, ast.Attribute) and _is_attr_dict(func.value):
+                if func.attr == "update":
+                    return True
+                if func.attr == "get" and node.args and _is_key(node.args[0], keys):
+                    return True
+        elif isinstance(node, ast.Subscript):
+            if _is_attr_dict(node.value) and _is_key(node.slice, keys):
+                return True
+        elif isinstance(node, ast.Compare):
+            operands = [node.left, *node.comparators]
+            for op, left, right in zip(node.ops, operands, operands[1:]):
+                if isinstance(op, (ast.In, ast.NotIn)) and _is_key(left, keys) \
+                        and _is_attr_dict(right):
+                    return True
+                if isinstance(op, (ast.Eq, ast.NotEq)) and any(
+                        _is_attr_dict(o) or _over_attr_dict(o) for o in (left, right)):
+                    return True
+        elif isinstance(node, (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
+            if _over_attr_dict(node):
+                return True
+        elif isinstance(node, ast.For):
+            if _dict_items(node.iter) and any(
+                    isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "setattr"
+                    for stmt in node.body for n in ast.walk(stmt)):
+                return True
+    return False
+
+
+def _is_attr_dict(node: ast.AST) -> bool:
+    """``x.__dict__`` or ``vars(x)``."""
+    if isinstance(node, ast.Attribute):
+        return node.attr == "__dict__"
+    return (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+            and node.func.id == "vars" and len(node.args) == 1)
+
+
+def _dict_items(node: ast.AST) -> bool:
+    """An attribute dict, or ``.items()``/``.keys()``/``.values()`` of one."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+            and node.func.attr in ("items", "keys", "values") and not node.args:
+        return _is_attr_dict(node.func.value)
+    return _is_attr_dict(node)
+
+
+def _over_attr_dict(node: ast.AST) -> bool:
+    """A comprehension whose first loop runs over an attribute dict."""
+    return isinstance(node, (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)) \
+        and _dict_items(node.generators[0].iter)
+
+
+def _is_key(node: ast.AST, keys: frozenset[str]) -> bool:
+    return isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in keys

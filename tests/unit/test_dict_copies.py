@@ -218,3 +218,34 @@ def test_runtime_module_binding_copy_otherwise_is_refused(tmp_path):
     result = api.run([root], Options())
     assert not result.changed()
     assert any("binds 'copy'" in r.render() for r in result.refusals)
+
+
+SCREEN_KEYS = frozenset({"weight_loader", "_weight_loader", "load_column_parallel_weight"})
+
+
+@pytest.mark.parametrize("body", [
+    *REWRITTEN.values(),
+    "for k, v in s.__dict__.items():\n    setattr(t, k, v)",
+    "x = p.__dict__.get('weight_loader')",
+    "x = vars(p)['_weight_loader']",
+    "x = 'weight_loader' not in p.__dict__",
+    "x = vars(a) == vars(b)",
+    "x = {k: v for k, v in a.__dict__.items() if k != 's'} == other",
+    "x = sorted(k for k in vars(p))",
+])
+def test_screen_keeps_every_shape_the_rewrite_acts_on(body):
+    from codemod.transforms.dict_copies import may_rewrite
+
+    assert may_rewrite(body + "\n", SCREEN_KEYS)
+
+
+@pytest.mark.parametrize("body", [
+    "for k, v in vars(args).items():\n    print(k, v)",
+    "x = p.__dict__.get(name)",
+    "x = vars(cfg)['other_key']",
+    "x = repr(vars(config))",
+])
+def test_screen_skips_reads_the_rewrite_leaves_alone(body):
+    from codemod.transforms.dict_copies import may_rewrite
+
+    assert not may_rewrite(body + "\n", SCREEN_KEYS)
