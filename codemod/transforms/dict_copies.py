@@ -39,6 +39,8 @@ from codemod.transforms.use_sites import is_simple
 
 _HELPER = "rebind_param_methods"
 _VIEW = "param_attr_dict"
+#: Methods giving a copy or a view of a dict, compared as the dict itself would be.
+_DICT_VIEWS = frozenset({"copy", "items", "keys", "values"})
 
 #: A file that imports torch can hold tensors anywhere.
 _IMPORTS_TORCH = re.compile(r"^\s*(?:import\s+torch\b|from\s+torch\b)", re.MULTILINE)
@@ -342,6 +344,10 @@ class DictCopyTransformer(cst.CSTTransformer):
                 return operand
             view = self._old_view(obj)
             return operand if view is None else view
+        if bare:
+            copied = self._copy_view(operand)
+            if copied is not None:
+                return copied
         if not isinstance(operand, (cst.DictComp, cst.ListComp, cst.SetComp, cst.GeneratorExp)):
             return operand
         loop = operand.for_in
@@ -360,10 +366,41 @@ class DictCopyTransformer(cst.CSTTransformer):
         return operand.with_changes(for_in=loop.with_changes(iter=new_iter))
 
 
+    def _copy_view(self, operand: cst.BaseExpression) -> cst.BaseExpression | None:
+        """An operand of ``==``/``!=`` that is a copy or a view of an attribute dict
+        (``p.__dict__.copy()``, ``.items()``, ``.keys()``, ``.values()``, ``dict(p.__dict__)``,
+        ``{**vars(p)}``), made from ``param_attr_dict(p)`` instead (None: not one)."""
+        if isinstance(operand, cst.Call) and isinstance(operand.func, cst.Attribute) \
+                and operand.func.attr.value in _DICT_VIEWS and not operand.args:
+            obj = attr_dict_of(operand.func.value)
+            view = self._old_view(obj) if obj is not None and self.may_involve_param(obj) else None
+            return None if view is None else operand.with_changes(func=operand.func.with_changes(value=view))
+        if isinstance(operand, cst.Call) and isinstance(operand.func, cst.Name) and operand.func.value == "dict" \
+                and len(operand.args) == 1 and not operand.args[0].star:
+            obj = attr_dict_of(operand.args[0].value)
+            view = self._old_view(obj) if obj is not None and self.may_involve_param(obj) else None
+            return None if view is None else operand.with_changes(args=[operand.args[0].with_changes(value=view)])
+        if isinstance(operand, cst.Dict) and operand.elements \
+                and all(isinstance(e, cst.StarredDictElement) for e in operand.elements):
+            elements = list(operand.elements)
+            for i, element in enumerate(elements):
+                obj = attr_dict_of(element.value)
+                view = self._old_view(obj) if obj is not None and self.may_involve_param(obj) else None
+                if view is not None:
+                    elements[i] = element.with_changes(value=view)
+            return None if elements == list(operand.elements) else operand.with_changes(elements=elements)
+        return None
+
+
 def attr_dict_of(expr: cst.BaseExpression) -> cst.BaseExpression | None:
-    """``x`` of ``x.__dict__`` or ``vars(x)``."""
+    """``x`` of ``x.__dict__``, ``vars(x)`` or ``getattr(x, "__dict__")``."""
     if isinstance(expr, cst.Attribute) and expr.attr.value == "__dict__":
         return expr.value
+    if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value == "getattr" \
+            and len(expr.args) == 2 and not any(a.star for a in expr.args) \
+            and isinstance(expr.args[1].value, cst.SimpleString) \
+            and expr.args[1].value.evaluated_value == "__dict__":
+        return expr.args[0].value
     if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value == "vars" \
             and len(expr.args) == 1 and not expr.args[0].star:
         return expr.args[0].value
