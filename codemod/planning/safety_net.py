@@ -201,8 +201,8 @@ class SafetyNet:
         text = self.texts[path]
         if _STAR.search(text):
             return True
-        if ("getattr" in text or "globals" in text or "__dict__" in text or "vars(" in text) \
-                and _quoted(names).search(text):
+        if ("getattr" in text or "globals" in text or "__dict__" in text or "vars(" in text
+                or "__name__" in text or "__qualname__" in text) and _quoted(names).search(text):
             return True
         if _DYNAMIC_MODULE.search(text):
             return True
@@ -220,6 +220,12 @@ class SafetyNet:
                     out.append(_escape(node, found, "a `case` class pattern, which no rewrite changes"))
             elif kind != "call" and not (kind == "value" and plan.allow_value_uses):
                 out.append(_escape(node, found, how))
+        tree = self.tree(path) if _quoted(names).search(self.texts[path]) else None
+        for node, name in _type_name_comparisons(tree, names) if tree is not None else ():
+            for qualname, class_plan in plan.classes.items():
+                if class_plan.converted and qualname.rpartition(".")[2] == name:
+                    out.append(_escape(node, qualname, "the type's name is compared with the class's "
+                                       "name, which a converted parameter's type no longer has"))
         return out
 
     def uses(self, path: Path, names: frozenset[str], is_target: Callable[[str | None], bool],
@@ -344,6 +350,30 @@ def _dict_owner(node: ast.AST) -> ast.AST | None:
             and len(node.args) == 1:
         return node.args[0]
     return None
+
+
+def _type_name_comparisons(tree: ast.Module, names: frozenset[str]) -> Iterator[tuple[ast.AST, str]]:
+    """Each ``type(x).__name__ == "X"`` (``x.__class__``, ``__qualname__``, ``!=``, ``in``
+    a literal tuple, list or set too) in ``tree`` with ``"X"`` one of ``names``."""
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Compare):
+            continue
+        operands = [node.left, *node.comparators]
+        if not any(isinstance(o, ast.Attribute) and o.attr in ("__name__", "__qualname__")
+                   and (_is_type_call(o.value) or (isinstance(o.value, ast.Attribute)
+                                                   and o.value.attr == "__class__"))
+                   for o in operands):
+            continue
+        for operand in operands:
+            items = operand.elts if isinstance(operand, (ast.Tuple, ast.List, ast.Set)) else [operand]
+            for item in items:
+                if isinstance(item, ast.Constant) and item.value in names:
+                    yield node, item.value
+
+
+def _is_type_call(node: ast.AST) -> bool:
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "type" \
+        and len(node.args) == 1
 
 
 def _spelled_name(node: ast.AST) -> str | None:

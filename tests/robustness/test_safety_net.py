@@ -108,6 +108,10 @@ ROWS = [
     Row("module_vars_lookup", {"pkg/user.py": "from pkg.model_executor import parameter as P\n\n\n"
                                "def f(p):\n    return type(p) is vars(P)['Packed']\n"},
         "refused", "pkg/user.py:5"),
+    Row("type_name_string", {"pkg/user.py": "def f(p):\n    return type(p).__name__ == 'Packed'\n"},
+        "refused", "pkg/user.py:2"),
+    Row("class_name_string_in", {"pkg/user.py": "def f(p):\n    return p.__class__.__qualname__ in ('Packed', 'Other')\n"},
+        "refused", "pkg/user.py:2"),
     Row("syntax_error", {"pkg/user.py": USE + "def f(p)\n    return isinstance(p, Packed)\n"},
         "error", "pkg/user.py:3"),
     Row("undecodable", {"pkg/user.py": b"# caf\xe9\n" + USE.encode()
