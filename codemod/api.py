@@ -184,7 +184,7 @@ def _convert(ff: FileFacts, plan: Plan, stop_at_leftovers: bool,
 #: a read it may make old-style (a cheap text test first; the transformer decides).
 _DICT_COPY = re.compile(
     r"\.__dict__\s*(?:=|\|=|\.update\s*\(|\.get\s*\(|\[|\.items\s*\(|\.keys\s*\(|\.values\s*\(|!=)"
-    r"|\bin\s+[\w.]+\.__dict__|\bvars\s*\("
+    r"|\bin\s+[\w.]+\.__dict__|\bvars\s*\(|\bgetattr\s*\([^()]*[\"']__dict__[\"']"
 )
 
 

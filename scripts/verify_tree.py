@@ -15,10 +15,11 @@ reports:
   ``type(x)``/``x.__class__`` compared with ``is``, ``==``, ``in`` and their negations; class
   bases; ``super(X, ...)``; attribute reads ``X.attr`` other than ``__name__``,
   ``__qualname__``, ``__module__``; ``except X``; ``case X():``; ``X[...]``; ``X | Y``;
-  ``singledispatch`` ``.register(X)``; annotations), resolved through every kind of
+  ``singledispatch`` ``.register(X)``; annotations; ``type(x).__name__ == "X"``), resolved through every kind of
   import: absolute, relative, ``import a.b as m; m.X``, ``pkg.mod.X``, star imports
   (honouring ``__all__``), re-exports in ``__init__.py``, module-level aliases ``Y = X``,
-  ``getattr(module, "X")`` and ``globals()["X"]`` with literal names;
+  ``getattr(module, "X")``, ``globals()["X"]``, ``module.__dict__["X"]``, ``vars(module)["X"]`` with
+  literal names, and modules looked up by a string (``importlib.import_module``, ``sys.modules``);
 * other value uses (names stored or passed around), which keep working as factories;
 * every import statement the conversion added or changed, which must resolve: the module
   is a module of the tree (or of the standard library, or ``torch``) and the imported name
@@ -353,6 +354,12 @@ class Tree:
         if (isinstance(node, ast.Subscript) and _is_globals(node.value) and isinstance(node.slice, ast.Constant)
                 and isinstance(node.slice.value, str)):
             return set(self.symbols(module.name).get(node.slice.value, ()))
+        looked_up = _module_by_string(node)
+        if looked_up is not None:
+            return {looked_up}
+        if (isinstance(node, ast.Subscript) and (owner := _dict_owner(node.value)) is not None
+                and isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, str)):
+            return {f"{q}.{node.slice.value}" for q in self.qualify(module, owner, local)}
         return set()
 
     def canonical(self, qualname: str, _seen: frozenset[str] = frozenset()) -> set[str]:
@@ -376,6 +383,50 @@ class Tree:
                 out |= {full} if target == f"{prefix}.{parts[cut]}" else self.canonical(full, seen)
             return out
         return {qualname}
+
+
+def _module_by_string(node: ast.AST) -> str | None:
+    """``a.b`` of ``importlib.import_module("a.b")``, ``import_module("a.b")``,
+    ``sys.modules["a.b"]`` or ``sys.modules.get("a.b")``."""
+    if isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant) \
+            and isinstance(node.args[0].value, str):
+        func = node.func
+        name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
+        if name == "import_module" or (name == "get" and isinstance(func, ast.Attribute)
+                                       and ast.unparse(func.value) == "sys.modules"):
+            return node.args[0].value
+    if isinstance(node, ast.Subscript) and ast.unparse(node.value) == "sys.modules" \
+            and isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, str):
+        return node.slice.value
+    return None
+
+
+def _dict_owner(node: ast.AST) -> ast.AST | None:
+    """``m`` of ``m.__dict__`` or ``vars(m)``."""
+    if isinstance(node, ast.Attribute) and node.attr == "__dict__":
+        return node.value
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "vars" \
+            and len(node.args) == 1:
+        return node.args[0]
+    return None
+
+
+def _type_names(module_tree: ast.Module, shorts: dict[str, str]) -> list[tuple[ast.AST, str]]:
+    """``type(x).__name__ == "X"`` comparisons (``__class__``, ``__qualname__``, ``in`` a
+    literal tuple too) naming a converted class ``X`` (``shorts``: short -> qualified)."""
+    found = []
+    for node in ast.walk(module_tree):
+        if not isinstance(node, ast.Compare):
+            continue
+        operands = [node.left, *node.comparators]
+        if not any(isinstance(o, ast.Attribute) and o.attr in ("__name__", "__qualname__")
+                   and _is_type_of(o.value) for o in operands):
+            continue
+        for operand in operands:
+            for item in operand.elts if isinstance(operand, (ast.Tuple, ast.List, ast.Set)) else [operand]:
+                if isinstance(item, ast.Constant) and isinstance(item.value, str) and item.value in shorts:
+                    found.append((node, shorts[item.value]))
+    return found
 
 
 def _is_globals(node: ast.AST) -> bool:
@@ -603,6 +654,8 @@ def find_uses(tree: Tree, names: set[str]) -> tuple[list[Use], list[str]]:
             kind = _kind(node, parents)
             if kind != "call":
                 uses.append(Use(module.path, node.lineno, node.col_offset + 1, kind, name, ast.unparse(node)))
+        for node, name in _type_names(module.tree, {n.rsplit(".", 1)[-1]: n for n in names}):
+            uses.append(Use(module.path, node.lineno, node.col_offset + 1, "type-name", name, ast.unparse(node)))
     return uses, unreadable
 
 

@@ -102,6 +102,14 @@ def parse_apply_summary(stderr: str) -> ApplySummary:
     return summary
 
 
+def second_run_is_no_op(rc: int, summary: ApplySummary) -> bool:
+    """Whether a second ``apply`` changed nothing: exit 0, or exit 1 only because the
+    classes the first run kept are refused again (its summary says 0 files changed)."""
+    if rc == 0:
+        return True
+    return rc == 1 and summary.changed == 0 and bool(summary.refusals)
+
+
 def changed_files(before: Path, after: Path) -> list[str]:
     """Relative paths of the ``*.py`` files whose bytes differ (or that exist on one side)."""
     names = {p.relative_to(before).as_posix() for p in before.rglob("*.py")}
@@ -165,8 +173,7 @@ def convert_whole_tree(original: Path, root: Path, problems: list[str], *,
     again = changed_files(original, target)
     say(f"second apply: exit code {second.rc} in {second.seconds:.1f} s; "
         f"{'nothing changed' if again == result.changed else 'CHANGED FILES'}")
-    # Exit 1 again is fine when classes are refused (README, Usage); nothing may change.
-    if again != result.changed or "changed 0 file(s)" not in second.stderr:
+    if again != result.changed or not second_run_is_no_op(second.rc, parse_apply_summary(second.stderr)):
         first_line = (second.stderr.strip().splitlines() or [""])[0]
         problems.append(f"{config}: a second apply is not a no-op (exit {second.rc}): {first_line}")
 

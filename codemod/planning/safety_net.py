@@ -8,7 +8,10 @@ What it does
 
     * ``from m import *`` (``__all__`` honoured, chains of star imports through
       ``__init__.py`` files), in the file itself or in a module it imports the name from;
-    * ``getattr(module, "X")`` and ``globals()["X"]`` with a literal name.
+    * ``getattr(module, "X")``, ``globals()["X"]``, ``module.__dict__["X"]`` and
+      ``vars(module)["X"]`` with a literal name;
+    * modules looked up by a string: ``importlib.import_module("a.b").X``,
+      ``m = import_module("a.b")`` (in any scope) then ``m.X``, ``sys.modules["a.b"].X``.
 
     A mention reached only that way is an escaped use when it needs a class (an
     ``isinstance``/``issubclass`` argument, ``type(x) is X``, a base, ``except X``,
@@ -82,6 +85,8 @@ _INDENTED_CASE = re.compile(r"^[ \t]+case\s", re.MULTILINE)
 
 
 #: A star import anywhere in a file.
+#: A module looked up by a name in a string (``importlib.import_module``, ``sys.modules``).
+_DYNAMIC_MODULE = re.compile(r"\bimport_module\b|\bsys\.modules\b|\b__import__\b")
 _STAR = re.compile(r"\bimport\s*(?:\(\s*)?\*")
 
 
@@ -196,7 +201,10 @@ class SafetyNet:
         text = self.texts[path]
         if _STAR.search(text):
             return True
-        if ("getattr" in text or "globals" in text) and _quoted(names).search(text):
+        if ("getattr" in text or "globals" in text or "__dict__" in text or "vars(" in text
+                or "__name__" in text or "__qualname__" in text) and _quoted(names).search(text):
+            return True
+        if _DYNAMIC_MODULE.search(text):
             return True
         return _INDENTED_CASE.search(text) is not None and _case_pattern(names).search(text) is not None
 
@@ -212,6 +220,12 @@ class SafetyNet:
                     out.append(_escape(node, found, "a `case` class pattern, which no rewrite changes"))
             elif kind != "call" and not (kind == "value" and plan.allow_value_uses):
                 out.append(_escape(node, found, how))
+        tree = self.tree(path) if _quoted(names).search(self.texts[path]) else None
+        for node, name in _type_name_comparisons(tree, names) if tree is not None else ():
+            for qualname, class_plan in plan.classes.items():
+                if class_plan.converted and qualname.rpartition(".")[2] == name:
+                    out.append(_escape(node, qualname, "the type's name is compared with the class's "
+                                       "name, which a converted parameter's type no longer has"))
         return out
 
     def uses(self, path: Path, names: frozenset[str], is_target: Callable[[str | None], bool],
@@ -254,6 +268,11 @@ class SafetyNet:
                 bound.setdefault(stmt.name, []).append(f"{module}.{stmt.name}")
         stars = [_from_source(n, module, is_package) for n in ast.walk(tree)
                  if isinstance(n, ast.ImportFrom) and any(a.name == "*" for a in n.names)]
+        for node in ast.walk(tree):  # m = importlib.import_module("a.b"), in any scope
+            if isinstance(node, ast.Assign) and (looked_up := _module_by_string(node.value)):
+                for target in node.targets:
+                    if isinstance(target, ast.Name):
+                        bound.setdefault(target.id, []).append(f"{_DYNAMIC}{looked_up}")
         parents: dict[int, ast.AST] = {}
         found = []
         for parent in ast.walk(tree):
@@ -280,20 +299,81 @@ def _qualnames(node: ast.AST, bound: dict[str, list[str]], stars: list[str], mod
     ``globals()``."""
     if isinstance(node, ast.Name):
         names = bound.get(node.id)
-        if names or direct:
-            return list(names or [])
+        if direct:
+            return [n for n in names or [] if not n.startswith(_DYNAMIC)]
+        if names:
+            return [n.removeprefix(_DYNAMIC) for n in names]
         return [f"{source}.{node.id}" for source in stars]
     if isinstance(node, ast.Attribute):
         return [f"{q}.{node.attr}" for q in _qualnames(node.value, bound, stars, module, direct)]
     if direct:
         return []
-    if isinstance(node, ast.Call):  # getattr(owner, "X")
+    if (looked_up := _module_by_string(node)) is not None:
+        return [looked_up]
+    if isinstance(node, ast.Call) and _dict_owner(node) is None:  # getattr(owner, "X")
         return [f"{q}.{node.args[1].value}"  # type: ignore[attr-defined]
                 for q in _qualnames(node.args[0], bound, stars, module, direct)]
+    if isinstance(node, ast.Subscript) and (owner := _dict_owner(node.value)) is not None:  # m.__dict__["X"]
+        return [f"{q}.{node.slice.value}"  # type: ignore[attr-defined]
+                for q in _qualnames(owner, bound, stars, module, direct)]
     if isinstance(node, ast.Subscript):  # globals()["X"]
         name = node.slice.value  # type: ignore[attr-defined]
         return list(bound.get(name) or [f"{module}.{name}"] + [f"{s}.{name}" for s in stars])
     return []
+
+
+#: Marks a name bound to a module looked up by a string (followed only as an escape).
+_DYNAMIC = "<dynamic>"
+
+
+def _module_by_string(node: ast.AST) -> str | None:
+    """``a.b`` of ``importlib.import_module("a.b")``, ``import_module("a.b")``,
+    ``sys.modules["a.b"]`` or ``sys.modules.get("a.b")`` (None: any other expression)."""
+    if isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant) \
+            and isinstance(node.args[0].value, str):
+        func = node.func
+        name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
+        if name == "import_module" or (name == "get" and isinstance(func, ast.Attribute)
+                                       and ast.unparse(func.value) == "sys.modules"):
+            return node.args[0].value
+    if isinstance(node, ast.Subscript) and ast.unparse(node.value) == "sys.modules" \
+            and isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, str):
+        return node.slice.value
+    return None
+
+
+def _dict_owner(node: ast.AST) -> ast.AST | None:
+    """``m`` of ``m.__dict__`` or ``vars(m)``."""
+    if isinstance(node, ast.Attribute) and node.attr == "__dict__":
+        return node.value
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "vars" \
+            and len(node.args) == 1:
+        return node.args[0]
+    return None
+
+
+def _type_name_comparisons(tree: ast.Module, names: frozenset[str]) -> Iterator[tuple[ast.AST, str]]:
+    """Each ``type(x).__name__ == "X"`` (``x.__class__``, ``__qualname__``, ``!=``, ``in``
+    a literal tuple, list or set too) in ``tree`` with ``"X"`` one of ``names``."""
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Compare):
+            continue
+        operands = [node.left, *node.comparators]
+        if not any(isinstance(o, ast.Attribute) and o.attr in ("__name__", "__qualname__")
+                   and (_is_type_call(o.value) or (isinstance(o.value, ast.Attribute)
+                                                   and o.value.attr == "__class__"))
+                   for o in operands):
+            continue
+        for operand in operands:
+            items = operand.elts if isinstance(operand, (ast.Tuple, ast.List, ast.Set)) else [operand]
+            for item in items:
+                if isinstance(item, ast.Constant) and item.value in names:
+                    yield node, item.value
+
+
+def _is_type_call(node: ast.AST) -> bool:
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "type" \
+        and len(node.args) == 1
 
 
 def _spelled_name(node: ast.AST) -> str | None:
@@ -310,6 +390,9 @@ def _spelled_name(node: ast.AST) -> str | None:
             and isinstance(node.value.func, ast.Name) and node.value.func.id == "globals"
             and isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, str)):
         return node.slice.value
+    if (isinstance(node, ast.Subscript) and _dict_owner(node.value) is not None
+            and isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, str)):
+        return node.slice.value
     return None
 
 
@@ -317,11 +400,16 @@ def _how(node: ast.AST, engine: dict[str, list[str]], stars: list[str]) -> str:
     """How an escaped use reaches its class, in words."""
     if isinstance(node, ast.Call):
         return "reached through `getattr` with a literal name, which no rewrite follows"
+    if isinstance(node, ast.Subscript) and _dict_owner(node.value) is not None:
+        return "reached through a module's `__dict__`, which no rewrite follows"
     if isinstance(node, ast.Subscript):
         return "reached through `globals()`, which no rewrite follows"
     head = node
     while isinstance(head, ast.Attribute):
         head = head.value
+    if _module_by_string(head) is not None or (isinstance(head, ast.Name) and any(
+            n.startswith(_DYNAMIC) for n in engine.get(head.id, []))):
+        return "reached through a module looked up by a string, which no rewrite follows"
     if isinstance(head, ast.Name) and head.id not in engine and stars:
         return f"reached through `from {stars[0]} import *`, which no rewrite follows"
     return "reached through a star import in a re-exporting module, which no rewrite follows"

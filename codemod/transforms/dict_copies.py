@@ -41,6 +41,8 @@ from codemod.transforms.use_sites import is_simple
 
 _HELPER = "rebind_param_methods"
 _VIEW = "param_attr_dict"
+#: Methods giving a copy or a view of a dict, compared as the dict itself would be.
+_DICT_VIEWS = frozenset({"copy", "items", "keys", "values"})
 
 #: A file that imports torch can hold tensors anywhere.
 _IMPORTS_TORCH = re.compile(r"^\s*(?:import\s+torch\b|from\s+torch\b)", re.MULTILINE)
@@ -341,6 +343,10 @@ class DictCopyTransformer(cst.CSTTransformer):
                 return operand
             view = self._old_view(obj)
             return operand if view is None else view
+        if bare:
+            copied = self._copy_view(operand)
+            if copied is not None:
+                return copied
         if not isinstance(operand, (cst.DictComp, cst.ListComp, cst.SetComp, cst.GeneratorExp)):
             return operand
         loop = operand.for_in
@@ -359,10 +365,41 @@ class DictCopyTransformer(cst.CSTTransformer):
         return operand.with_changes(for_in=loop.with_changes(iter=new_iter))
 
 
+    def _copy_view(self, operand: cst.BaseExpression) -> cst.BaseExpression | None:
+        """An operand of ``==``/``!=`` that is a copy or a view of an attribute dict
+        (``p.__dict__.copy()``, ``.items()``, ``.keys()``, ``.values()``, ``dict(p.__dict__)``,
+        ``{**vars(p)}``), made from ``param_attr_dict(p)`` instead (None: not one)."""
+        if isinstance(operand, cst.Call) and isinstance(operand.func, cst.Attribute) \
+                and operand.func.attr.value in _DICT_VIEWS and not operand.args:
+            obj = attr_dict_of(operand.func.value)
+            view = self._old_view(obj) if obj is not None and self.may_involve_param(obj) else None
+            return None if view is None else operand.with_changes(func=operand.func.with_changes(value=view))
+        if isinstance(operand, cst.Call) and isinstance(operand.func, cst.Name) and operand.func.value == "dict" \
+                and len(operand.args) == 1 and not operand.args[0].star:
+            obj = attr_dict_of(operand.args[0].value)
+            view = self._old_view(obj) if obj is not None and self.may_involve_param(obj) else None
+            return None if view is None else operand.with_changes(args=[operand.args[0].with_changes(value=view)])
+        if isinstance(operand, cst.Dict) and operand.elements \
+                and all(isinstance(e, cst.StarredDictElement) for e in operand.elements):
+            elements = list(operand.elements)
+            for i, element in enumerate(elements):
+                obj = attr_dict_of(element.value)
+                view = self._old_view(obj) if obj is not None and self.may_involve_param(obj) else None
+                if view is not None:
+                    elements[i] = element.with_changes(value=view)
+            return None if elements == list(operand.elements) else operand.with_changes(elements=elements)
+        return None
+
+
 def attr_dict_of(expr: cst.BaseExpression) -> cst.BaseExpression | None:
-    """``x`` of ``x.__dict__`` or ``vars(x)``."""
+    """``x`` of ``x.__dict__``, ``vars(x)`` or ``getattr(x, "__dict__")``."""
     if isinstance(expr, cst.Attribute) and expr.attr.value == "__dict__":
         return expr.value
+    if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value == "getattr" \
+            and len(expr.args) == 2 and not any(a.star for a in expr.args) \
+            and isinstance(expr.args[1].value, cst.SimpleString) \
+            and expr.args[1].value.evaluated_value == "__dict__":
+        return expr.args[0].value
     if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value == "vars" \
             and len(expr.args) == 1 and not expr.args[0].star:
         return expr.args[0].value
@@ -444,7 +481,8 @@ def may_rewrite(text: str, keys: frozenset[str]) -> bool:
                         and _is_attr_dict(right):
                     return True
                 if isinstance(op, (ast.Eq, ast.NotEq)) and any(
-                        _is_attr_dict(o) or _over_attr_dict(o) for o in (left, right)):
+                        _is_attr_dict(o) or _over_attr_dict(o) or _copy_of_attr_dict(o)
+                        for o in (left, right)):
                     return True
         elif isinstance(node, (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
             if _over_attr_dict(node):
@@ -458,11 +496,29 @@ def may_rewrite(text: str, keys: frozenset[str]) -> bool:
 
 
 def _is_attr_dict(node: ast.AST) -> bool:
-    """``x.__dict__`` or ``vars(x)``."""
+    """``x.__dict__``, ``vars(x)`` or ``getattr(x, "__dict__")`` (as ``attr_dict_of``)."""
     if isinstance(node, ast.Attribute):
         return node.attr == "__dict__"
-    return (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
-            and node.func.id == "vars" and len(node.args) == 1)
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)):
+        return False
+    if node.func.id == "getattr" and len(node.args) == 2:
+        key = node.args[1]
+        return isinstance(key, ast.Constant) and key.value == "__dict__"
+    return node.func.id == "vars" and len(node.args) == 1
+
+
+def _copy_of_attr_dict(node: ast.AST) -> bool:
+    """A copy or view of an attribute dict compared as the dict (``_copy_view``):
+    ``.copy()``/``.items()``/``.keys()``/``.values()``, ``dict(d)``, ``{**d}``."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+            and node.func.attr in _DICT_VIEWS and not node.args:
+        return _is_attr_dict(node.func.value)
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "dict" \
+            and len(node.args) == 1:
+        return _is_attr_dict(node.args[0])
+    if isinstance(node, ast.Dict) and node.keys and all(k is None for k in node.keys):
+        return any(_is_attr_dict(v) for v in node.values)
+    return False
 
 
 def _dict_items(node: ast.AST) -> bool:

@@ -13,6 +13,7 @@ import pytest
 
 from codemod.cli import main as codemod_main
 from scripts import release_check_latest as rc
+from scripts import whole_tree as wt
 
 REFUSED_LEAF = {
     "pkg/__init__.py": "",
@@ -52,7 +53,7 @@ def test_apply_summary_parser_reads_the_cli(tmp_path, capsys):
     _write(tmp_path, REFUSED_LEAF)
     capsys.readouterr()
     assert codemod_main(["apply", str(tmp_path / "pkg")]) == 1
-    summary = rc.parse_apply_summary(capsys.readouterr().err)
+    summary = wt.parse_apply_summary(capsys.readouterr().err)
     assert (summary.changed, summary.converted) == (1, 1)
     assert summary.scanned is not None and summary.scanned >= 2
     assert sorted(cls for cls, _, _ in summary.refusals) == ["Base", "Shared"]
@@ -61,7 +62,7 @@ def test_apply_summary_parser_reads_the_cli(tmp_path, capsys):
 
 
 def test_parser_without_a_summary_line():
-    summary = rc.parse_apply_summary("error: something else\n")
+    summary = wt.parse_apply_summary("error: something else\n")
     assert summary.changed is None and summary.refusals == []
 
 
@@ -76,14 +77,14 @@ def test_parser_without_a_summary_line():
 )
 def test_only_cm001_on_kept_classes_is_expected_after_apply(finding, expected):
     kept = {"BasevLLMParameter", "SharedWeightParameter"}
-    assert rc.expected_after_apply(finding, kept) is expected
+    assert wt.expected_after_apply(finding, kept) is expected
 
 
 def test_changed_files(tmp_path):
     before, after = tmp_path / "a", tmp_path / "b"
     _write(before, {"x.py": "1\n", "y.py": "2\n", "gone.py": "3\n"})
     _write(after, {"x.py": "1\n", "y.py": "20\n", "new.py": "4\n"})
-    assert rc.changed_files(before, after) == ["gone.py", "new.py", "y.py"]
+    assert wt.changed_files(before, after) == ["gone.py", "new.py", "y.py"]
 
 
 def test_stubs_and_probe_compile():

@@ -65,6 +65,11 @@ CASES = [
      [(5, 26, "CM004")], "star import in a re-exporting module"),
     ("getattr-module", HEAD + "def f(p):\n    return isinstance(p, getattr(pm, 'Packed'))\n",
      [(7, 26, "CM004")], "`getattr`"),
+    ("module-dict", HEAD + "def f(p):\n    return isinstance(p, pm.__dict__['Packed'])\n",
+     [(7, 26, "CM004")], "a module's `__dict__`"),
+    ("import-module", "import importlib\n\n\ndef f(p):\n"
+     "    return isinstance(p, importlib.import_module('pkg.params').Packed)\n",
+     [(5, 26, "CM004")], "a module looked up by a string"),
 ]
 
 
@@ -107,3 +112,42 @@ def test_factories_recognised_without_the_features_class(converted, capsys):
     result = run(capsys, "check", converted)
     assert result.rc == 1, result.err
     assert "new.py:7:12: CM004" in result.out
+
+
+@pytest.mark.xfail(strict=True, reason="check after apply gives a kept class the reason 'the generated name "
+                   "Features is already used' (the converted sibling's own names), not the use that keeps it")
+def test_kept_class_keeps_its_reason_after_apply(tmp_path, capsys):
+    """A family where one class is converted and one kept: ``check`` after ``apply`` names
+    the same reason for the kept class as ``apply`` did."""
+    root = write_tree(tmp_path, {
+        "pkg/__init__.py": "",
+        "pkg/params.py": """
+            import torch
+
+
+            class Base(torch.nn.Parameter):
+                def __new__(cls, data, **kwargs):
+                    return super().__new__(cls, data=data, requires_grad=False)
+
+                def __init__(self, data, dim=None):
+                    self._dim = dim
+
+                def describe(self):
+                    return "base"
+
+
+            class Packed(Base):
+                pass
+
+
+            class Keep(Base):
+                pass
+        """,
+        "pkg/user.py": "from pkg.params import Keep\n\nK = Keep\n",
+    })
+    assert main(["apply", str(root)]) == 1
+    applied = capsys.readouterr().err
+    assert "pkg/user.py:3" in applied
+    result = run(capsys, "check", root)
+    kept = [line for line in result.out.splitlines() if "`Keep`" in line]
+    assert kept and all("pkg/user.py:3" in line for line in kept), result.out

@@ -36,6 +36,11 @@ TREES = {
     "union_checks": GOLDEN / "union_checks" / "input",
     "cross_file_subclass": GOLDEN / "cross_file_subclass" / "input",
     "dict_copy": GOLDEN / "dict_copy" / "input",
+    "attr_dict_reads": GOLDEN / "attr_dict_reads" / "input",
+    "property_setter_deleter": GOLDEN / "property_setter_deleter" / "input",
+    "namespace_packages": GOLDEN / "namespace_packages" / "input",
+    "same_names_two_families": GOLDEN / "same_names_two_families" / "input",
+    "use_sites": GOLDEN / "use_sites" / "input",
     "engine": ROOT / "fixtures" / "engine",
 }
 

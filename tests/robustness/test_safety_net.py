@@ -96,6 +96,22 @@ ROWS = [
     Row("getattr_package_chain", {"pkg/user.py": "import pkg.model_executor.parameter\n\n\ndef f(p):\n"
                                   "    return isinstance(p, getattr(pkg.model_executor.parameter, 'Packed'))\n"},
         "refused", "pkg/user.py:5"),
+    Row("import_module_local", {"pkg/user.py": "import importlib\n\n\ndef f(p):\n"
+                                "    m = importlib.import_module('pkg.model_executor.parameter')\n"
+                                "    return isinstance(p, m.Packed)\n"}, "refused", "pkg/user.py:6"),
+    Row("sys_modules_lookup", {"pkg/user.py": "import sys\nimport pkg.model_executor.parameter\n\n\ndef f(p):\n"
+                               "    return isinstance(p, sys.modules['pkg.model_executor.parameter'].Packed)\n"},
+        "refused", "pkg/user.py:6"),
+    Row("module_dict_lookup", {"pkg/user.py": "from pkg.model_executor import parameter as P\n\n\n"
+                               "def f(p):\n    return isinstance(p, P.__dict__['Packed'])\n"},
+        "refused", "pkg/user.py:5"),
+    Row("module_vars_lookup", {"pkg/user.py": "from pkg.model_executor import parameter as P\n\n\n"
+                               "def f(p):\n    return type(p) is vars(P)['Packed']\n"},
+        "refused", "pkg/user.py:5"),
+    Row("type_name_string", {"pkg/user.py": "def f(p):\n    return type(p).__name__ == 'Packed'\n"},
+        "refused", "pkg/user.py:2"),
+    Row("class_name_string_in", {"pkg/user.py": "def f(p):\n    return p.__class__.__qualname__ in ('Packed', 'Other')\n"},
+        "refused", "pkg/user.py:2"),
     Row("syntax_error", {"pkg/user.py": USE + "def f(p)\n    return isinstance(p, Packed)\n"},
         "error", "pkg/user.py:3"),
     Row("undecodable", {"pkg/user.py": b"# caf\xe9\n" + USE.encode()

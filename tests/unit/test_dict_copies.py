@@ -232,6 +232,11 @@ SCREEN_KEYS = frozenset({"weight_loader", "_weight_loader", "load_column_paralle
     "x = vars(a) == vars(b)",
     "x = {k: v for k, v in a.__dict__.items() if k != 's'} == other",
     "x = sorted(k for k in vars(p))",
+    "x = p.__dict__.copy() == q.__dict__.copy()",
+    "x = dict(vars(p)) != other",
+    "x = {**p.__dict__} == other",
+    "x = getattr(p, '__dict__') == other",
+    "x = getattr(p, '__dict__').get('weight_loader')",
 ])
 def test_screen_keeps_every_shape_the_rewrite_acts_on(body):
     from codemod.transforms.dict_copies import may_rewrite

@@ -135,9 +135,15 @@ def test_statements_that_need_a_class(tmp_path):
     ({"pkg/again/__init__.py": "from ..params import *\n__all__ = ['Packed']\n"}, "again.Packed"),
     ({"pkg/alias.py": "from pkg.params import Packed\nK = Packed\n"}, "alias.K"),
     ({"pkg/glob.py": "from pkg.params import Packed\nglobals()['G'] = Packed\n"}, "glob.G"),
+    ({}, "m.__dict__['Packed']"),
+    ({}, "vars(m)['Packed']"),
+    ({}, "importlib.import_module('pkg.params').Packed"),
+    ({}, "sys.modules['pkg.params'].Packed"),
 ])
 def test_uses_resolved_through_imports(tmp_path, files, expression):
     original, converted = _pair(tmp_path, {**files, "pkg/use.py": f"""
+        import importlib
+        import sys
         import pkg
         import pkg.params
         import pkg.params as m
@@ -148,6 +154,14 @@ def test_uses_resolved_through_imports(tmp_path, files, expression):
             return isinstance(p, {expression})
     """})
     assert _kinds(verify(original, converted)) == ["isinstance"]
+
+
+def test_type_name_compared_with_a_string(tmp_path):
+    original, converted = _pair(tmp_path, {"pkg/use.py": """
+        def f(p):
+            return type(p).__name__ == "Packed" or p.__class__.__qualname__ in ("Other", "Packed")
+    """})
+    assert _kinds(verify(original, converted)) == ["type-name", "type-name"]
 
 
 def test_star_import_honours_all(tmp_path):
