@@ -34,7 +34,7 @@ from libcst.codemod.visitors import AddImportsVisitor
 from codemod.analysis.classes import FileFacts
 from codemod.analysis.names import dotted
 from codemod.planning.plan import FEATURES_NAME, ClassPlan, Plan
-from codemod.transforms.refs import FileRefs
+from codemod.transforms.refs import FileRefs, StoreTargets
 
 _RUNTIME_MARKER = "# BEGIN RUNTIME"
 
@@ -108,7 +108,7 @@ class _SuperCalls(cst.CSTTransformer):
         )
 
 
-class _FieldsAsAttributes(cst.CSTTransformer):
+class _FieldsAsAttributes(StoreTargets):
     """``self._f`` -> ``self.f`` in the former class's code: a parameter holds the attribute.
 
     ``fields`` maps each backing field to (attribute, None meant "deleted"). Reads of a
@@ -125,7 +125,6 @@ class _FieldsAsAttributes(cst.CSTTransformer):
         super().__init__()
         self.self_name, self.fields, self.set_helper = self_name, fields, set_helper
         self.first_writes = first_writes
-        self._stores: set[int] = set()
 
     def _field(self, node: cst.BaseExpression) -> str | None:
         if m.matches(node, m.Attribute(value=m.Name(self.self_name))) and \
@@ -141,17 +140,6 @@ class _FieldsAsAttributes(cst.CSTTransformer):
     def visit_Lambda(self, node: cst.Lambda) -> bool:
         return not any(p.name.value == self.self_name for p in node.params.params)
 
-    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
-        self._stores.add(id(node.target))
-
-    def visit_AugAssign(self, node: cst.AugAssign) -> None:
-        self._stores.add(id(node.target))
-
-    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-        self._stores.add(id(node.target))
-
-    def visit_Del(self, node: cst.Del) -> None:
-        self._stores.add(id(node.target))
 
     def leave_Attribute(self, original_node: cst.Attribute, updated_node: cst.Attribute) -> cst.BaseExpression:
         fld = self._field(original_node)

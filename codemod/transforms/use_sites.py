@@ -41,7 +41,7 @@ from codemod.analysis.classes import FileFacts
 from codemod.analysis.names import dotted
 from codemod.discovery import prefilter
 from codemod.planning.plan import Plan
-from codemod.transforms.refs import FileRefs
+from codemod.transforms.refs import FileRefs, StoreTargets
 from codemod.transforms.value_flow import proven_calls_only
 
 _SIMPLE = m.Name() | m.Attribute(value=m.Name()) | m.Attribute(value=m.Attribute(value=m.Name()))
@@ -52,7 +52,7 @@ def is_simple(expr: cst.BaseExpression) -> bool:
     return m.matches(expr, _SIMPLE)
 
 
-class UseSiteTransformer(cst.CSTTransformer):
+class UseSiteTransformer(StoreTargets):
     """Rewrites class-style uses of converted classes in one file."""
 
     def __init__(self, ff: FileFacts, plan: Plan, refs: FileRefs) -> None:
@@ -76,7 +76,6 @@ class UseSiteTransformer(cst.CSTTransformer):
         #: ids of ``isinstance`` calls an earlier run of this rewrite wrote.
         self._own_checks: set[int] = set()
         #: ids of attribute nodes that are written or deleted (not reads).
-        self._stores: set[int] = set()
 
     # -- resolution ----------------------------------------------------------------------
     def converted(self, expr: cst.BaseExpression) -> str | None:
@@ -415,17 +414,6 @@ class UseSiteTransformer(cst.CSTTransformer):
     # former class's own ``self._f`` is rewritten with the class (``definitions``); any
     # other access to a backing field goes through a runtime helper that answers as the
     # field did for converted parameters and touches the field of every other object.
-    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
-        self._stores.add(id(node.target))
-
-    def visit_AugAssign(self, node: cst.AugAssign) -> None:
-        self._stores.add(id(node.target))
-
-    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-        self._stores.add(id(node.target))
-
-    def visit_Del(self, node: cst.Del) -> None:
-        self._stores.add(id(node.target))
 
     def _may_hold_param_field(self, obj: cst.BaseExpression) -> bool:
         """Whether ``obj._f`` here may be a converted parameter's field: not inside a
