@@ -78,6 +78,29 @@ class InitFacts:
     #: Attributes of self that the body assigns, and that it reads.
     writes: frozenset[str]
     reads: frozenset[str]
+    #: The super call passes something other than its own arguments unchanged
+    #: (positional arguments, literals, expressions, reads of self): a *relay*. Its wrap
+    #: then calls the wraps of the classes after it itself, with what it passed.
+    relays: bool = False
+    #: The arguments of ``super().__init__(...)``, as written.
+    super_args: tuple[cst.Arg, ...] = ()
+
+
+@dataclass
+class RelayLink:
+    """Where a relay's ``super().__init__(...)`` leads, the same in every subclass."""
+
+    #: Per argument of the super call: the parameter of the next ``__init__`` it fills
+    #: (positional ones bound statically), None for ``**kwargs``.
+    arg_names: tuple[str | None, ...]
+    #: Qualnames whose wraps the relay's wrap calls at its super call, base first: the
+    #: classes after it in the MRO, up to and including the next relay.
+    chain: tuple[str, ...]
+
+    @property
+    def explicit(self) -> frozenset[str]:
+        """Names the super call passes explicitly (positionally or by keyword)."""
+        return frozenset(n for n in self.arg_names if n is not None)
 
 
 @dataclass
@@ -123,6 +146,11 @@ class ClassPlan:
     #: Kept as a class (a subclass is refused) but also given a wrap function, so its
     #: converted subclasses still get its attributes and methods.
     shadow: bool = False
+    #: For a class whose ``__init__`` relays (see ``InitFacts.relays``): its chain.
+    relay: RelayLink | None = None
+    #: Keywords the old constructor accepted beyond ``__new__``'s own names, in MRO order;
+    #: None when it accepted any keyword.
+    accepted_keywords: tuple[str, ...] | None = None
 
     @property
     def converted(self) -> bool:
@@ -305,6 +333,8 @@ class Planner:
         self.allow = set(allow_classes)
         #: Qualname -> reason, from use sites found unconvertible by a transform.
         self.forced = dict(forced or {})
+        #: Qualname of a relaying class -> its chain, or why it has none (static facts only).
+        self._relay_links: dict[str, RelayLink | str] = {}
 
     # -- entry point -------------------------------------------------------------------
     def plan(self) -> Plan:
@@ -489,19 +519,26 @@ class Planner:
             raise _Refuse("__init__ calls super() other than as one top-level super().__init__(...)")
         forwarded: set[str] = set()
         forwards_rest = False
+        relays = False
+        super_args: tuple[cst.Arg, ...] = ()
         if super_index is not None:
             call = body[super_index].body[0].value  # type: ignore[attr-defined]
+            super_args = tuple(call.args)
             for arg in call.args:
                 if arg.star == "**" and m.matches(arg.value, m.Name(star_kwarg or "")):
                     forwards_rest = True
+                elif arg.star:
+                    raise _Refuse(
+                        f"super().__init__() is passed {arg.star}{_code(arg.value)}, whose "
+                        "names are known only at run time"
+                    )
                 elif arg.keyword is not None and m.matches(arg.value, m.Name(arg.keyword.value)) \
                         and arg.keyword.value in names:
                     forwarded.add(arg.keyword.value)
                 else:
-                    raise _Refuse(
-                        "super().__init__() is passed something other than its own "
-                        "arguments unchanged (name=name or **kwargs)"
-                    )
+                    relays = True
+            if relays:
+                forwarded = {a.keyword.value for a in call.args if a.keyword is not None}
         pre = body[:super_index] if super_index is not None else ()
         post = body[super_index + 1:] if super_index is not None else body
         return InitFacts(
@@ -517,6 +554,8 @@ class Planner:
             docstring=docstring,
             writes=frozenset(use.writes),
             reads=frozenset(use.reads - use.writes),
+            relays=relays,
+            super_args=super_args,
         )
 
     def _check_method(self, fn: cst.FunctionDef) -> None:
@@ -543,7 +582,10 @@ class Planner:
         facts = plan.facts
         mro = plan.mro
         chain = [plans[q] for q in mro]
-        plan.wrap_chain = list(reversed(mro))
+        relays = [p for p in chain if p.init is not None and p.init.relays]
+        # The factory calls the wraps up to the first relay; each relay's wrap calls the rest.
+        top = mro.index(relays[0].facts.qualname) + 1 if relays else len(mro)
+        plan.wrap_chain = list(reversed(mro[:top]))
         # __new__: the first class in the MRO that defines it.
         news = [p for p in chain if p.facts.new is not None]
         if news:
@@ -554,12 +596,23 @@ class Planner:
                 )
         # The cooperative __init__ chain must reach every __init__ of the MRO.
         with_init = [p for p in chain if p.init is not None]
+        # Relays first, the base-most first: a subclass waits for its base relay's verdict.
+        for relay in reversed(relays):
+            try:
+                plans[relay.facts.qualname].relay = self._relay_link(relay, plans)
+            except _Refuse:
+                if relay is plan:
+                    raise
+                return  # that relay is refused on its own; this class stays with it
         for i, p in enumerate(with_init[:-1]):
             if p.init.super_stmt is None:  # type: ignore[union-attr]
                 raise _Refuse(
                     f"{p.name}.__init__ does not call super().__init__(), so "
                     f"{with_init[i + 1].name}.__init__ would be skipped"
                 )
+            if p.init.relays:  # type: ignore[union-attr]
+                continue  # its wrap passes on exactly what it passed
+            self._check_forwarder_before_relay(p, with_init[i + 1:], plans)
             for later in with_init[i + 1:]:
                 for name in later.init.param_names:  # type: ignore[union-attr]
                     passes = name in p.init.forwarded or (  # type: ignore[union-attr]
@@ -570,10 +623,12 @@ class Planner:
                             f"{p.name}.__init__ does not pass {name!r} on to "
                             f"{later.name}.__init__; the wraps could not tell"
                         )
-        # Statements before super().__init__() run after the bases' bodies now.
+        plan.accepted_keywords = self._accepted_keywords(with_init, plans)
+        # Statements before super().__init__() run after the bases' bodies now (except in
+        # a relay, whose wrap calls the bases' wraps where it called super().__init__()).
         for p in with_init:
             pre = p.init.pre  # type: ignore[union-attr]
-            if not pre:
+            if not pre or p.init.relays:  # type: ignore[union-attr]
                 continue
             pre_use = _SelfUse(p.init.self_name)  # type: ignore[union-attr]
             cst.Module(body=list(pre)).visit(pre_use)
@@ -637,6 +692,164 @@ class Planner:
                         "the subclass"
                     )
                 plan.super_targets[(name, called)] = targets.pop()
+
+    # -- relays: super().__init__() passed other arguments ---------------------------------
+    def _relay_link(self, relay: ClassPlan, plans: dict[str, ClassPlan]) -> RelayLink:
+        """Where ``relay``'s ``super().__init__(...)`` leads, or ``_Refuse`` saying why it
+        cannot be followed statically.
+
+        The relay's wrap calls the wraps of the classes after it in the MRO at the place of
+        its super call, with exactly what it passed; so that MRO tail must be the same in
+        every subclass, and each positional argument must fill a known parameter.
+        """
+        qualname = relay.facts.qualname
+        known = self._relay_links.get(qualname)
+        if known is None:
+            try:
+                known = self._follow_relay(relay, plans)
+            except _Refuse as exc:
+                known = exc.reason
+            self._relay_links[qualname] = known
+        if isinstance(known, str):
+            raise _Refuse(known)
+        return known
+
+    def _follow_relay(self, relay: ClassPlan, plans: dict[str, ClassPlan]) -> RelayLink:
+        init = relay.init
+        assert init is not None
+        qualname = relay.facts.qualname
+        tails: dict[tuple[str, ...], str] = {}
+        for sub in [qualname, *sorted(self._descendants(qualname))]:
+            sub_mro = self.index.mros.get(sub, [])
+            if qualname in sub_mro:
+                tails.setdefault(tuple(sub_mro[sub_mro.index(qualname) + 1:]), sub)
+        if len(tails) > 1:
+            (tail_a, sub_a), (tail_b, sub_b) = list(tails.items())[:2]
+
+            def names(tail: tuple[str, ...]) -> str:
+                return ", ".join(plans[q].name for q in tail if q in plans) or "nothing"
+
+            raise _Refuse(
+                f"{relay.name}.__init__ passes its own arguments to super().__init__(), whose "
+                f"target depends on the subclass: after {relay.name} come {names(tail_a)} in "
+                f"{plans[sub_a].name} but {names(tail_b)} in {plans[sub_b].name}"
+            )
+        tail = relay.mro[1:]
+        after = [plans[q] for q in tail if plans[q].facts.init is not None]
+        if not after:
+            raise _Refuse(
+                f"{relay.name}.__init__ passes arguments to torch's own Parameter.__init__, "
+                "which takes none"
+            )
+        following = after[0]
+        if following.init is None or any(p.init is None for p in after):
+            raise _Refuse(f"{following.name}.__init__ cannot be followed")
+        positional = [p.name.value for p in following.init.params.params[1:]]
+        arg_names: list[str | None] = []
+        for arg in init.super_args:  # positional arguments come first (Python's syntax)
+            if arg.star == "**":
+                arg_names.append(None)
+            elif arg.keyword is not None:
+                arg_names.append(arg.keyword.value)
+            elif len(arg_names) < len(positional):
+                arg_names.append(positional[len(arg_names)])
+            else:
+                raise _Refuse(
+                    f"{relay.name}.__init__ passes more positional arguments to "
+                    f"{following.name}.__init__ than it takes"
+                )
+        explicit = [n for n in arg_names if n is not None]
+        if len(set(explicit)) != len(explicit):
+            raise _Refuse(f"{relay.name}.__init__ passes one argument of super().__init__() twice")
+        for name in explicit:
+            if not self._keyword_taken(name, after, plans):
+                raise _Refuse(
+                    f"{relay.name}.__init__ passes {name!r} to super().__init__(), which no "
+                    f"__init__ after it takes"
+                )
+        self._check_relay_reads(relay, plans)
+        stop = next((i for i, p in enumerate(plans[q] for q in tail)
+                     if p.init is not None and p.init.relays), len(tail) - 1)
+        return RelayLink(tuple(arg_names), tuple(reversed(tail[:stop + 1])))
+
+    def _check_relay_reads(self, relay: ClassPlan, plans: dict[str, ClassPlan]) -> None:
+        """What a relay reads of ``self`` before its super call (and in its arguments) must
+        be there when its wrap runs: the tensor's own attributes and what it set itself.
+
+        Its wrap runs that code before any class's attributes and methods are bound and
+        before its subclasses' ``__init__`` bodies; a read of a class member, or of an
+        attribute another ``__init__`` sets, would see something else.
+        """
+        init = relay.init
+        assert init is not None and init.super_stmt is not None
+        pre_use = _SelfUse(init.self_name)
+        cst.Module(body=list(init.pre)).visit(pre_use)
+        use = _SelfUse(init.self_name)
+        cst.Module(body=[*init.pre, init.super_stmt]).visit(use)
+        qualname = relay.facts.qualname
+        family = {*relay.mro, *self._descendants(qualname)}
+        members: set[str] = set()
+        for q in family:
+            if q not in plans:
+                continue
+            facts = plans[q].facts
+            members |= {*facts.methods, *facts.properties, *facts.staticmethods}
+            members |= {name for name, _ in facts.class_attrs}
+            members |= set(plans[q].properties.values())
+            if q != qualname and plans[q].init is not None:
+                members |= plans[q].init.writes  # type: ignore[union-attr]
+        read = sorted((use.reads - pre_use.writes) & members)
+        if read:
+            raise _Refuse(
+                f"{relay.name}.__init__ reads self.{read[0]} before or in its "
+                "super().__init__() call, where a converted parameter does not have it yet"
+            )
+
+    def _check_forwarder_before_relay(self, forwarder: ClassPlan, later: list[ClassPlan],
+                                      plans: dict[str, ClassPlan]) -> None:
+        """A forwarder's wrap gets every keyword, also those it kept to itself; the next
+        relay's wrap gets them too, through ``**kwargs``. One it passes by name as well
+        would then arrive twice."""
+        relay = next((p for p in later if p.init is not None and p.init.relays), None)
+        if relay is None or not relay.init.forwards_rest:  # type: ignore[union-attr]
+            return
+        kept = set(forwarder.init.param_names) - forwarder.init.forwarded  # type: ignore[union-attr]
+        clash = sorted(kept & self._relay_link(relay, plans).explicit)
+        if clash:
+            raise _Refuse(
+                f"{forwarder.name}.__init__ keeps {clash[0]!r} to itself, and "
+                f"{relay.name}.__init__ passes its own {clash[0]!r} with **kwargs; its wrap "
+                "would receive both"
+            )
+
+    def _keyword_taken(self, name: str, links: list[ClassPlan], plans: dict[str, ClassPlan]) -> bool:
+        """Whether keyword ``name``, passed to the first ``__init__`` of ``links`` (the
+        ``__init__`` chain in MRO order), is taken without ``TypeError``: some ``__init__``
+        declares it, or a ``**kwargs`` keeps it; not when one passes it twice, or when it
+        reaches torch's own ``__init__``."""
+        for link in links:
+            init = link.init
+            assert init is not None
+            if name in init.param_names:
+                return True
+            if init.star_kwarg is None:
+                return False
+            if not init.forwards_rest:
+                return True
+            if init.relays and name in self._relay_link(link, plans).explicit:
+                return False
+        return False
+
+    def _accepted_keywords(self, with_init: list[ClassPlan],
+                           plans: dict[str, ClassPlan]) -> tuple[str, ...] | None:
+        """The keywords the old constructor took without ``TypeError`` (in MRO order), or
+        None when it took any keyword."""
+        if not with_init or self._keyword_taken(" any other", with_init, plans):
+            return None
+        names: list[str] = []
+        for link in with_init:
+            names += [n for n in link.init.param_names if n not in names]  # type: ignore[union-attr]
+        return tuple(n for n in names if self._keyword_taken(n, with_init, plans))
 
     def _new_facts(self, fn: cst.FunctionDef) -> NewFacts:
         """``__new__`` shapes with a plain-Parameter equivalent.
@@ -923,6 +1136,11 @@ def _forwards_torch_function(fn: cst.FunctionDef) -> bool:
     passed = [a.value.value if isinstance(a.value, cst.Name) and not a.keyword and not a.star
               else None for a in call.args]
     return passed == params[1:]
+
+
+def _code(node: cst.CSTNode) -> str:
+    """The source text of an expression (for messages)."""
+    return cst.Module(body=[]).code_for_node(node)
 
 
 def _first_param(fn: cst.FunctionDef) -> str:

@@ -217,6 +217,45 @@ def _names_used(nodes: list[cst.BaseStatement]) -> set[str]:
     return found
 
 
+def _receives(link: ClassPlan, name: str) -> bool:
+    """Whether ``link``'s wrap is given the argument ``name`` by the call that runs it: when
+    its ``__init__`` declares it, or when it is a relay that passes on its ``**kwargs``
+    (the name was in them)."""
+    init = link.init
+    if init is None:
+        return False
+    return name in init.param_names or (init.relays and init.forwards_rest)
+
+
+def _split_at_super(body: list[cst.BaseStatement]) -> tuple[
+    list[cst.BaseStatement], cst.Call | None, list[cst.BaseStatement]
+]:
+    """(statements before, the ``super().__init__(...)`` call, statements after)."""
+    for i, stmt in enumerate(body):
+        if m.matches(stmt, m.SimpleStatementLine(body=[m.Expr(value=m.Call(func=m.Attribute(
+                value=m.Call(func=m.Name("super"), args=[]), attr=m.Name("__init__"))))])):
+            return body[:i], stmt.body[0].value, body[i + 1:]  # type: ignore[attr-defined]
+    return [], None, body
+
+
+def _without_pass(stmts: list[cst.BaseStatement]) -> list[cst.BaseStatement]:
+    return [s for s in stmts if not m.matches(s, m.SimpleStatementLine(body=[m.Pass()]))]
+
+
+def _is_plain(expr: cst.BaseExpression) -> bool:
+    """A name or a literal: evaluating it again, or later, gives the same object."""
+    return isinstance(expr, (cst.Name, cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString))
+
+
+def _call_line(func: str, first: str, args: list[str]) -> cst.BaseStatement:
+    """``func(first, a, b)``, one argument a line when that is too long."""
+    line = f"{func}({', '.join([first, *args])})"
+    if len(line) + 4 > 88:
+        inner = "".join(f"    {a},\n" for a in [first, *args])
+        line = f"{func}(\n{inner})"
+    return cst.parse_statement(line)
+
+
 class DefinitionsTransformer(cst.CSTTransformer):
     """Carries out the plans of the converted classes defined in one module."""
 
@@ -433,11 +472,10 @@ class DefinitionsTransformer(cst.CSTTransformer):
             targets=[cst.AssignTarget(cst.Name(local))], value=build)]))
         for qualname in plan.wrap_chain:
             link = self.plan.classes[qualname]
-            declared = set(link.init.param_names) if link.init is not None else set()
             args = [
                 cst.Arg(keyword=cst.Name(n), value=cst.Name(n),
                         equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")))
-                for n in named if n in declared
+                for n in named if _receives(link, n)
             ]
             if star_kwarg:
                 args.append(cst.Arg(cst.Name(star_kwarg), star="**"))
@@ -455,19 +493,16 @@ class DefinitionsTransformer(cst.CSTTransformer):
         )
 
     def _kwargs_check(self, plan: ClassPlan, star_kwarg: str, named: list[str]) -> list[cst.BaseStatement]:
-        """Unknown keywords raised ``TypeError`` in the last ``__init__`` of the old chain.
+        """Keywords the old ``__init__`` chain rejected raised ``TypeError`` there.
 
         Every wrap takes ``**kwargs`` (each picks its own), so the factory checks the
-        keywords once, against what the whole chain accepted, when the chain's last
-        ``__init__`` had no ``**kwargs`` of its own.
+        keywords once, against what the whole chain accepted (the planner's
+        ``accepted_keywords``: not one that no ``__init__`` takes, nor one that a relay
+        also passes by name), unless some ``__init__`` kept any keyword.
         """
-        chain = [self.plan.classes[q] for q in plan.mro]
-        inits = [p.init for p in chain if p.init is not None]
-        if not inits or inits[-1].star_kwarg is not None:
+        if plan.accepted_keywords is None:
             return []
-        accepted: list[str] = []
-        for init in inits:
-            accepted += [n for n in init.param_names if n not in accepted and n not in named]
+        accepted = [n for n in plan.accepted_keywords if n not in named]
         names = ", ".join(f'"{n}"' for n in accepted) + ("," if len(accepted) == 1 else "")
         check = self.refs.helper("check_param_kwargs", plan.facts.qualname).value
         line = f'{check}("{plan.name}", {star_kwarg}, ({names}))'
@@ -475,6 +510,49 @@ class DefinitionsTransformer(cst.CSTTransformer):
             inner = "".join(f'        "{n}",\n' for n in accepted)
             line = f'{check}(\n    "{plan.name}",\n    {star_kwarg},\n    (\n{inner}    ),\n)'
         return [cst.parse_statement(line)]
+
+    def _relay_calls(self, plan: ClassPlan, call: cst.Call, name: str,
+                     own: list[cst.BaseStatement]) -> list[cst.BaseStatement]:
+        """What ``super().__init__(...)`` did in a relay: the wraps of the classes after it
+        (base first), each given the arguments the relay passed that it takes.
+
+        An argument that more than one wrap takes, or that a later call takes, is first
+        stored in a local (all of them then, in order), so each is evaluated once and
+        before any of those wraps runs, as the call's arguments were.
+        """
+        assert plan.relay is not None and plan.init is not None
+        run = [self.plan.classes[q] for q in plan.relay.chain]
+        funcs = [cst.Module(body=[]).code_for_node(self.refs.name_in(w.facts.module, w.wrap_name))
+                 for w in run]
+        passed = [(arg, arg_name) for arg, arg_name in zip(call.args, plan.relay.arg_names)]
+        takers: dict[str, list[int]] = {}
+        for _, arg_name in passed:
+            if arg_name is not None:
+                takers[arg_name] = [i for i, w in enumerate(run) if _receives(w, arg_name)] or [len(run) - 1]
+        hoist = any(not _is_plain(arg.value) and takers[n] != [0] for arg, n in passed if n is not None)
+        out: list[cst.BaseStatement] = []
+        values: dict[str, str] = {}
+        taken = _names_used([*own, *(cst.parse_statement(f) for f in funcs)]) | \
+            set(plan.init.param_names) | {name, "kwargs"}
+        for arg, arg_name in passed:
+            if arg_name is None:
+                continue
+            code = cst.Module(body=[]).code_for_node(arg.value)
+            if hoist and not _is_plain(arg.value):
+                local = arg_name
+                while local in taken:
+                    local += "_"
+                taken.add(local)
+                out.append(cst.parse_statement(f"{local} = {code}"))
+                code = local
+            values[arg_name] = code
+        star = next((arg for arg, n in passed if n is None), None)
+        for i, func in enumerate(funcs):
+            args = [f"{n}={values[n]}" for _, n in passed if n is not None and i in takers[n]]
+            if star is not None:
+                args.append(f"**{cst.Module(body=[]).code_for_node(star.value)}")
+            out.append(_call_line(func, name, args))
+        return out
 
     def _wrap(self, node: cst.ClassDef, plan: ClassPlan) -> cst.FunctionDef:
         refs = self.refs
@@ -486,13 +564,7 @@ class DefinitionsTransformer(cst.CSTTransformer):
             stmts = list(init_node.body.body)  # type: ignore[union-attr]
             if init.docstring is not None:
                 stmts = stmts[1:]
-            body_stmts = [
-                s for s in stmts
-                if not (init.super_stmt is not None and m.matches(
-                    s, m.SimpleStatementLine(body=[m.Expr(value=m.Call(func=m.Attribute(
-                        value=m.Call(func=m.Name("super"), args=[]), attr=m.Name("__init__"))))])
-                ))
-            ]
+            body_stmts = stmts
             self_name = init.self_name
         else:
             self_name = "self"
@@ -510,7 +582,14 @@ class DefinitionsTransformer(cst.CSTTransformer):
             name = self_name
         if self_name != name:
             body_stmts = [s.visit(_Rename(self_name, name)) for s in body_stmts]  # type: ignore[misc]
+        pre, super_call, post = _split_at_super(body_stmts) if init is not None else ([], None, [])
         lines: list[cst.BaseStatement] = []
+        if plan.relay is not None and super_call is not None:
+            # A relay: its pre-statements, then the wraps after it with what it passed,
+            # then its own feature and members, then its statements after the call.
+            lines.extend(_without_pass(pre))
+            lines.extend(self._relay_calls(plan, super_call, name, [*pre, *post]))
+            pre = []
         feature = cst.Module(body=[]).code_for_node(refs.feature(plan.facts.qualname))
         add = refs.helper("add_param_feature", plan.facts.qualname).value
         lines.append(cst.parse_statement(f"{add}({name}, {feature})"))
@@ -529,8 +608,7 @@ class DefinitionsTransformer(cst.CSTTransformer):
             # A static method is a plain function attribute: no binding, instances may shadow it.
             lines.append(cst.parse_statement(f"{name}.{attr} = {func}"))
         # A body that was only ``pass`` needs no statement once the wrap has others.
-        lines.extend(s for s in body_stmts
-                     if not m.matches(s, m.SimpleStatementLine(body=[m.Pass()])))
+        lines.extend(_without_pass([*pre, *post]))
         if init is not None and init.docstring is not None:
             doc = init.docstring
         else:
