@@ -228,14 +228,34 @@ def _receives(link: ClassPlan, name: str) -> bool:
 
 
 def _split_at_super(body: list[cst.BaseStatement]) -> tuple[
-    list[cst.BaseStatement], cst.Call | None, list[cst.BaseStatement]
+    list[cst.BaseStatement], cst.SimpleStatementLine | None, list[cst.BaseStatement]
 ]:
-    """(statements before, the ``super().__init__(...)`` call, statements after)."""
+    """(statements before, the ``super().__init__(...)`` statement, statements after)."""
     for i, stmt in enumerate(body):
         if m.matches(stmt, m.SimpleStatementLine(body=[m.Expr(value=m.Call(func=m.Attribute(
                 value=m.Call(func=m.Name("super"), args=[]), attr=m.Name("__init__"))))])):
-            return body[:i], stmt.body[0].value, body[i + 1:]  # type: ignore[attr-defined]
+            return body[:i], stmt, body[i + 1:]  # type: ignore[return-value]
     return [], None, body
+
+
+def _free_names(nodes: list[cst.BaseStatement]) -> set[str]:
+    """Names used as variables (not attribute or keyword names) in ``nodes``."""
+    found: set[str] = set()
+
+    class Names(cst.CSTVisitor):
+        def visit_Name(self, node: cst.Name) -> None:
+            found.add(node.value)
+
+        def visit_Attribute(self, node: cst.Attribute) -> bool:
+            node.value.visit(self)
+            return False
+
+        def visit_Arg(self, node: cst.Arg) -> bool:
+            node.value.visit(self)
+            return False
+
+    cst.Module(body=nodes).visit(Names())
+    return found
 
 
 def _without_pass(stmts: list[cst.BaseStatement]) -> list[cst.BaseStatement]:
@@ -532,7 +552,7 @@ class DefinitionsTransformer(cst.CSTTransformer):
         hoist = any(not _is_plain(arg.value) and takers[n] != [0] for arg, n in passed if n is not None)
         out: list[cst.BaseStatement] = []
         values: dict[str, str] = {}
-        taken = _names_used([*own, *(cst.parse_statement(f) for f in funcs)]) | \
+        taken = _free_names([*own, *(cst.parse_statement(f) for f in funcs)]) | \
             set(plan.init.param_names) | {name, "kwargs"}
         for arg, arg_name in passed:
             if arg_name is None:
@@ -582,13 +602,17 @@ class DefinitionsTransformer(cst.CSTTransformer):
             name = self_name
         if self_name != name:
             body_stmts = [s.visit(_Rename(self_name, name)) for s in body_stmts]  # type: ignore[misc]
-        pre, super_call, post = _split_at_super(body_stmts) if init is not None else ([], None, [])
+        pre, super_stmt, post = _split_at_super(body_stmts) if init is not None else ([], None, [])
         lines: list[cst.BaseStatement] = []
-        if plan.relay is not None and super_call is not None:
+        if plan.relay is not None and super_stmt is not None:
             # A relay: its pre-statements, then the wraps after it with what it passed,
             # then its own feature and members, then its statements after the call.
             lines.extend(_without_pass(pre))
-            lines.extend(self._relay_calls(plan, super_call, name, [*pre, *post]))
+            calls = self._relay_calls(plan, super_stmt.body[0].value,  # type: ignore[attr-defined]
+                                      name, [*pre, *post])
+            comments = [ln for ln in super_stmt.leading_lines if ln.comment is not None]
+            lines.append(calls[0].with_changes(leading_lines=comments))  # type: ignore[call-arg]
+            lines.extend(calls[1:])
             pre = []
         feature = cst.Module(body=[]).code_for_node(refs.feature(plan.facts.qualname))
         add = refs.helper("add_param_feature", plan.facts.qualname).value
