@@ -1,0 +1,192 @@
+"""The planner's decisions on relays: ``super().__init__`` passed other arguments.
+
+A relay is converted when its super call can be followed statically: the classes after it
+in the MRO are the same in every subclass, each positional argument fills a known
+parameter, and what it reads of ``self`` there is present when its wrap runs. What stays
+refused must say why.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from codemod import api
+from codemod.planning.plan import Plan, build_plan
+from codemod.types import Options
+
+HEAD = '''import torch
+from torch.nn import Parameter
+
+
+class Base(Parameter):
+    def __new__(cls, data, **kwargs):
+        return super().__new__(cls, data=data, requires_grad=False)
+
+    def __init__(self, data, loader, scale=1):
+        self._loader = loader
+        self.scale = scale
+
+    @property
+    def loader(self):
+        return self._loader
+
+
+class Column(Base):
+    def __init__(self, output_dim, **kwargs):
+        self.output_dim = output_dim
+        super().__init__(**kwargs)
+
+
+class Row(Base):
+    def __init__(self, input_dim, **kwargs):
+        self.input_dim = input_dim
+        super().__init__(**kwargs)
+
+
+class Model(Column, Row):
+    pass
+'''
+
+
+def _plan(tmp_path: Path, tail: str) -> Plan:
+    package = tmp_path / "pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "params.py").write_text(HEAD + tail)
+    result = api.read_tree([tmp_path], Options())
+    return build_plan(api._analyse(result.sources, result))
+
+
+def _by_name(plan: Plan, name: str):
+    return next(p for p in plan.classes.values() if p.name == name)
+
+
+def _refusal(plan: Plan, name: str) -> str:
+    refusal = _by_name(plan, name).refusal
+    assert refusal is not None, f"{name} was converted"
+    return refusal.reason
+
+
+def test_positional_and_literal_arguments_convert(tmp_path):
+    plan = _plan(tmp_path, '''
+
+class Packed(Model):
+    def __init__(self, factor, dim, tile=None, **kwargs):
+        self.factor = factor
+        self.dim = dim
+        self.tile = tile
+        super().__init__(**kwargs)
+
+
+class Nibble(Packed):
+    def __init__(self, factor, dim, bits, **kwargs):
+        super().__init__(factor, dim, None, **kwargs)
+        self.bits = bits
+''')
+    assert not plan.refusals()
+    nibble = _by_name(plan, "Nibble")
+    assert nibble.relay is not None
+    assert nibble.relay.arg_names == ("factor", "dim", "tile", None)
+    assert [plan.classes[q].name for q in nibble.relay.chain] == [
+        "Base", "Row", "Column", "Model", "Packed"]
+    assert [plan.classes[q].name for q in nibble.wrap_chain] == ["Nibble"]
+    # ``tile`` reaches Packed twice (the relay's None and the caller's): a TypeError.
+    assert nibble.accepted_keywords == (
+        "factor", "dim", "bits", "output_dim", "input_dim", "data", "loader", "scale")
+
+
+def test_relay_in_a_diamond_position_is_refused(tmp_path):
+    plan = _plan(tmp_path, '''
+
+class Doubled(Base):
+    def __init__(self, half, **kwargs):
+        super().__init__(scale=half * 2, **kwargs)
+
+
+class Both(Doubled, Row):
+    pass
+''')
+    reason = _refusal(plan, "Doubled")
+    assert "depends on the subclass" in reason
+    assert "after Doubled come Base in Doubled but Row, Base in Both" in reason
+
+
+@pytest.mark.parametrize("init, expected", [
+    ("def __init__(self, *dims, **kwargs):\n        super().__init__(*dims, **kwargs)",
+     "positional-only or *args"),
+    ("def __init__(self, dims, **kwargs):\n        super().__init__(*dims, **kwargs)",
+     "super().__init__() is passed *dims, whose names are known only at run time"),
+    ("def __init__(self, extra, **kwargs):\n        super().__init__(**extra, **kwargs)",
+     "super().__init__() is passed **extra"),
+    ("def __init__(self, d, **kwargs):\n        super().__init__(d, print, 2, 3, **kwargs)",
+     "passes more positional arguments to Column.__init__ than it takes"),
+    ("def __init__(self, **kwargs):\n        super().__init__(loader=self.loader, **kwargs)",
+     "reads self.loader before or in its super().__init__() call"),
+    ("def __init__(self, **kwargs):\n        super().__init__(unknown=1, **kwargs)",
+     "passes 'unknown' to super().__init__(), which no __init__ after it takes"),
+])
+def test_relays_that_cannot_be_followed_stay_refused(tmp_path, init, expected):
+    plan = _plan(tmp_path, f'''
+
+class Odd(Model):
+    {init}
+''')
+    assert expected in _refusal(plan, "Odd")
+
+
+def test_relay_reading_a_subclass_constant_is_refused(tmp_path):
+    plan = _plan(tmp_path, '''
+
+class Scaled(Row):
+    def __init__(self, **kwargs):
+        super().__init__(scale=self.DEFAULT, **kwargs)
+
+
+class Tenfold(Scaled):
+    DEFAULT = 10
+''')
+    assert "reads self.DEFAULT" in _refusal(plan, "Scaled")
+
+
+def test_root_relay_passing_to_torch_is_refused(tmp_path):
+    plan = _plan(tmp_path, '''
+
+class Alone(Parameter):
+    def __init__(self, data):
+        super().__init__(data)
+''')
+    assert "torch's own Parameter.__init__, which takes none" in _refusal(plan, "Alone")
+
+
+def test_forwarder_keeping_a_name_its_relay_passes_is_refused(tmp_path):
+    plan = _plan(tmp_path, '''
+
+class Relay(Model):
+    def __init__(self, **kwargs):
+        super().__init__(scale=3, **kwargs)
+
+
+class Keeper(Relay):
+    def __init__(self, scale, **kwargs):
+        self.mine = scale
+        super().__init__(**kwargs)
+''')
+    assert "keeps 'scale' to itself" in _refusal(plan, "Keeper")
+    assert _by_name(plan, "Relay").refusal is None or "kept as a class" in _refusal(plan, "Relay")
+
+
+def test_keyword_reaching_torch_init_is_rejected(tmp_path):
+    """A ``**kwargs`` passed on to torch's own ``__init__`` rejected every keyword."""
+    plan = _plan(tmp_path, '''
+
+class Leaf(Parameter):
+    def __new__(cls, data, **kwargs):
+        return super().__new__(cls, data)
+
+    def __init__(self, data, width, **kwargs):
+        self.width = width
+        super().__init__(**kwargs)
+''')
+    assert _by_name(plan, "Leaf").accepted_keywords == ("data", "width")
