@@ -16,6 +16,13 @@ functions in *reverse* MRO order (base first), so that:
 
 Statements *before* ``super().__init__()`` then run after the bases' bodies; the planner
 accepts them only when no other ``__init__`` of the hierarchy reads or writes what they set.
+
+Relays. A class whose ``super().__init__(...)`` passes anything but its own arguments
+unchanged (``name=name``, ``**kwargs``) is a relay: the factory calls the wraps only up to
+the first relay in the MRO, and the relay's wrap calls the wraps of the classes after it
+(base first, up to the next relay) at the place of its super call, with exactly what it
+passed. That chain must be the same in every subclass (``RelayLink``), and the keywords
+the old constructor accepted are traced link by link (``accepted_keywords``).
 """
 
 from __future__ import annotations

@@ -16,8 +16,10 @@ Example
 Fix safety
     The factory accepts exactly what ``__new__`` accepted and builds the tensor as it did.
     Wraps run base first (reverse MRO), so the last binding of a name is the one the MRO
-    picked before; ``super().m()`` inside a method calls the implementation the planner
-    proved is next in every subclass's MRO. All preconditions are the planner's
+    picked before; a relay's wrap (its ``super().__init__`` passed other arguments) calls
+    the wraps after it where it called ``super().__init__``, with what it passed, and
+    binds its own members after them. ``super().m()`` inside a method calls the
+    implementation the planner proved is next in every subclass's MRO. All preconditions are the planner's
     (``codemod.planning.plan``); this module only carries the plan out.
 """
 
