@@ -190,3 +190,31 @@ class Leaf(Parameter):
         super().__init__(**kwargs)
 ''')
     assert _by_name(plan, "Leaf").accepted_keywords == ("data", "width")
+
+
+def test_keyword_only_relay_reading_self_data_converts_in_order(tmp_path):
+    """The shape of a placeholder parameter: it sets its own table, then passes up what
+    the chain has set so far (``self.data``); its wrap does the same, in that order."""
+    from codemod.cli import main
+
+    plan = _plan(tmp_path, '''
+
+class Holder(Base):
+    def __init__(self, data, *, loader):
+        self.pieces: dict[str, object] = {}
+        super().__init__(data=self.data, loader=loader)
+        self.pieces["first"] = self.scale
+''')
+    assert _by_name(plan, "Holder").relay.arg_names == ("data", "loader")
+    main(["apply", str(tmp_path)])
+    text = (tmp_path / "pkg" / "params.py").read_text()
+    wrap = text[text.index("def wrap_holder("):]
+    wrap = wrap[:wrap.index("\n\n\n")]
+    assert wrap.splitlines()[1:] == [
+        '    """Give ``param`` the feature, attributes and methods of the former ``Holder``."""',
+        "    param.pieces: dict[str, object] = {}",
+        "    wrap_base(param, data=param.data, loader=loader)",
+        "    add_param_feature(param, Features.Holder)",
+        '    param.pieces["first"] = param.scale',
+    ]
+    assert 'check_param_kwargs("Holder", kwargs, ("loader",))' in text
