@@ -737,9 +737,10 @@ class Planner:
                 return ", ".join(plans[q].name for q in tail if q in plans) or "nothing"
 
             raise _Refuse(
-                f"{relay.name}.__init__ passes its own arguments to super().__init__(), whose "
-                f"target depends on the subclass: after {relay.name} come {names(tail_a)} in "
-                f"{plans[sub_a].name} but {names(tail_b)} in {plans[sub_b].name}"
+                f"{relay.name}.__init__ passes super().__init__() other arguments than its "
+                f"own, and the classes it reaches depend on the subclass: after {relay.name} "
+                f"come {names(tail_a)} in {plans[sub_a].name} but {names(tail_b)} in "
+                f"{plans[sub_b].name}"
             )
         tail = relay.mro[1:]
         after = [plans[q] for q in tail if plans[q].facts.init is not None]

@@ -19,8 +19,8 @@ Fix safety
     picked before; a relay's wrap (its ``super().__init__`` passed other arguments) calls
     the wraps after it where it called ``super().__init__``, with what it passed, and
     binds its own members after them. ``super().m()`` inside a method calls the
-    implementation the planner proved is next in every subclass's MRO. All preconditions are the planner's
-    (``codemod.planning.plan``); this module only carries the plan out.
+    implementation the planner proved is next in every subclass's MRO. All preconditions
+    are the planner's (``codemod.planning.plan``); this module only carries the plan out.
 """
 
 from __future__ import annotations
