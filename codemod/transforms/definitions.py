@@ -217,6 +217,17 @@ def _names_used(nodes: list[cst.BaseStatement]) -> set[str]:
     return found
 
 
+def _after_creation(post: list[tuple[str, tuple[cst.BaseStatement, ...]]],
+                    local: str) -> list[cst.BaseStatement]:
+    """What ``__new__`` did to the new tensor (``self.orig_shape = ...``), now done to the
+    factory's ``local`` in the same order, before any ``__init__`` body (the wraps) runs.
+    An unknown keyword still raises only after these ran, as ``__init__`` raised it."""
+    out: list[cst.BaseStatement] = []
+    for instance, stmts in post:
+        out += [stmt.visit(_Rename(instance, local)) for stmt in stmts]  # type: ignore[misc]
+    return out
+
+
 class DefinitionsTransformer(cst.CSTTransformer):
     """Carries out the plans of the converted classes defined in one module."""
 
@@ -418,19 +429,25 @@ class DefinitionsTransformer(cst.CSTTransformer):
         named = [p.name.value for p in [*params.params, *params.kwonly_params]]
         star_kwarg = params.star_kwarg.name.value if isinstance(params.star_kwarg, cst.Param) else None
         prelude = list(plan.new.prelude) if plan.new is not None else []
+        post = list(plan.new.post) if plan.new is not None else []
+        post_stmts = [s for _, stmts in post for s in stmts]
         local = "param"
-        while local in named or local == star_kwarg or local in _names_used(prelude):
+        while local in named or local == star_kwarg or local in _names_used(prelude + post_stmts):
             local += "_"
         docstring = plan.facts.docstring
         body: list[cst.BaseStatement] = [docstring] if docstring is not None else []
         body.extend(prelude)
-        if star_kwarg:
-            body.extend(self._kwargs_check(plan, star_kwarg, named))
+        kwargs_check = self._kwargs_check(plan, star_kwarg, named) if star_kwarg else []
+        if not post:
+            body.extend(kwargs_check)
         build = cst.Call(func=cst.parse_expression(parameter), args=[
             a.with_changes(comma=cst.MaybeSentinel.DEFAULT) for a in call_args
         ])
         body.append(cst.SimpleStatementLine(body=[cst.Assign(
             targets=[cst.AssignTarget(cst.Name(local))], value=build)]))
+        body.extend(_after_creation(post, local))
+        if post:
+            body.extend(kwargs_check)
         for qualname in plan.wrap_chain:
             link = self.plan.classes[qualname]
             declared = set(link.init.param_names) if link.init is not None else set()
