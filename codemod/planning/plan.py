@@ -7,7 +7,9 @@ must stay a class too, and a subclass of a refused base cannot be converted), so
 hierarchy is converted whole or not at all.
 
 Construction order. The old constructor ran ``__new__`` of the first class in the MRO
-that defines it, then the cooperative ``__init__`` chain. The factory calls the wrap
+that defines it (reaching the next ``__new__`` through ``super().__new__``; the factory
+repeats that chain's steps, ``codemod.planning.new_chain``), then the cooperative
+``__init__`` chain. The factory calls the wrap
 functions in *reverse* MRO order (base first), so that:
 
 * methods and class attributes bound by later wraps win, as the first class in the MRO
