@@ -432,7 +432,9 @@ class DefinitionsTransformer(cst.CSTTransformer):
         post = list(plan.new.post) if plan.new is not None else []
         post_stmts = [s for _, stmts in post for s in stmts]
         local = "param"
-        while local in named or local == star_kwarg or local in _names_used(prelude + post_stmts):
+        taken = _names_used(prelude + post_stmts) | _names_used(
+            [cst.SimpleStatementLine(body=[cst.Expr(a.value)]) for a in call_args])
+        while local in named or local == star_kwarg or local in taken:
             local += "_"
         docstring = plan.facts.docstring
         body: list[cst.BaseStatement] = [docstring] if docstring is not None else []
