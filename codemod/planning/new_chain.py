@@ -311,7 +311,6 @@ def compose(links: list[NewLink], home_module: str, class_names: set[str]) -> Co
     prelude: list[cst.BaseStatement] = []
     posts: list[tuple[str, tuple[cst.BaseStatement, ...]]] = []
     steps: list[tuple[NewLink, list[cst.BaseStatement]]] = []
-    link = first
     for position in range(len(links)):
         link = links[position]
         own = [*link.prelude, *link.post]
@@ -332,7 +331,8 @@ def compose(links: list[NewLink], home_module: str, class_names: set[str]) -> Co
                 raise NewRefusal(f"{link.owner}.__new__ uses {sorted(clash)[0]!r} after "
                                  "creating the tensor, which a later __new__ of the MRO rebinds")
             posts.insert(0, (link.instance, link.post))
-    return ComposedNew(params=first.params, prelude=tuple(prelude), call_args=link.passed,
+    creating = steps[-1][0]
+    return ComposedNew(params=first.params, prelude=tuple(prelude), call_args=creating.passed,
                        post=tuple(posts), docstring=first.docstring)
 
 
