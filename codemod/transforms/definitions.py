@@ -217,6 +217,37 @@ def _names_used(nodes: list[cst.BaseStatement]) -> set[str]:
     return found
 
 
+def _laid_out(params: cst.Parameters, name: str, returns: str) -> dict[str, cst.CSTNode]:
+    """``__new__``'s parameters as a hand-written ``def name(...)`` would lay them out: its
+    continuation lines were aligned under ``def __new__(``, so a signature that spanned
+    lines is put on one line when it fits in 88 columns, else one parameter per line."""
+    code = cst.Module(body=[]).code_for_node
+    if "\n" not in code(params):
+        return {"params": params}
+    pieces: list[str] = [code(p.with_changes(comma=cst.MaybeSentinel.DEFAULT,
+                                             whitespace_after_param=cst.SimpleWhitespace("")))
+                         for p in params.params]
+    if isinstance(params.star_arg, cst.Param):
+        pieces.append(code(params.star_arg.with_changes(comma=cst.MaybeSentinel.DEFAULT)))
+    elif params.kwonly_params:
+        pieces.append("*")
+    pieces += [code(p.with_changes(comma=cst.MaybeSentinel.DEFAULT,
+                                   whitespace_after_param=cst.SimpleWhitespace("")))
+               for p in params.kwonly_params]
+    if isinstance(params.star_kwarg, cst.Param):
+        pieces.append(code(params.star_kwarg.with_changes(comma=cst.MaybeSentinel.DEFAULT)))
+    if any("#" in piece or '"""' in piece or "'''" in piece for piece in pieces):
+        return {"params": params}  # a comment or a long string: left as written
+    pieces = [" ".join(piece.split()) if "\n" in piece else piece for piece in pieces]
+    line = f"def {name}({', '.join(pieces)}) -> {returns}: pass"
+    if len(line) - len(" pass") > 88:
+        inner = "".join(f"    {piece},\n" for piece in pieces)
+        line = f"def {name}(\n{inner}) -> {returns}: pass"
+    parsed = cst.parse_statement(line)
+    return {"params": parsed.params,  # type: ignore[attr-defined]
+            "whitespace_before_params": parsed.whitespace_before_params}  # type: ignore[attr-defined]
+
+
 def _after_creation(post: list[tuple[str, tuple[cst.BaseStatement, ...]]],
                     local: str) -> list[cst.BaseStatement]:
     """What ``__new__`` did to the new tensor (``self.orig_shape = ...``), now done to the
@@ -468,9 +499,9 @@ class DefinitionsTransformer(cst.CSTTransformer):
         body.append(cst.SimpleStatementLine(body=[cst.Return(cst.Name(local))]))
         return cst.FunctionDef(
             name=cst.Name(plan.name),
-            params=params,
             body=cst.IndentedBlock(body=body),
             returns=cst.Annotation(cst.parse_expression(parameter)),
+            **_laid_out(params, plan.name, parameter),  # type: ignore[arg-type]
         )
 
     def _kwargs_check(self, plan: ClassPlan, star_kwarg: str, named: list[str]) -> list[cst.BaseStatement]:

@@ -290,3 +290,28 @@ def test_base_new_from_another_module_using_its_globals_is_refused(tmp_path, cap
     ''').lstrip("\n"))
     assert _refusals(capsys, pkg)["Leaf"] == (
         "Base.__new__ uses 'torch' from its module pkg.params; the factory is in another module")
+
+
+def test_factory_signature_is_laid_out_as_written_by_hand(tmp_path, capsys):
+    """``__new__``'s continuation lines were aligned under ``def __new__(``."""
+    pkg = _tree(tmp_path, '''
+        import torch
+        from torch.nn import Parameter
+
+
+        class Grid(Parameter):
+            def __new__(cls, rows: int,
+                        cols: int = 2):
+                return super().__new__(cls, torch.zeros(rows, cols), False)
+
+
+        class WideGridWithAVeryLongName(Parameter):
+            def __new__(cls, rows: int, cols: int, depth: int,
+                        dtype: torch.dtype = torch.float32):
+                return super().__new__(cls, torch.zeros(rows, cols, depth, dtype=dtype), False)
+    ''')
+    main(["apply", str(pkg)])
+    text = (pkg / "params.py").read_text()
+    assert "\ndef Grid(rows: int, cols: int = 2) -> Parameter:\n" in text
+    assert ("\ndef WideGridWithAVeryLongName(\n    rows: int,\n    cols: int,\n    depth: int,\n"
+            "    dtype: torch.dtype = torch.float32,\n) -> Parameter:\n") in text
