@@ -7,7 +7,9 @@ must stay a class too, and a subclass of a refused base cannot be converted), so
 hierarchy is converted whole or not at all.
 
 Construction order. The old constructor ran ``__new__`` of the first class in the MRO
-that defines it, then the cooperative ``__init__`` chain. The factory calls the wrap
+that defines it (reaching the next ``__new__`` through ``super().__new__``; the factory
+repeats that chain's steps, ``codemod.planning.new_chain``), then the cooperative
+``__init__`` chain. The factory calls the wrap
 functions in *reverse* MRO order (base first), so that:
 
 * methods and class attributes bound by later wraps win, as the first class in the MRO
@@ -35,6 +37,7 @@ import libcst.matchers as m
 from codemod.analysis.classes import ClassFacts
 from codemod.analysis.index import ClassIndex
 from codemod.planning import naming
+from codemod.planning.new_chain import NewRefusal, compose, names_bound, read_link
 from codemod.types import UNINITIALIZED_QUALNAMES, Refusal
 
 #: Names that the runtime defines in the module that carries it.
@@ -119,6 +122,9 @@ class NewFacts:
     docstring: cst.SimpleStatementLine | None = None
     #: Statements before the return that build the data (e.g. a sentinel tensor).
     prelude: tuple[cst.BaseStatement, ...] = ()
+    #: Statements after the tensor's creation, with the name each body gave it
+    #: (``self.orig_shape = ...``), in the order they ran.
+    post: tuple[tuple[str, tuple[cst.BaseStatement, ...]], ...] = ()
 
 
 @dataclass
@@ -593,14 +599,10 @@ class Planner:
         # The factory calls the wraps up to the first relay; each relay's wrap calls the rest.
         top = mro.index(relays[0].facts.qualname) + 1 if relays else len(mro)
         plan.wrap_chain = list(reversed(mro[:top]))
-        # __new__: the first class in the MRO that defines it.
+        # __new__: the first class in the MRO that defines it, reaching the next by super().
         news = [p for p in chain if p.facts.new is not None]
         if news:
-            plan.new = self._new_facts(news[0].facts.new)  # type: ignore[arg-type]
-            if len(news) > 1:
-                raise _Refuse(
-                    f"{news[0].name}.__new__ and {news[1].name}.__new__ are both in its MRO"
-                )
+            plan.new = self._new_facts(plan, news, plans)
         # The cooperative __init__ chain must reach every __init__ of the MRO.
         with_init = [p for p in chain if p.init is not None]
         # Relays first, the base-most first: a subclass waits for its base relay's verdict.
@@ -859,47 +861,42 @@ class Planner:
             names += [n for n in link.init.param_names if n not in names]  # type: ignore[union-attr]
         return tuple(n for n in names if self._keyword_taken(n, with_init, plans))
 
-    def _new_facts(self, fn: cst.FunctionDef) -> NewFacts:
-        """``__new__`` shapes with a plain-Parameter equivalent.
-
-        ``return super().__new__(cls, ...)`` and ``return torch.Tensor._make_subclass(cls,
-        data, requires_grad)`` (what ``Parameter.__new__`` itself does), optionally after
-        statements that build the data without using ``cls``.
-        """
-        params = fn.params
-        if params.posonly_params or not params.params:
-            raise _Refuse("__new__ has positional-only parameters or no cls parameter")
-        if isinstance(params.star_arg, cst.Param):
-            raise _Refuse("__new__ takes *args")
-        cls_name = params.params[0].name.value
-        docstring, body = _strip_docstring(_body(fn))
-        shape = "`return super().__new__(cls, ...)` (after statements not using cls)"
-        if not body or not m.matches(
-            body[-1], m.SimpleStatementLine(body=[m.Return(value=m.Call())])
-        ):
-            raise _Refuse(f"__new__ does more than {shape}")
-        prelude = body[:-1]
-        for stmt in prelude:
-            if m.findall(stmt, m.Name(cls_name)) or m.findall(stmt, m.Return()) or \
-                    m.findall(stmt, m.Call(func=m.Name("super"))):
-                raise _Refuse(f"__new__ does more than {shape}")
-        call = body[-1].body[0].value  # type: ignore[attr-defined]
-        first_is_cls = bool(call.args) and m.matches(
-            call.args[0], m.Arg(value=m.Name(cls_name), keyword=None, star="")
-        )
-        make_subclass = m.matches(call.func, m.Attribute(
-            value=m.Attribute(value=m.Name(), attr=m.Name("Tensor")), attr=m.Name("_make_subclass")
-        ))
-        if not first_is_cls or not (_is_super_call(call, "__new__") or make_subclass):
-            raise _Refuse(f"__new__ does more than {shape}")
-        rest = tuple(call.args[1:])
-        if any(m.findall(arg.value, m.Name(cls_name)) for arg in rest):
-            raise _Refuse("__new__ passes something computed from cls to Parameter")
-        if make_subclass and (len(rest) > 2 or any(a.keyword or a.star for a in rest)):
-            raise _Refuse("__new__ calls _make_subclass with arguments Parameter does not take")
-        new_params = params.with_changes(params=params.params[1:])
-        return NewFacts(params=new_params, call_args=rest, docstring=docstring,
-                        prelude=tuple(prelude))
+    def _new_facts(self, plan: ClassPlan, news: list[ClassPlan],
+                   plans: dict[str, ClassPlan]) -> NewFacts:
+        """The ``__new__`` chain ``news`` (MRO order) as steps on a plain ``Parameter``
+        (``codemod.planning.new_chain``): the factory builds the data, creates the tensor
+        and sets its attributes as the chain did, before any ``__init__`` runs."""
+        try:
+            links = [read_link(p.facts.new, p.name, p.facts.module) for p in news]  # type: ignore[arg-type]
+            composed = compose(links, plan.facts.module, {p.name for p in plans.values()})
+        except NewRefusal as refusal:
+            raise _Refuse(refusal.reason) from None
+        members = {n for q in plan.mro for n in [
+            *plans[q].facts.methods, *plans[q].constants, *plans[q].static_funcs,
+            *plans[q].properties]} | _property_fields(plan.mro, plans)
+        for instance, stmts in composed.post:
+            use = _SelfUse(instance)
+            cst.Module(body=list(stmts)).visit(use)
+            touched = sorted((use.reads | use.writes | use.calls) & members)
+            if touched:
+                raise _Refuse(f"__new__ uses self.{touched[0]} before the wraps give a plain "
+                              "Parameter the class's members")
+        passed_on = {n for q in plan.mro if plans[q].init is not None
+                     for n in plans[q].init.param_names}  # type: ignore[union-attr]
+        star_kwarg = composed.params.star_kwarg
+        factory_params = {p.name.value for p in [*composed.params.params,
+                                                 *composed.params.kwonly_params]}
+        if isinstance(star_kwarg, cst.Param):
+            factory_params.add(star_kwarg.name.value)
+            passed_on |= factory_params
+        steps = [*composed.prelude, *(s for _, stmts in composed.post for s in stmts)]
+        rebound = sorted(names_bound(steps) & factory_params & passed_on)
+        if rebound:
+            raise _Refuse(f"__new__ rebinds its parameter {rebound[0]!r}, which __init__ "
+                          "received unchanged; the factory passes one name to both")
+        return NewFacts(params=composed.params, call_args=composed.call_args,
+                        docstring=composed.docstring, prelude=composed.prelude,
+                        post=composed.post)
 
     # -- tree-wide ---------------------------------------------------------------------
     def _fields(self, plans: dict[str, ClassPlan]) -> dict[str, str]:

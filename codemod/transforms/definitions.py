@@ -278,6 +278,48 @@ def _call_line(func: str, first: str, args: list[str]) -> cst.BaseStatement:
     return cst.parse_statement(line)
 
 
+def _laid_out(params: cst.Parameters, name: str, returns: str) -> dict[str, cst.CSTNode]:
+    """``__new__``'s parameters as a hand-written ``def name(...)`` would lay them out: its
+    continuation lines were aligned under ``def __new__(``, so a signature that spanned
+    lines is put on one line when it fits in 88 columns, else one parameter per line."""
+    code = cst.Module(body=[]).code_for_node
+    if "\n" not in code(params):
+        return {"params": params}
+    pieces: list[str] = [code(p.with_changes(comma=cst.MaybeSentinel.DEFAULT,
+                                             whitespace_after_param=cst.SimpleWhitespace("")))
+                         for p in params.params]
+    if isinstance(params.star_arg, cst.Param):
+        pieces.append(code(params.star_arg.with_changes(comma=cst.MaybeSentinel.DEFAULT)))
+    elif params.kwonly_params:
+        pieces.append("*")
+    pieces += [code(p.with_changes(comma=cst.MaybeSentinel.DEFAULT,
+                                   whitespace_after_param=cst.SimpleWhitespace("")))
+               for p in params.kwonly_params]
+    if isinstance(params.star_kwarg, cst.Param):
+        pieces.append(code(params.star_kwarg.with_changes(comma=cst.MaybeSentinel.DEFAULT)))
+    if any("#" in piece or '"""' in piece or "'''" in piece for piece in pieces):
+        return {"params": params}  # a comment or a long string: left as written
+    pieces = [" ".join(piece.split()) if "\n" in piece else piece for piece in pieces]
+    line = f"def {name}({', '.join(pieces)}) -> {returns}: pass"
+    if len(line) - len(" pass") > 88:
+        inner = "".join(f"    {piece},\n" for piece in pieces)
+        line = f"def {name}(\n{inner}) -> {returns}: pass"
+    parsed = cst.parse_statement(line)
+    return {"params": parsed.params,  # type: ignore[attr-defined]
+            "whitespace_before_params": parsed.whitespace_before_params}  # type: ignore[attr-defined]
+
+
+def _after_creation(post: list[tuple[str, tuple[cst.BaseStatement, ...]]],
+                    local: str) -> list[cst.BaseStatement]:
+    """What ``__new__`` did to the new tensor (``self.orig_shape = ...``), now done to the
+    factory's ``local`` in the same order, before any ``__init__`` body (the wraps) runs.
+    An unknown keyword still raises only after these ran, as ``__init__`` raised it."""
+    out: list[cst.BaseStatement] = []
+    for instance, stmts in post:
+        out += [stmt.visit(_Rename(instance, local)) for stmt in stmts]  # type: ignore[misc]
+    return out
+
+
 class DefinitionsTransformer(cst.CSTTransformer):
     """Carries out the plans of the converted classes defined in one module."""
 
@@ -479,19 +521,27 @@ class DefinitionsTransformer(cst.CSTTransformer):
         named = [p.name.value for p in [*params.params, *params.kwonly_params]]
         star_kwarg = params.star_kwarg.name.value if isinstance(params.star_kwarg, cst.Param) else None
         prelude = list(plan.new.prelude) if plan.new is not None else []
+        post = list(plan.new.post) if plan.new is not None else []
+        post_stmts = [s for _, stmts in post for s in stmts]
         local = "param"
-        while local in named or local == star_kwarg or local in _names_used(prelude):
+        taken = _names_used(prelude + post_stmts) | _names_used(
+            [cst.SimpleStatementLine(body=[cst.Expr(a.value)]) for a in call_args])
+        while local in named or local == star_kwarg or local in taken:
             local += "_"
         docstring = plan.facts.docstring
         body: list[cst.BaseStatement] = [docstring] if docstring is not None else []
         body.extend(prelude)
-        if star_kwarg:
-            body.extend(self._kwargs_check(plan, star_kwarg, named))
+        kwargs_check = self._kwargs_check(plan, star_kwarg, named) if star_kwarg else []
+        if not post:
+            body.extend(kwargs_check)
         build = cst.Call(func=cst.parse_expression(parameter), args=[
             a.with_changes(comma=cst.MaybeSentinel.DEFAULT) for a in call_args
         ])
         body.append(cst.SimpleStatementLine(body=[cst.Assign(
             targets=[cst.AssignTarget(cst.Name(local))], value=build)]))
+        body.extend(_after_creation(post, local))
+        if post:
+            body.extend(kwargs_check)
         for qualname in plan.wrap_chain:
             link = self.plan.classes[qualname]
             args = [
@@ -509,9 +559,9 @@ class DefinitionsTransformer(cst.CSTTransformer):
         body.append(cst.SimpleStatementLine(body=[cst.Return(cst.Name(local))]))
         return cst.FunctionDef(
             name=cst.Name(plan.name),
-            params=params,
             body=cst.IndentedBlock(body=body),
             returns=cst.Annotation(cst.parse_expression(parameter)),
+            **_laid_out(params, plan.name, parameter),  # type: ignore[arg-type]
         )
 
     def _kwargs_check(self, plan: ClassPlan, star_kwarg: str, named: list[str]) -> list[cst.BaseStatement]:
