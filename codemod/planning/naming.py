@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import re
 
-# A lower-case letter that prefixes an acronym: "BasevLLMParameter" -> "Base_vllm_Parameter".
-_PREFIXED_ACRONYM = re.compile(r"(?<=[a-z])([a-z][A-Z]{2,})(?=[A-Z][a-z]|$)")
+# A lower-case letter that prefixes an acronym of three or more capitals: "BasevLLMParameter"
+# -> "Base_vllm_Parameter". Two capitals after a lower-case letter end a word instead:
+# "DeepSpeedFPParameter" -> "Deep_Speed_FP_Parameter".
+_PREFIXED_ACRONYM = re.compile(r"(?<=[a-z])([a-z][A-Z]{3,})(?=[A-Z][a-z]|$)")
 _LOWER_UPPER = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 _UPPER_WORD = re.compile(r"(?<=[A-Z])(?=[A-Z][a-z])")
 
