@@ -876,8 +876,8 @@ class Planner:
             fn.body.visit(use)
             for called, _ in use.super_calls:
                 if (name, called) not in plan.super_targets:
-                    return (f"{facts.name}.{name} calls super().{called}(), whose target "
-                            "the planner could not prove one class for every subclass")
+                    return (f"{facts.name}.{name} calls super().{called}(), and no one class "
+                            "is next in the MRO of every subclass to call instead")
             odd = _OddFieldStores(_first_param(fn), fields)
             fn.body.visit(odd)
             if odd.found:
