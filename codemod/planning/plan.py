@@ -337,6 +337,44 @@ class _SelfUse(cst.CSTVisitor):
             self.bad.append("uses super() other than as super().method(...)")
 
 
+class _OddFieldStores(cst.CSTVisitor):
+    """Changes of ``self.<field>`` other than a plain read or an ``=`` target: ``+=``, an
+    annotated assignment, ``del``, a target inside a tuple/list, a ``for`` or ``with``
+    target. No helper rewrites those, so in a function bound onto a converted parameter
+    they would touch a field the parameter does not hold."""
+
+    def __init__(self, self_name: str, fields: frozenset[str]) -> None:
+        self.self_name, self.fields = self_name, fields
+        #: (field, what the code does with it), in source order.
+        self.found: list[tuple[str, str]] = []
+
+    def _flag(self, target: cst.CSTNode, how: str) -> None:
+        pattern = m.Attribute(value=m.Name(self.self_name))
+        for node in [target, *m.findall(target, pattern)]:
+            if m.matches(node, pattern) and node.attr.value in self.fields:  # type: ignore[attr-defined]
+                self.found.append((node.attr.value, how))  # type: ignore[attr-defined]
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        operator = cst.Module(body=[]).code_for_node(node.operator).strip()
+        self._flag(node.target, f"changes in place (`{operator}`)")
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        self._flag(node.target, "assigns with an annotation")
+
+    def visit_Del(self, node: cst.Del) -> None:
+        self._flag(node.target, "deletes")
+
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+        if not isinstance(node.target, cst.Attribute):
+            self._flag(node.target, "unpacks into")
+
+    def visit_For(self, node: cst.For) -> None:
+        self._flag(node.target, "loops into")
+
+    def visit_AsName(self, node: cst.AsName) -> None:
+        self._flag(node.name, "binds with `as`")
+
+
 class Planner:
     """Builds a ``Plan`` from a ``ClassIndex``."""
 
@@ -348,6 +386,7 @@ class Planner:
         self.forced = dict(forced or {})
         #: Qualname of a relaying class -> its chain, or why it has none (static facts only).
         self._relay_links: dict[str, RelayLink | str] = {}
+        self._backing_fields: frozenset[str] = frozenset()
 
     # -- entry point -------------------------------------------------------------------
     def plan(self) -> Plan:
@@ -374,6 +413,9 @@ class Planner:
                     plan.refusal = Refusal(plan.facts.path, exc.line or plan.facts.line,
                                            plan.facts.name, exc.reason)
         fields = self._fields(plans)
+        #: Every backing field of a property of the tree (a shadow's functions must touch
+        #: them only in ways a rewrite carries to both kinds).
+        self._backing_fields = frozenset(f for p in plans.values() for f in p.properties.values())
         self._settle(plans)
         runtime_modules = self._assign_runtime(plans)
         self._check_names(plans, runtime_modules)
@@ -1034,26 +1076,33 @@ class Planner:
         return f"kept as a class because {cause}"
 
     def _shadow_blocker(self, plan: ClassPlan) -> str | None:
-        """Why a kept class cannot also serve converted subclasses, or None if it can."""
+        """Why a kept class cannot also serve converted subclasses, or None if it can.
+
+        Its functions are bound onto converted parameters as they are, after two rewrites
+        that make them work on both kinds: ``super().m(...)`` becomes a call of the one
+        implementation the planner proved is next for every subclass, and each read or
+        write of a backing field goes through the runtime helper that answers for both
+        kinds (``param_field`` / ``set_param_field``). A read-only property needs
+        nothing more: each kind reads what the write helper updates for it.
+        """
         facts = plan.facts
         if plan.init is None and facts.init is not None:
             return f"{facts.name}.__init__ cannot be turned into a wrap"
+        fields = self._backing_fields
         for name, fn in facts.methods.items():
             use = _SelfUse(_first_param(fn))
             fn.body.visit(use)
-            if use.super_calls:
-                return f"{facts.name}.{name} calls super(), which needs a real instance"
-            written = use.writes & set(plan.properties.values())
-            if written:
-                return f"{facts.name}.{name} writes the property field {sorted(written)[0]!r}"
-            read = use.reads & set(plan.properties.values())
-            if read:
-                return (f"{facts.name}.{name} reads the property field {sorted(read)[0]!r}, "
-                        "which a converted parameter does not hold (it holds the attribute)")
-        for prop in plan.properties:
-            if facts.properties[prop].setter is None:
-                return (f"{facts.name}.{prop} is read-only: a write to its field outside the "
-                        "class could not keep both kinds coherent")
+            for called, _ in use.super_calls:
+                if (name, called) not in plan.super_targets:
+                    return (f"{facts.name}.{name} calls super().{called}(), and no one class "
+                            "is next in the MRO of every subclass to call instead")
+            odd = _OddFieldStores(_first_param(fn), fields)
+            fn.body.visit(odd)
+            if odd.found:
+                fld, how = odd.found[0]
+                return (f"{facts.name}.{name} {how} the property field {fld!r}; only a plain "
+                        "read or `=` of it can serve both kinds (a converted parameter holds "
+                        "the attribute)")
         return None
 
     @staticmethod

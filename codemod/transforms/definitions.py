@@ -365,7 +365,7 @@ class DefinitionsTransformer(cst.CSTTransformer):
                 self.count += 1
             elif name in self.shadows:
                 self.shadow_count += 1
-                body.append(stmt)
+                body.append(self._shadow_class(stmt, self.shadows[name]))  # type: ignore[arg-type]
                 body.append(self._wrap(stmt, self.shadows[name]))  # type: ignore[arg-type]
                 # Also the kind while its wrap runs (``set_param_field`` reads it).
                 body.extend(self._registration(self.shadows[name]))
@@ -426,6 +426,23 @@ class DefinitionsTransformer(cst.CSTTransformer):
             leading_lines=[cst.EmptyLine(), cst.EmptyLine(), *comments]
         )
         return [*constants, factory, wrap, *self._registration(plan), *methods]
+
+    def _shadow_class(self, node: cst.ClassDef, plan: ClassPlan) -> cst.ClassDef:
+        """A kept class whose functions converted parameters also carry: each
+        ``super().m(...)`` of a method becomes ``Next.m(self, ...)``, the implementation the
+        planner proved is next in the MRO of every subclass (so the same for its own
+        instances), since ``super()`` needs an instance of the class. ``__init__`` serves
+        only the class's own instances and is left as it is."""
+        if not plan.super_targets:
+            return node
+        members: list[cst.BaseStatement] = []
+        for stmt in node.body.body:  # type: ignore[union-attr]
+            if isinstance(stmt, cst.FunctionDef) and not stmt.decorators and \
+                    stmt.name.value in plan.facts.methods:
+                self_name = [*stmt.params.posonly_params, *stmt.params.params][0].name.value
+                stmt = stmt.visit(_SuperCalls(stmt.name.value, plan, self.refs, self_name))  # type: ignore[assignment]
+            members.append(stmt)
+        return node.with_changes(body=node.body.with_changes(body=members))
 
     def _registration(self, plan: ClassPlan) -> list[cst.BaseStatement]:
         """``register_param_fields(Features.X, {...})``: the runtime's record of which

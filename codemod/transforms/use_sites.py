@@ -68,6 +68,10 @@ class UseSiteTransformer(StoreTargets):
         self._class_stack: list[str] = []
         #: Per enclosing scope: None for a class body, the ``self`` name for a method.
         self._method_self: list[str | None] = []
+        #: Assignments left with their other targets -> the field writes to put after them.
+        self._split_writes: dict[int, list[cst.Call]] = {}
+        #: Per enclosing class: the name of the undecorated function visited directly in it.
+        self._method_names: list[str] = []
         self._annotation_depth = 0
         self._builtins_shadowed = {
             n for n in ("isinstance", "issubclass", "type", "getattr", "hasattr", "setattr")
@@ -120,20 +124,24 @@ class UseSiteTransformer(StoreTargets):
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         self._class_stack.append(f"{self.ff.module_name}.{node.name.value}")
         self._method_self.append(None)
+        self._method_names.append("")
 
     def leave_ClassDef(self, original_node: cst.ClassDef, updated_node: cst.ClassDef) -> cst.ClassDef:
         self._class_stack.pop()
         self._method_self.pop()
+        self._method_names.pop()
         return updated_node
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         # ``self`` of a method of an ordinary class is never a converted parameter.
         params = [*node.params.posonly_params, *node.params.params]
-        directly_in_class = self._method_self and self._method_self[-1] is None and \
+        directly_in_class = bool(self._method_self) and self._method_self[-1] is None and \
             len(self._method_self) == len(self._class_stack)
         is_static = any(m.matches(d.decorator, m.Name("staticmethod")) for d in node.decorators)
         self._method_self.append(params[0].name.value if directly_in_class and params
                                  and not is_static else "")
+        if directly_in_class:
+            self._method_names[-1] = "" if node.decorators else node.name.value
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef, updated_node: cst.FunctionDef) -> cst.FunctionDef:
         self._method_self.pop()
@@ -417,14 +425,20 @@ class UseSiteTransformer(StoreTargets):
 
     def _may_hold_param_field(self, obj: cst.BaseExpression) -> bool:
         """Whether ``obj._f`` here may be a converted parameter's field: not inside a
-        Parameter class kept as a class (its body serves its own instances), not ``self``
-        of a class's method (an ordinary object's own field, or the former class's own
-        code, which ``definitions`` rewrites)."""
-        if self._class_stack and self._class_stack[-1] in self.plan.classes and \
-                not self._in_converted_class():
+        Parameter class kept as a class only for its own instances, not ``self`` of a
+        class's method (an ordinary object's own field, or the former class's own code,
+        which ``definitions`` rewrites). A shadow's plain methods are bound onto converted
+        parameters too, so there ``self`` may be one; its ``__init__`` and property
+        functions serve only its own instances (the wrap made from ``__init__`` is
+        ``definitions``')."""
+        cls = self.plan.classes.get(self._class_stack[-1]) if self._class_stack else None
+        if cls is not None and not cls.converted and not cls.shadow:
             return False
         own_self = next((n for n in reversed(self._method_self) if n), None)
-        return not (own_self and self._class_stack and m.matches(obj, m.Name(own_self)))
+        is_self = bool(own_self and self._class_stack and m.matches(obj, m.Name(own_self)))
+        if is_self and cls is not None and cls.shadow:
+            return self._method_names[len(self._class_stack) - 1] in cls.facts.methods
+        return not is_self
 
     def _field_read(self, node: cst.Attribute) -> bool:
         return node.attr.value in self.plan.fields and self._may_hold_param_field(node.value)
@@ -493,30 +507,73 @@ class UseSiteTransformer(StoreTargets):
             return updated_node
         return cst.Expr(self._field_writer(target.value, target.attr.value, updated_node.value))
 
-    def _in_converted_class(self) -> bool:
-        if not self._class_stack:
-            return False
-        plan = self.plan.classes.get(self._class_stack[-1])
-        return plan is not None and plan.converted
-
     def _chain_fields(self, updated_node: cst.Assign) -> cst.Assign:
-        """``a = x._f = v`` (several targets): ``x._f = x.f = v``, the field and the attribute."""
-        targets: list[cst.AssignTarget] = []
-        changed = False
+        """``a = x._f = v`` (several targets): ``a = v`` then ``set_param_field(x, "_f",
+        "f", a)`` (``leave_SimpleStatementLine`` splits the line), so each kind gets what it
+        reads: a class instance its field (its property reads it, even a read-only one),
+        a converted parameter the attribute. ``a`` is the first plain name among the other
+        targets and ``x`` a plain name or attribute chain; the field is now written after
+        the other targets. Without such a name: ``x._f = x.f = v``, field and attribute.
+        """
+        kept: list[cst.AssignTarget] = []
+        writes: list[cst.Attribute] = []
         for target in updated_node.targets:
-            targets.append(target)
             expr = target.target
-            if not isinstance(expr, cst.Attribute) or not is_simple(expr.value):
-                continue
-            prop = self.plan.fields.get(expr.attr.value)
-            if prop is None or not self._may_hold_param_field(expr.value):
-                continue
-            targets.append(cst.AssignTarget(target=expr.with_changes(attr=cst.Name(prop))))
-            changed = True
-        if not changed:
+            if isinstance(expr, cst.Attribute) and is_simple(expr.value) and \
+                    expr.attr.value in self.plan.fields and self._may_hold_param_field(expr.value):
+                writes.append(expr)
+            else:
+                kept.append(target)
+        if not writes:
             return updated_node
-        self.counts["backing-field"] += 1
-        return updated_node.with_changes(targets=targets)
+        holder = next((t.target for t in kept if isinstance(t.target, cst.Name)), None)
+        if holder is None:
+            self.counts["backing-field"] += 1
+            targets: list[cst.AssignTarget] = []
+            for target in updated_node.targets:
+                targets.append(target)
+                expr = target.target
+                if any(expr is w for w in writes):
+                    prop = self.plan.fields[expr.attr.value]  # type: ignore[attr-defined]
+                    targets.append(cst.AssignTarget(target=expr.with_changes(attr=cst.Name(prop))))
+            return updated_node.with_changes(targets=targets)
+        split = updated_node.with_changes(targets=kept)
+        self._split_writes[id(split)] = [
+            self._field_writer(w.value, w.attr.value, holder) for w in writes]
+        return split
+
+    def leave_SimpleStatementLine(
+        self, original_node: cst.SimpleStatementLine, updated_node: cst.SimpleStatementLine
+    ) -> cst.BaseStatement | cst.FlattenSentinel[cst.BaseStatement]:
+        """The field writes ``_chain_fields`` split off, each a statement right after the
+        assignment they came from (a line ``a; b`` is split around it)."""
+        if not any(id(small) in self._split_writes for small in updated_node.body):
+            return updated_node
+        lines: list[cst.BaseStatement] = []
+        pending: list[cst.BaseSmallStatement] = []
+        for small in updated_node.body:
+            pending.append(small.with_changes(semicolon=cst.MaybeSentinel.DEFAULT))
+            writes = self._split_writes.pop(id(small), None)
+            if writes is None:
+                continue
+            lines.append(updated_node.with_changes(body=pending) if not lines
+                         else cst.SimpleStatementLine(body=pending))
+            lines.extend(cst.SimpleStatementLine(body=[cst.Expr(w)]) for w in writes)
+            pending = []
+        if pending:
+            lines.append(cst.SimpleStatementLine(body=pending))
+        return cst.FlattenSentinel(lines)
+
+    def leave_SimpleStatementSuite(
+        self, original_node: cst.SimpleStatementSuite, updated_node: cst.SimpleStatementSuite
+    ) -> cst.BaseSuite:
+        """``if c: a = x._f = v``: the body becomes an indented block, split as above."""
+        if not any(id(small) in self._split_writes for small in updated_node.body):
+            return updated_node
+        line = self.leave_SimpleStatementLine(
+            cst.SimpleStatementLine(body=[]), cst.SimpleStatementLine(body=updated_node.body))
+        lines = list(line.nodes) if isinstance(line, cst.FlattenSentinel) else [line]
+        return cst.IndentedBlock(body=lines)
 
 
 def _code(node: cst.CSTNode) -> str:

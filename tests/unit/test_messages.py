@@ -37,6 +37,9 @@ FAMILY = '''
         def loader(self):
             return self._loader
 
+        def forget(self):
+            del self._loader
+
 
     class Odd(Base):
         @property
@@ -88,8 +91,8 @@ USE = '''
 '''
 
 DATA = "overrides `data`, the tensor's C-level attribute; a plain Parameter cannot"
-READ_ONLY = ("Base.loader is read-only: a write to its field outside the class could not "
-             "keep both kinds coherent")
+NO_SHADOW = ("Base.forget deletes the property field '_loader'; only a plain read or `=` of "
+             "it can serve both kinds (a converted parameter holds the attribute)")
 
 
 def _tree(root: Path, files: dict[str, str | bytes]) -> Path:
@@ -129,9 +132,9 @@ def test_kept_classes_name_their_true_relation(tmp_path, capsys):
     # Both is a leaf: it is kept because of its base, not as "a base of a kept class".
     for leaf in ("Left", "Right", "Both"):
         assert reasons[leaf] == ("kept as a class because it derives from Base, which stays a "
-                                 f"class and cannot also serve converted subclasses: {READ_ONLY}")
+                                 f"class and cannot also serve converted subclasses: {NO_SHADOW}")
     assert reasons["Base"] == (f"kept as a class because its subclass Odd is refused ({DATA}); "
-                               f"it cannot also serve converted subclasses: {READ_ONLY}")
+                               f"it cannot also serve converted subclasses: {NO_SHADOW}")
 
 
 def test_same_tree_same_text_whatever_the_hash_seed(tmp_path):
