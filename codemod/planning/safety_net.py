@@ -17,7 +17,8 @@ What it does
     ``isinstance``/``issubclass`` argument, ``type(x) is X``, a base, ``except X``,
     ``X.attr``, ``X | Y``, an annotation...) or, without ``allow-value-uses``, when it is
     any other value use (``K = globals()["X"]``, where ``K`` may later be an
-    ``isinstance`` argument). Calls ``X(...)`` stay valid: the factory has the name.
+    ``isinstance`` argument) that ``class_values`` does not prove. Calls ``X(...)`` stay
+    valid: the factory has the name.
     A ``case X():`` pattern of a class the rewrites do resolve is an escaped use too: no
     rewrite changes ``match`` patterns.
 Why
@@ -218,7 +219,8 @@ class SafetyNet:
             if direct:
                 if kind == "match-class":
                     out.append(_escape(node, found, "a `case` class pattern, which no rewrite changes"))
-            elif kind != "call" and not (kind == "value" and plan.allow_value_uses):
+            elif kind != "call" and not (kind == "value" and plan.value_use_kept(
+                    path, node.lineno, self._column(path, node))):  # type: ignore[attr-defined]
                 out.append(_escape(node, found, how))
         tree = self.tree(path) if _quoted(names).search(self.texts[path]) else None
         for node, name in _type_name_comparisons(tree, names) if tree is not None else ():
@@ -227,6 +229,15 @@ class SafetyNet:
                     out.append(_escape(node, qualname, "the type's name is compared with the class's "
                                        "name, which a converted parameter's type no longer has"))
         return out
+
+    def _column(self, path: Path, node: ast.AST) -> int:
+        """The 1-based column of ``node`` in characters (CPython counts UTF-8 bytes)."""
+        offset = node.col_offset  # type: ignore[attr-defined]
+        lines = self.texts[path].splitlines()
+        line = lines[node.lineno - 1] if node.lineno <= len(lines) else ""  # type: ignore[attr-defined]
+        if not line.isascii():
+            offset = len(line.encode("utf-8")[:offset].decode("utf-8", errors="replace"))
+        return offset + 1
 
     def uses(self, path: Path, names: frozenset[str], is_target: Callable[[str | None], bool],
              canonical: Callable[[str], str | None] = lambda q: q, reexports: bool = False,
