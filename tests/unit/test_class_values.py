@@ -179,3 +179,11 @@ def test_a_class_attribute_is_not_a_module_level_name(tmp_path):
     """
     found = _kind(tmp_path, use)
     assert found is not None and "stored in class attribute `Holder.kind`" in found, found
+
+
+def test_the_safety_net_accepts_a_proven_value_reached_through_a_star_import(tmp_path):
+    proven = "from pkg.params import *\n\ndef make(kind, p):\n    return kind(p)\n\ndef build(p):\n    return make(Kind, p)\n"
+    assert _decisions(_tree(tmp_path / "a", {"pkg/use.py": proven}))["Kind"] is None
+    checked = proven.replace("return kind(p)", "return isinstance(p, kind)")
+    found = _decisions(_tree(tmp_path / "b", {"pkg/use.py": checked}))["Kind"]
+    assert found is not None and "use.py:7" in found, found
