@@ -36,8 +36,8 @@ Why
 Fix safety
     The proof is conservative: a callee it cannot resolve, a name read in a way not
     listed, a function used other than by calling it (when its result is followed)
-    refuses, and so does a module-level name the tree never reads (it is there for code
-    outside the tree). Limits: decorators of a function that receives the value are taken to
+    refuses. A module-level name the tree never reads reaches nothing (code outside the
+    tree is no more followed for it than for the class itself). Limits: decorators of a function that receives the value are taken to
     pass the arguments through unchanged; a value reached only through ``getattr``, ``globals()`` or a star
     import is decided by the safety net, not here.
 """
@@ -410,14 +410,12 @@ class _Prover:
         qualname = f"{f.module}.{name}"
 
         def compute() -> str | None:
-            reads = 0
             for g in self.mentioning(name):
                 for node in self.global_reads(g, f, name, qualname):
-                    reads += 1
                     found = self.read(g, node, name, table)
                     if found is not None:
                         return found
-            return None if reads else f"`{name}` is read nowhere in the tree: code outside it may use it"
+            return None
         return self._memoised(("global", qualname, table), compute)
 
     def global_reads(self, g: _File, f: _File, name: str, qualname: str) -> Iterator[ast.expr]:
