@@ -62,6 +62,22 @@ _EQUALITY = (ast.Eq, ast.NotEq, ast.Is, ast.IsNot, ast.In, ast.NotIn)
 _MAX_DEPTH = 12
 
 
+_PHYSICAL_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
+
+
+def physical_lines(text: str) -> list[str]:
+    """The lines as CPython numbers them (``\\r\\n``, ``\\r``, ``\\n``; not ``str.splitlines``,
+    which also splits at form feeds and Unicode separators)."""
+    return _PHYSICAL_LINE.findall(text)
+
+
+def char_column(line: str, byte_offset: int) -> int:
+    """The 1-based column, in characters, of CPython's ``col_offset`` (UTF-8 bytes) in ``line``."""
+    if line.isascii():
+        return byte_offset + 1
+    return len(line.encode("utf-8")[:byte_offset].decode("utf-8", errors="replace")) + 1
+
+
 @dataclass
 class ClassValues:
     """Per file, per mention of a class name: None when every use it reaches is proven,
@@ -85,7 +101,7 @@ class _File:
         self.path = path
         self.module = module
         self.is_package = path.name == "__init__.py"
-        self.lines = text.splitlines()
+        self.lines = physical_lines(text)
         self.tree = tree
         self.parent, self.reads = _parents(tree)
         self.imports: dict[str, set[str]] = {}
@@ -97,10 +113,10 @@ class _File:
                          for t in (s.targets if isinstance(s, ast.Assign) else [s.target])
                          if isinstance(t, ast.Name)}
 
-    def text_imports_star(self) -> set[str]:
-        """``{"*"}`` when the module has a star import (its names may come from anywhere)."""
-        return {"*"} if any(isinstance(n, ast.ImportFrom) and any(a.name == "*" for a in n.names)
-                            for n in self.tree.body) else set()
+    def has_star_import(self) -> bool:
+        """Whether the module has a top-level star import (its names may come from anywhere)."""
+        return any(isinstance(n, ast.ImportFrom) and any(a.name == "*" for a in n.names)
+                   for n in self.tree.body)
 
     def up(self, node: ast.AST) -> ast.AST | None:
         return self.parent.get(id(node))
@@ -111,10 +127,7 @@ class _File:
     def column(self, node: ast.AST) -> int:
         """LibCST's 1-based column in characters (CPython counts UTF-8 bytes)."""
         line = self.lines[node.lineno - 1] if node.lineno <= len(self.lines) else ""  # type: ignore[attr-defined]
-        offset = node.col_offset  # type: ignore[attr-defined]
-        if not line.isascii():
-            offset = len(line.encode("utf-8")[:offset].decode("utf-8", errors="replace"))
-        return offset + 1
+        return char_column(line, node.col_offset)  # type: ignore[attr-defined]
 
     def scope_of(self, node: ast.AST) -> ast.AST | None:
         """The function (or lambda) whose body holds ``node``; None at module level."""
@@ -426,7 +439,7 @@ class _Prover:
         if g is f:
             locals_.add(name)
         modules = {local for local, targets in g.imports.items() if f.module in targets}
-        if "*" in g.text_imports_star():
+        if g.has_star_import():
             locals_.add(name)
         for local in locals_:
             yield from (n for n in g.reads.get(local, ()) if isinstance(n, ast.Name))

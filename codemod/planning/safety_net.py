@@ -39,6 +39,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from codemod.analysis.class_values import char_column, physical_lines
 from codemod.analysis.names import import_targets, module_name_for
 from codemod.planning.plan import Plan
 
@@ -232,12 +233,9 @@ class SafetyNet:
 
     def _column(self, path: Path, node: ast.AST) -> int:
         """The 1-based column of ``node`` in characters (CPython counts UTF-8 bytes)."""
-        offset = node.col_offset  # type: ignore[attr-defined]
-        lines = self.texts[path].splitlines()
+        lines = physical_lines(self.texts[path])
         line = lines[node.lineno - 1] if node.lineno <= len(lines) else ""  # type: ignore[attr-defined]
-        if not line.isascii():
-            offset = len(line.encode("utf-8")[:offset].decode("utf-8", errors="replace"))
-        return offset + 1
+        return char_column(line, node.col_offset)  # type: ignore[attr-defined]
 
     def uses(self, path: Path, names: frozenset[str], is_target: Callable[[str | None], bool],
              canonical: Callable[[str], str | None] = lambda q: q, reexports: bool = False,
