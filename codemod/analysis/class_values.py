@@ -497,7 +497,8 @@ class _Prover:
         if isinstance(func, ast.Name):
             scope = f.scope_of(call)
             while scope is not None:
-                nested = [s for s in getattr(scope, "body", []) if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))
+                body = [] if isinstance(scope, ast.Lambda) else scope.body  # type: ignore[attr-defined]
+                nested = [s for s in body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))
                           and s.name == func.id]
                 if nested:
                     return [(f, nested[-1], 0)]
@@ -629,7 +630,11 @@ def prove_class_values(texts: dict[Path, str], modules: dict[Path, str],
                 if (isinstance(parent, ast.Call) and parent.func is node) or _needs_class(f, node) \
                         or prover.in_annotation(f, node):
                     continue  # a construction, a class-style use, an annotation: rewrites decide
-                found = prover.reach(f, node)
+                try:
+                    found = prover.reach(f, node)
+                except (RecursionError, TypeError, AttributeError, ValueError) as exc:
+                    # A shape the proof does not model: refused, never a failed run.
+                    found = f"not followed ({type(exc).__name__}) at {f.where(node)}"
                 verdicts[(node.lineno, f.column(node))] = None if found is None else f"{f.where(node)} -> {found}"
         if verdicts:
             values.verdicts[path] = verdicts

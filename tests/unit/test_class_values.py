@@ -113,6 +113,7 @@ def test_unproven_values_refuse_with_the_reason(tmp_path, use, reason):
     "TABLE = {'a': Kind}\ndef g(key, p):\n    if key in TABLE:\n        return TABLE.get(key)(p)\n    return TABLE[key](p)\n",
     "def make(p, kind=Kind):\n    return kind(p)\n",
     "TABLE = {'a': Kind}\n",
+    "def make(k, p):\n    return k(p)\nbuild = lambda p: make(Kind, p)\n",
     "def pick():\n    return Kind\ndef build(p):\n    return pick()(p)\n",
     "def build(p, flag):\n    kind = Kind if flag else None\n    return kind(p)\n",
 ])
