@@ -28,6 +28,7 @@ from codemod.analysis.compiles import RUNNING_PYTHON, cpython_rejects, needs_new
 from codemod.analysis.index import ClassIndex
 from codemod.analysis.import_graph import loaded_while_importing
 from codemod.analysis import roots
+from codemod.analysis.class_values import ClassValues, prove_class_values
 from codemod.analysis.names import import_targets, module_name_for
 from codemod.discovery import (
     defines_or_aliases, import_spans, inert, iter_python_files, may_define_root, mentioned,
@@ -825,11 +826,14 @@ def settle_plan(result: RunResult, index: ClassIndex, options: Options,
     are computed, which is all ``check`` needs). Uses ``options.jobs`` processes.
     """
     forced: dict[str, str] = {}
-    net = SafetyNet({path: source.text for path, source in result.sources.items()})
+    texts = {path: source.text for path, source in result.sources.items()}
+    net = SafetyNet(texts)
+    values = _class_values(result, index, texts)
     for _ in range(_MAX_ROUNDS):
         plan = build_plan(index, options.allow_classes, forced,
                           allow_value_uses=options.allow_value_uses,
                           feature_prefix=options.feature_prefix)
+        plan.values = values
         # Leftovers are uses of class names: files that only write a backing field
         # cannot have any, and are converted only once the plan is final (below).
         candidates = _candidates(plan, result, progress, fields=False)
@@ -843,12 +847,14 @@ def settle_plan(result: RunResult, index: ClassIndex, options: Options,
         for path in candidates:
             # The first leftover of a class in path, line and column order names it,
             # whichever way (and in which worker) the file was scanned.
-            for line, _col, qual, code in sorted(conversions[path].leftovers):
-                new_forced.setdefault(
-                    qual,
+            for line, col, qual, code in sorted(conversions[path].leftovers):
+                chain = values.why_not(path, line, col)
+                new_forced.setdefault(qual, (
+                    f"used as a value at {path}:{line} (`{code}`) that reaches a use no "
+                    f"rewrite covers: {chain}; converting it would break that use"
+                ) if chain is not None else (
                     f"used as a class at {path}:{line} (`{code}`), a use no rewrite covers; "
-                    "converting it would break that line",
-                )
+                    "converting it would break that line"))
         if new_forced == forced:
             for path, (line, _col, qual, code, how) in _escaped_uses(plan, result, net):
                 new_forced.setdefault(
@@ -864,6 +870,17 @@ def settle_plan(result: RunResult, index: ClassIndex, options: Options,
             candidates = sorted(conversions)
     _judge_undecodable(result, plan)
     return plan, candidates, conversions
+
+
+def _class_values(result: RunResult, index: ClassIndex, texts: dict[Path, str]) -> ClassValues:
+    """Which mentions of the tree's Parameter classes are value uses proven harmless
+    (``class_values``), for every planning round (the proof does not depend on the plan)."""
+    failed = {f.path for f in result.failed()}
+    readable = {path: text for path, text in texts.items() if path not in failed}
+    modules = {path: module_name_for(path) for path in readable}
+    names = hierarchy_names(index, result.facts.values())
+    seeds = [path for path, text in sorted(readable.items()) if result.mentions.any(path, text, names)]
+    return prove_class_values(readable, modules, names, seeds)
 
 
 def _escaped_uses(plan: Plan, result: RunResult, net: SafetyNet) -> Iterator[tuple[Path, Escape]]:

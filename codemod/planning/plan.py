@@ -30,10 +30,12 @@ the old constructor accepted are traced link by link (``accepted_keywords``).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import libcst as cst
 import libcst.matchers as m
 
+from codemod.analysis.class_values import ClassValues
 from codemod.analysis.classes import ClassFacts
 from codemod.analysis.index import ClassIndex
 from codemod.planning import naming
@@ -195,6 +197,13 @@ class Plan:
     allow_value_uses: bool = False
     #: Prefix of the ``Features`` member names.
     feature_prefix: str = ""
+    #: Which value uses of a class are proven harmless (``class_values``); none without.
+    values: ClassValues = field(default_factory=ClassValues)
+
+    def value_use_kept(self, path: Path, line: int, column: int) -> bool:
+        """Whether the value use at ``path:line:column`` of a converted class stays valid:
+        proven (``class_values``) or accepted by ``allow-value-uses``."""
+        return self.allow_value_uses or self.values.proven(path, line, column)
 
     def feature_name(self, qualname: str) -> str:
         """The ``Features`` member of a class: its name, after the configured prefix."""

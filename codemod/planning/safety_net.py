@@ -17,7 +17,8 @@ What it does
     ``isinstance``/``issubclass`` argument, ``type(x) is X``, a base, ``except X``,
     ``X.attr``, ``X | Y``, an annotation...) or, without ``allow-value-uses``, when it is
     any other value use (``K = globals()["X"]``, where ``K`` may later be an
-    ``isinstance`` argument). Calls ``X(...)`` stay valid: the factory has the name.
+    ``isinstance`` argument) that ``class_values`` does not prove. Calls ``X(...)`` stay
+    valid: the factory has the name.
     A ``case X():`` pattern of a class the rewrites do resolve is an escaped use too: no
     rewrite changes ``match`` patterns.
 Why
@@ -38,6 +39,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from codemod.analysis.class_values import char_column, physical_lines
 from codemod.analysis.names import import_targets, module_name_for
 from codemod.planning.plan import Plan
 
@@ -218,7 +220,8 @@ class SafetyNet:
             if direct:
                 if kind == "match-class":
                     out.append(_escape(node, found, "a `case` class pattern, which no rewrite changes"))
-            elif kind != "call" and not (kind == "value" and plan.allow_value_uses):
+            elif kind != "call" and not (kind == "value" and plan.value_use_kept(
+                    path, node.lineno, self._column(path, node))):  # type: ignore[attr-defined]
                 out.append(_escape(node, found, how))
         tree = self.tree(path) if _quoted(names).search(self.texts[path]) else None
         for node, name in _type_name_comparisons(tree, names) if tree is not None else ():
@@ -227,6 +230,12 @@ class SafetyNet:
                     out.append(_escape(node, qualname, "the type's name is compared with the class's "
                                        "name, which a converted parameter's type no longer has"))
         return out
+
+    def _column(self, path: Path, node: ast.AST) -> int:
+        """The 1-based column of ``node`` in characters (CPython counts UTF-8 bytes)."""
+        lines = physical_lines(self.texts[path])
+        line = lines[node.lineno - 1] if node.lineno <= len(lines) else ""  # type: ignore[attr-defined]
+        return char_column(line, node.col_offset)  # type: ignore[attr-defined]
 
     def uses(self, path: Path, names: frozenset[str], is_target: Callable[[str | None], bool],
              canonical: Callable[[str], str | None] = lambda q: q, reexports: bool = False,

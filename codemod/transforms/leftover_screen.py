@@ -4,10 +4,11 @@ What it does
     ``unconverted_uses`` (LibCST: parse, rewrite, scan, metadata) answers which uses of a
     converted class no rewrite covers. Most files need far less: every mention of a
     converted name is a construction call ``X(...)``, an ``isinstance(p, X)`` /
-    ``isinstance(p, (X, Y))`` test, a plain annotation, or the class passed as an argument
-    (``f(X)``, ``f(kind=X)``) or held in a module-level table ``{key: X}``. The first three
-    are always rewritten or left valid; the last two are always leftovers (a value
-    use no rewrite reaches and ``value_flow`` cannot prove) unless ``allow-value-uses``.
+    ``isinstance(p, (X, Y))`` test, a plain annotation, or the class handed on as a value
+    (an argument, ``{key: X}``, ``K = X``, a comparison, a default, a ``return``). The
+    first three are always rewritten or left valid; a value use is a leftover unless
+    ``analysis.class_values`` proves where it goes (``Plan.value_use_kept``, the same
+    answer the LibCST path asks for) or ``allow-value-uses`` accepts it.
     ``screen_leftovers`` classifies every mention in the CPython AST of the file and
     returns the same list ``unconverted_uses`` would, or None as soon as one mention is
     in any other position (then the caller runs the LibCST path).
@@ -18,7 +19,7 @@ Why
 Fix safety
     A "decided" answer must equal LibCST's, mention for mention: a mention is only ever
     called safe or a leftover in positions where ``UseSiteTransformer``,
-    ``_UseScanner`` and ``value_flow`` are known to act that way; a name is resolved only
+    ``_UseScanner`` and ``Plan.value_use_kept`` are known to act that way; a name is resolved only
     when the file imports it under exactly one qualified name (``resolve`` then agrees
     whatever the order of the imports). Anything else is undecided. The equality is
     tested on every fixture tree and checked on vLLM trees by ``scripts/verify_screen.py``.
@@ -78,19 +79,6 @@ def _lines_of(text: str, words: re.Pattern[str]) -> list[int]:
         if not lines or lines[-1] != line:
             lines.append(line)
     return lines
-
-
-_Function = ast.FunctionDef | ast.AsyncFunctionDef
-
-
-def _assigned_name(node: ast.AST, parent: ast.AST | None) -> str | None:
-    """``value_flow._assigned_name``: ``name = node`` / ``name: T = node`` -> ``name``."""
-    if isinstance(parent, ast.Assign) and parent.value is node and len(parent.targets) == 1:
-        target = parent.targets[0]
-        return target.id if isinstance(target, ast.Name) else None
-    if isinstance(parent, ast.AnnAssign) and parent.value is node:
-        return parent.target.id if isinstance(parent.target, ast.Name) else None
-    return None
 
 
 #: Nodes holding identifiers as strings that LibCST's scanner visits as ``Name`` nodes.
@@ -163,8 +151,6 @@ class _Screen:
         #: ...which they are not if the file binds that name anywhere.
         self.bound: set[str] = set()
         self._type_checks: dict[int, tuple[set[int], set[int]]] = {}
-        self._functions: dict[int, tuple[dict[str, list[tuple[ast.Name, ast.AST]]], set[str],
-                                         dict[int, ast.AST]]] = {}
 
     @functools.cached_property
     def targets(self) -> dict[str, set[str]]:
@@ -184,11 +170,10 @@ class _Screen:
 
     def run(self, tree: ast.Module) -> list[Leftover]:
         """Classify every mention, iteratively (deep inputs do not recurse)."""
-        stack: list[tuple[ast.AST, ast.AST | None, ast.AST | None, int, _Function | None]] = [
-            (tree, None, None, _NO, None)]
+        stack: list[tuple[ast.AST, ast.AST | None, ast.AST | None, int]] = [(tree, None, None, _NO)]
         lines = self.interesting
         while stack:
-            node, parent, grandparent, annotation, function = stack.pop()
+            node, parent, grandparent, annotation = stack.pop()
             first = getattr(node, "lineno", None)
             if first is not None:
                 decorators = getattr(node, "decorator_list", None)
@@ -199,14 +184,13 @@ class _Screen:
                     continue  # no line of this node names anything the screen looks at
             if isinstance(node, ast.Name):
                 if node.id in self.names:
-                    self.name(node, parent, grandparent, annotation, function)
+                    self.name(node, parent, grandparent, annotation)
                 if node.id in _REWRITTEN_BUILTINS and not isinstance(node.ctx, ast.Load):
                     self.bound.add(node.id)
                 continue
             self.identifiers(node)
             if isinstance(node, ast.Attribute) and node.attr in self.names:
                 self.attribute(node, parent, annotation)
-            inner = node if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) else function
             below = _DIRTY if annotation and isinstance(node, ast.Attribute) else annotation
             annotated = isinstance(node, (ast.arg, ast.AnnAssign, ast.FunctionDef, ast.AsyncFunctionDef))
             for field, value in ast.iter_fields(node):
@@ -214,7 +198,7 @@ class _Screen:
                 child_annotation = _CLEAN if annotated and field in ("annotation", "returns") else below
                 for child in children:
                     if isinstance(child, ast.AST):
-                        stack.append((child, node, parent, child_annotation, inner))
+                        stack.append((child, node, parent, child_annotation))
         if self.relies_on & self.bound:
             raise _Undecided
         return sorted(self.found)
@@ -244,7 +228,7 @@ class _Screen:
         raise _Undecided
 
     def name(self, node: ast.Name, parent: ast.AST | None, grandparent: ast.AST | None,
-             annotation: int, function: _Function | None) -> None:
+             annotation: int) -> None:
         if not isinstance(node.ctx, ast.Load) or annotation == _DIRTY:
             raise _Undecided
         if annotation == _CLEAN:
@@ -262,42 +246,32 @@ class _Screen:
         elif isinstance(parent, (ast.Tuple, ast.List, ast.Set)) and isinstance(grandparent, ast.Compare) \
                 and any(side is parent for side in (grandparent.left, *grandparent.comparators)) \
                 and not any(isinstance(e, ast.Starred) for e in parent.elts):
-            self.compared(node, grandparent, element=True, in_function=function is not None)
+            self.compared(node, grandparent)
             return
         elif isinstance(parent, (ast.Tuple, ast.List, ast.Set)) and isinstance(grandparent, ast.Call) \
                 and self.isinstance_test(grandparent) and grandparent.args[1] is parent \
                 and not any(isinstance(e, ast.Starred) for e in parent.elts):
             self.relies_on.add("isinstance")
             return  # ``isinstance(p, (X, Y))``: each converted element becomes a feature
-        elif isinstance(parent, ast.Dict):
-            index = next((i for i, v in enumerate(parent.values) if v is node), None)
-            if index is not None and parent.keys[index] is not None:
-                # ``{key: X}``: at module level never proven; in a function, proven when
-                # the dict is bound to a local whose every read calls, compares or
-                # re-binds (``value_flow``).
-                local = _assigned_name(parent, grandparent)
-                if function is None or local is None or not self.only_called(local, function):
-                    self.leftover(node)
-                return
+        elif isinstance(parent, ast.Dict) and any(v is node and k is not None for k, v in zip(parent.keys, parent.values)):
+            self.leftover(node)  # ``{key: X}``: kept when ``class_values`` proves the table
+            return
         elif isinstance(parent, (ast.Assign, ast.AnnAssign)) and parent.value is node:
-            # ``Alias = X``: at module level never proven; ``cls = X`` in a function is
-            # proven when every read of ``cls`` calls, compares or re-binds it.
-            local = _assigned_name(node, parent)
-            if function is None or local is None or not self.only_called(local, function):
-                self.leftover(node)
+            self.leftover(node)  # ``K = X``: kept when ``class_values`` proves ``K``
+            return
+        elif isinstance(parent, ast.Return) or (
+                isinstance(parent, ast.arguments) and any(d is node for d in (*parent.defaults, *parent.kw_defaults))):
+            self.leftover(node)  # returned, or a default argument: ``class_values`` decides
             return
         elif isinstance(parent, ast.Compare):
-            self.compared(node, parent, element=False, in_function=function is not None)
+            self.compared(node, parent)
             return
         raise _Undecided
 
-    def compared(self, node: ast.Name, compare: ast.Compare, element: bool, in_function: bool) -> None:
+    def compared(self, node: ast.Name, compare: ast.Compare) -> None:
         """A mention compared directly (``k == X``) or as an element (``k in (X, Y)``)."""
         if not any(_is_type_of(side) for side in (compare.left, *compare.comparators)):
-            # No ``type(p)`` side: no rewrite, and no class needed. ``k == X`` is proven
-            # harmless inside a function; an element (``k in (X, Y)``) never is.
-            if in_function and not element:
-                return
+            # No ``type(p)`` side: no rewrite, and no class needed (``class_values`` decides).
             self.leftover(node)
             return
         considered, left_alone = self.type_check(compare)
@@ -377,77 +351,16 @@ class _Screen:
                 and len(call.args) == 2 and not call.keywords
                 and not any(isinstance(a, ast.Starred) for a in call.args))
 
-    def only_called(self, name: str, function: _Function, depth: int = 0) -> bool:
-        """``value_flow._only_called``: every occurrence of the identifier ``name`` in
-        ``function``'s body is a binding ``name = ...``, a call, a comparison, an
-        annotation, a subscript that is called or re-bound (``d[k](...)``, ``c = d[k]``),
-        or a re-binding to a local that passes the same test (three levels at most).
-        LibCST sees an identifier in any position as a ``Name`` (an attribute's name,
-        a keyword, a parameter, an import...): each of those fails the test, as here."""
-        if depth > 3:
-            return False
-        parents, strings = self.function_index(function)
-        if name in strings:
-            return False
-        for occurrence, parent in parents.get(name, ()):
-            if isinstance(parent, ast.Assign) and any(t is occurrence for t in parent.targets):
-                continue  # a binding, not a read
-            if isinstance(parent, ast.AnnAssign) and parent.target is occurrence:
-                continue
-            if isinstance(parent, (ast.arg, ast.AnnAssign)) and parent.annotation is occurrence:
-                continue
-            if isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef)) and parent.returns is occurrence:
-                continue
-            if isinstance(parent, ast.Call) and parent.func is occurrence:
-                continue
-            if isinstance(parent, ast.Compare):
-                continue  # == / is against another factory, or ``key in table``
-            if isinstance(parent, ast.Subscript) and parent.value is occurrence:
-                holder = self.parent_in(function, parent)
-                if isinstance(holder, ast.Call) and holder.func is parent:
-                    continue
-                rebound = _assigned_name(parent, holder)
-                if rebound is not None and (rebound == name or self.only_called(rebound, function, depth + 1)):
-                    continue
-                return False
-            rebound = _assigned_name(occurrence, parent)
-            if rebound is not None and self.only_called(rebound, function, depth + 1):
-                continue
-            return False
-        return True
-
-    def function_index(self, function: _Function) -> tuple[dict[str, list[tuple[ast.Name, ast.AST]]], set[str]]:
-        """For ``function``'s body: each ``Name`` with its parent, by identifier; and the
-        identifiers that occur in the body as strings CPython keeps (attribute names,
-        keywords, parameters, definitions, imports...)."""
-        if id(function) not in self._functions:
-            names: dict[str, list[tuple[ast.Name, ast.AST]]] = {}
-            strings: set[str] = set()
-            parent_of: dict[int, ast.AST] = {}
-            stack: list[tuple[ast.AST, ast.AST]] = [(stmt, function) for stmt in function.body]
-            while stack:
-                node, parent = stack.pop()
-                parent_of[id(node)] = parent
-                if isinstance(node, ast.Name):
-                    names.setdefault(node.id, []).append((node, parent))
-                else:
-                    strings.update(_identifiers(node))
-                stack.extend((child, node) for child in ast.iter_child_nodes(node))
-            self._functions[id(function)] = (names, strings, parent_of)
-        names, strings, _ = self._functions[id(function)]
-        return names, strings
-
-    def parent_in(self, function: _Function, node: ast.AST) -> ast.AST | None:
-        self.function_index(function)
-        return self._functions[id(function)][2].get(id(node))
-
     def leftover(self, node: ast.Name, class_style: bool = False) -> None:
         """Record ``node`` if it names a converted class: a value use (accepted with
         ``allow-value-uses``) or, with ``class_style``, a use that needs a class."""
         qual = self.plan.index.canonical(self.resolve(node))
-        if not self.plan.is_converted(qual) or (self.plan.allow_value_uses and not class_style):
+        if not self.plan.is_converted(qual):
             return
-        self.found.append((node.lineno, self.column(node) + 1, qual, node.id))  # type: ignore[arg-type]
+        column = self.column(node) + 1
+        if not class_style and self.plan.value_use_kept(self.path, node.lineno, column):
+            return
+        self.found.append((node.lineno, column, qual, node.id))  # type: ignore[arg-type]
 
     def column(self, node: ast.expr) -> int:
         """LibCST's column (characters) of ``node`` (CPython counts UTF-8 bytes)."""

@@ -42,7 +42,7 @@ from codemod.analysis.names import dotted
 from codemod.discovery import prefilter
 from codemod.planning.plan import Plan
 from codemod.transforms.refs import FileRefs, StoreTargets
-from codemod.transforms.value_flow import proven_calls_only
+from codemod.transforms.value_flow import class_style_uses
 
 _SIMPLE = m.Name() | m.Attribute(value=m.Name()) | m.Attribute(value=m.Attribute(value=m.Name()))
 
@@ -748,12 +748,10 @@ def unconverted_uses(ff: FileFacts, plan: Plan, handled: set[int],
     holders = sorted(set(owner.values()))
     scope = ff.module if names is None else ff.module.with_changes(
         body=[ff.module.body[i] for i in holders])
-    proven, class_style = proven_calls_only(scope, [node for node, _ in scanner.found])
+    class_style = class_style_uses(scope, [node for node, _ in scanner.found])
     positions: dict[int, dict[cst.CSTNode, CodeRange]] = {}
     out = []
     for node, qual in scanner.found:
-        if id(node) in proven or not (id(node) in class_style or not plan.allow_value_uses):
-            continue
         index = owner[id(node)]
         if names is None:
             line, col = ff.line_of(node), ff.col_of(node)
@@ -762,5 +760,7 @@ def unconverted_uses(ff: FileFacts, plan: Plan, handled: set[int],
                 positions[index] = ff.statement_positions(index)
             where = positions[index][node]
             line, col = where.start.line, where.start.column + 1
+        if id(node) not in class_style and plan.value_use_kept(ff.path, line, col):
+            continue
         out.append((line, col, qual, dotted(node) or cst.Module(body=[]).code_for_node(node)))
     return out

@@ -1,20 +1,12 @@
-"""Which leftover uses of a converted class are only ever *called*, so they stay valid.
+"""Which leftover uses of a converted class need a class, whatever value flows there.
 
 What it does
-    Given the uses of converted class names that no rewrite handled, it proves some of them
-    harmless: after conversion the name is the factory, and a value that is only called
-    (or compared with ``==``/``is`` to another converted name) behaves exactly as the class
-    did as a constructor. The proof is local to one function: ``cls = X`` or a local dict
-    ``{key: X}`` read as ``d[key]``, where every read of that variable is a call, a
-    comparison, a membership test or a further assignment to such a variable.
-Why
-    Engines pick a parameter kind at run time (``param_cls = PackedvLLMParameter`` ...
-    ``param_cls(data=...)``). Refusing the hierarchy for that would be needlessly strict.
-Fix safety
-    Anything else (a module-level table, a value passed to another function, an attribute
-    read on the class) is not proven and stays a leftover, unless the user opts in with
-    ``allow-value-uses``, which accepts every *value* use (never an ``isinstance``,
-    ``issubclass``, ``type() is``, attribute or ``X | Y`` use, which would break for certain).
+    ``is_class_style`` says of one mention (LibCST) whether its own position needs a
+    class: an attribute read, an ``isinstance``/``issubclass`` argument, a ``type(...)``
+    comparison, an operand of ``|``, a class base. Such a use is a leftover even with
+    ``allow-value-uses``. Every other leftover mention hands the class on as a value;
+    whether that value stays valid is proven tree-wide by ``analysis.class_values``
+    (the one place that decides value uses, for apply, the leftover screen and check).
 """
 
 from __future__ import annotations
@@ -23,9 +15,6 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper, ParentNodeProvider
 
 from codemod.analysis.class_specs import is_union
-
-_COMPARE_OPS = (cst.Equal, cst.NotEqual, cst.Is, cst.IsNot)
-
 
 def _parents(module: cst.Module) -> dict[cst.CSTNode, cst.CSTNode]:
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
@@ -68,89 +57,9 @@ def _is_type_of(expr: cst.BaseExpression) -> bool:
     return isinstance(expr, cst.Attribute) and expr.attr.value == "__class__"
 
 
-def _enclosing_function(node: cst.CSTNode, parents: dict[cst.CSTNode, cst.CSTNode]) -> cst.FunctionDef | None:
-    up = parents.get(node)
-    while up is not None and not isinstance(up, cst.FunctionDef):
-        up = parents.get(up)
-    return up
-
-
-def _assigned_name(node: cst.CSTNode, parents: dict[cst.CSTNode, cst.CSTNode]) -> str | None:
-    """``name = node`` / ``name: T = node`` -> ``name``."""
-    parent = parents.get(node)
-    if isinstance(parent, cst.Assign) and parent.value is node and len(parent.targets) == 1:
-        target = parent.targets[0].target
-        return target.value if isinstance(target, cst.Name) else None
-    if isinstance(parent, cst.AnnAssign) and parent.value is node:
-        return parent.target.value if isinstance(parent.target, cst.Name) else None
-    return None
-
-
-class _Reads(cst.CSTVisitor):
-    def __init__(self, names: set[str]) -> None:
-        self.names = names
-        self.found: list[cst.Name] = []
-
-    def visit_Name(self, node: cst.Name) -> None:
-        if node.value in self.names:
-            self.found.append(node)
-
-
-def _only_called(name: str, scope: cst.FunctionDef, parents: dict[cst.CSTNode, cst.CSTNode],
-                 depth: int = 0) -> bool:
-    """Every read of local ``name`` in ``scope`` calls it, compares it or re-binds it."""
-    if depth > 3:
-        return False
-    reads = _Reads({name})
-    scope.body.visit(reads)
-    for occurrence in reads.found:
-        parent = parents.get(occurrence)
-        if isinstance(parent, cst.AssignTarget) or (
-            isinstance(parent, cst.AnnAssign) and parent.target is occurrence
-        ):
-            continue  # a binding, not a read
-        if isinstance(parent, cst.Annotation):
-            continue
-        if isinstance(parent, cst.Call) and parent.func is occurrence:
-            continue
-        if isinstance(parent, cst.Comparison) or isinstance(parent, cst.ComparisonTarget):
-            continue  # == / is against another factory, or `key in table`
-        if isinstance(parent, cst.Subscript) and parent.value is occurrence:
-            holder = parents.get(parent)
-            if isinstance(holder, cst.Call) and holder.func is parent:
-                continue
-            rebound = _assigned_name(parent, parents)
-            if rebound is not None and (rebound == name or _only_called(rebound, scope, parents, depth + 1)):
-                continue
-            return False
-        rebound = _assigned_name(occurrence, parents)
-        if rebound is not None and _only_called(rebound, scope, parents, depth + 1):
-            continue
-        return False
-    return True
-
-
-def proven_calls_only(module: cst.Module, nodes: list[cst.CSTNode]) -> tuple[set[int], set[int]]:
-    """(ids of uses proven to be only called, ids of uses that need a class)."""
+def class_style_uses(module: cst.Module, nodes: list[cst.CSTNode]) -> set[int]:
+    """ids of the ``nodes`` (mentions in ``module``) whose position needs a class."""
     if not nodes:
-        return set(), set()
+        return set()
     parents = _parents(module)
-    proven: set[int] = set()
-    class_style: set[int] = set()
-    for node in nodes:
-        if is_class_style(node, parents):
-            class_style.add(id(node))
-            continue
-        scope = _enclosing_function(node, parents)
-        if scope is None:
-            continue
-        parent = parents.get(node)
-        if isinstance(parent, cst.ComparisonTarget) or isinstance(parent, cst.Comparison):
-            proven.add(id(node))
-            continue
-        name = _assigned_name(node, parents)
-        if name is None and isinstance(parent, cst.DictElement) and parent.value is node:
-            name = _assigned_name(parents.get(parent), parents)  # type: ignore[arg-type]
-        if name is not None and _only_called(name, scope, parents):
-            proven.add(id(node))
-    return proven, class_style
+    return {id(node) for node in nodes if is_class_style(node, parents)}

@@ -157,11 +157,16 @@ def test_use_that_apply_cannot_rewrite_makes_the_class_unfixable(tmp_path, capsy
         from pkg.params import Packed
 
         KINDS = {"packed": Packed}
+
+
+        def is_kind(p, name):
+            return isinstance(p, KINDS[name])
     """}
     result = run(capsys, "check", _tree(tmp_path, extra))
     assert result.rc == 1
     assert set(result.codes()) == {"CM001"}
-    assert "used as a class at" in result.out and "registry.py:3" in result.out
+    assert "used as a value at" in result.out and "registry.py:3" in result.out
+    assert "table `KINDS` read at registry.py:7 -> isinstance at registry.py:7" in result.out
     assert "[*]" not in result.out
 
 

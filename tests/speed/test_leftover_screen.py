@@ -23,11 +23,15 @@ FIXTURE_TREES = [REPO / "fixtures" / "engine"] + sorted(
     p / "input" for p in (REPO / "fixtures" / "golden").iterdir() if (p / "input").is_dir())
 
 
-def _plan(root: Path, allow_value_uses: bool) -> tuple[api.RunResult, Plan]:
-    """The first plan (nothing refused for a use yet: the most mentions to classify)."""
+def _plan(root: Path, allow_value_uses: bool, proofs: bool = False) -> tuple[api.RunResult, Plan]:
+    """The first plan (nothing refused for a use yet: the most mentions to classify);
+    with ``proofs``, the value uses ``class_values`` proves, as ``settle_plan`` gives them."""
     result = api.read_tree([root], Options())
     index = api._analyse(result.sources, result)
-    return result, build_plan(index, (), {}, allow_value_uses=allow_value_uses)
+    plan = build_plan(index, (), {}, allow_value_uses=allow_value_uses)
+    if proofs:
+        plan.values = api._class_values(result, index, {p: s.text for p, s in result.sources.items()})
+    return result, plan
 
 
 def _both(result: api.RunResult, plan: Plan, path: Path):
@@ -40,10 +44,11 @@ def _both(result: api.RunResult, plan: Plan, path: Path):
     return screened, expected
 
 
+@pytest.mark.parametrize("proofs", [False, True], ids=["unproven", "proven"])
 @pytest.mark.parametrize("allow_value_uses", [False, True], ids=["strict", "allow-value-uses"])
 @pytest.mark.parametrize("root", FIXTURE_TREES, ids=lambda p: p.parent.name if p.name == "input" else p.name)
-def test_fixture_trees_agree_with_libcst(root, allow_value_uses):
-    result, plan = _plan(root, allow_value_uses)
+def test_fixture_trees_agree_with_libcst(root, allow_value_uses, proofs):
+    result, plan = _plan(root, allow_value_uses, proofs)
     for path in api._candidates(plan, result):
         screened, expected = _both(result, plan, path)
         if screened is not None:
@@ -67,7 +72,7 @@ def test_fixture_trees_are_mostly_decided():
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_crafted_trees_agree_with_libcst(tmp_path, case):
     root = write_tree(tmp_path / "src", CASES[case]) / "pkg"
-    result, plan = _plan(root, False)
+    result, plan = _plan(root, False, proofs=True)
     for path in api._candidates(plan, result):
         text = result.sources[path].text
         if api._analyse_file(path, text)[0] is None:  # LibCST cannot parse it: neither can CPython

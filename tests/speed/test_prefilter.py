@@ -236,6 +236,10 @@ CASES = {
             from pkg.params import Base
 
             KINDS = {"base": Base}
+
+
+            def is_kind(p, name):
+                return isinstance(p, KINDS[name])
         """,
     },
     "syntax-error-in-a-user": {

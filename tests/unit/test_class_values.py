@@ -1,0 +1,190 @@
+"""Class values proven across functions and modules (``analysis.class_values``).
+
+A converted class handed on as a value keeps its family converted when every place the
+value reaches is a call, an equality/identity comparison or a pass to a proven
+parameter; otherwise the class is refused with the chain that reached the bad use.
+``check`` plans with the same rounds, so it says the same.
+"""
+
+from __future__ import annotations
+
+import shutil
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from codemod import api
+from codemod.check import _plan_tree
+from codemod.cli import main
+from codemod.types import Options
+
+GOLDEN = Path(__file__).resolve().parents[2] / "fixtures" / "golden"
+
+PARAMS = """
+    from torch.nn import Parameter
+
+
+    class Kind(Parameter):
+        def __new__(cls, data, **kwargs):
+            return super().__new__(cls, data=data, requires_grad=False)
+"""
+
+
+def _tree(root: Path, files: dict[str, str]) -> Path:
+    for rel, text in {"pkg/__init__.py": "", "pkg/params.py": PARAMS, **files}.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text).lstrip("\n"))
+    return root / "pkg"
+
+
+def _decisions(root: Path) -> dict[str, str | None]:
+    """Class name -> None (converted) or the refusal reason, as ``apply`` plans."""
+    plan = api.run([root], Options()).plan
+    assert plan is not None
+    return {q.rpartition(".")[2]: (p.refusal.reason if p.refusal else None) for q, p in plan.classes.items()}
+
+
+def _kind(tmp_path: Path, use: str, **more: str) -> str | None:
+    """The decision for ``Kind`` when module ``pkg.use`` holds ``use``."""
+    files = {"pkg/use.py": "from pkg.params import Kind\n" + textwrap.dedent(use)}
+    files.update({f"pkg/{name}.py": text for name, text in more.items()})
+    return _decisions(_tree(tmp_path, files))["Kind"]
+
+
+def test_engine_shapes_convert_the_whole_family():
+    decisions = _decisions(GOLDEN / "class_values" / "input" / "eng")
+    assert decisions == dict.fromkeys(
+        ["BaseParam", "WeightParam", "ChannelScale", "BlockScale", "TensorScale"])
+
+
+def test_refusals_name_the_chain():
+    decisions = _decisions(GOLDEN / "refuse_class_values" / "input" / "eng")
+    assert decisions["PlainKind"] is None
+    assert "tables.py:3 -> table `KINDS` read at checks.py:11 -> matches(kind) -> isinstance at checks.py:7" \
+        in decisions["CheckedKind"]
+    assert "holders.py:9 -> __init__(kind) -> stored in an attribute (`self.kind`) at holders.py:10" \
+        in decisions["StoredKind"]
+    assert "passed to `functools.partial` at holders.py:14, which is not a function of the tree" \
+        in decisions["ExportedKind"]
+
+
+@pytest.mark.parametrize("case", ["class_values", "refuse_class_values"])
+def test_check_plans_as_apply(case):
+    root = GOLDEN / case / "input" / "eng"
+
+    def decisions(plan):
+        return {q: (p.converted, p.refusal.reason if p.refusal else None) for q, p in plan.classes.items()}
+
+    assert decisions(_plan_tree([root], Options()).plan) == decisions(api.run([root], Options()).plan)
+
+
+def test_check_reports_the_chain_and_is_clean_after_apply(tmp_path, capsys):
+    refused = Path(shutil.copytree(GOLDEN / "refuse_class_values" / "input", tmp_path / "refused"))
+    capsys.readouterr()
+    assert main(["check", str(refused / "eng")]) == 1
+    out = capsys.readouterr().out
+    assert "matches(kind) -> isinstance at checks.py:7" in out
+    converted = Path(shutil.copytree(GOLDEN / "class_values" / "input", tmp_path / "converted"))
+    main(["apply", str(converted / "eng")])
+    capsys.readouterr()
+    assert main(["check", str(converted / "eng")]) == 0, capsys.readouterr().out
+
+
+@pytest.mark.parametrize("use, reason", [
+    ("def f(k):\n    return isinstance(1, k)\nf(Kind)\n", "f(k) -> isinstance at use.py:3"),
+    ("def f(*ks):\n    return ks[0](1)\nf(Kind)\n", "collected in `*ks`"),
+    ("def f(**ks):\n    return 1\nf(k=Kind)\n", "collected in `**ks`"),
+    ("def f(a, k):\n    return k(a)\nargs = [1]\nf(*args, Kind)\n", "after a `*` spread"),
+    ("def f(k, p):\n    return type(p) is k\nf(Kind, 1)\n", "`type(...)` comparison at use.py:3"),
+    ("def f(k):\n    return k.__name__\nf(Kind)\n", "attribute `.__name__`"),
+    ("TABLE = {'a': Kind}\nfor k, v in TABLE.items():\n    pass\n", "table `TABLE` used as `TABLE.items`"),
+    ("def pick():\n    return Kind\nkinds = [pick()]\n", "returned by pick() at use.py:4 -> an element of"),
+    ("def pick():\n    return Kind\ncallback = pick\n", "`pick` (which returns it) used as"),
+])
+def test_unproven_values_refuse_with_the_reason(tmp_path, use, reason):
+    found = _kind(tmp_path, use)
+    assert found is not None and reason in found, found
+
+
+@pytest.mark.parametrize("use", [
+    "def f(k, p):\n    if k == Kind or k is not None:\n        return k(p)\n    raise ValueError(f'bad {k}')\nf(Kind, 1)\n",
+    "TABLE = {'a': Kind}\ndef g(key, p):\n    if key in TABLE:\n        return TABLE.get(key)(p)\n    return TABLE[key](p)\n",
+    "def make(p, kind=Kind):\n    return kind(p)\n",
+    "TABLE = {'a': Kind}\n",
+    "def make(k, p):\n    return k(p)\nbuild = lambda p: make(Kind, p)\n",
+    "def pick():\n    return Kind\ndef build(p):\n    return pick()(p)\n",
+    "def build(p, flag):\n    kind = Kind if flag else None\n    return kind(p)\n",
+])
+def test_proven_values_convert(tmp_path, use):
+    assert _kind(tmp_path, use) is None
+
+
+def test_every_override_that_a_self_call_reaches_is_proven(tmp_path):
+    base = """
+        class Method:
+            @staticmethod
+            def register(layer, cls):
+                return cls(layer)
+
+        class Linear(Method):
+            def create(self, layer):
+                return self.register(layer, Kind)
+    """
+    assert _kind(tmp_path / "a", base) is None
+    override = base + """
+        class Checked(Linear):
+            @staticmethod
+            def register(layer, cls):
+                return isinstance(layer, cls)
+    """
+    found = _kind(tmp_path / "b", override)
+    assert found is not None and "register(cls) -> isinstance at use.py:" in found, found
+
+
+def test_a_method_from_a_base_outside_the_tree_is_unknown(tmp_path):
+    use = """
+        import torch
+
+        class Linear(torch.nn.Module):
+            def create(self, layer):
+                return self.register(layer, Kind)
+    """
+    found = _kind(tmp_path, use)
+    assert found is not None and "the base `torch.nn.Module` of `Linear` is not followed" in found, found
+
+
+def test_a_table_read_in_another_module_through_a_reexport(tmp_path):
+    files = {
+        "tables": "from pkg.params import Kind\nTABLE = {'a': Kind}\n",
+        "sub/__init__": "from pkg.tables import TABLE\n",
+        "reader": "from pkg.sub import TABLE\n\ndef build(p):\n    return isinstance(p, TABLE['a'])\n",
+    }
+    found = _kind(tmp_path, "", **files)
+    assert found is not None and "table `TABLE` read at reader.py:4 -> isinstance at reader.py:4" in found, found
+
+
+def test_a_class_attribute_is_not_a_module_level_name(tmp_path):
+    use = """
+        kind = None
+
+        class Holder:
+            kind = Kind
+
+            def check(self, p):
+                return isinstance(p, self.kind)
+
+        def build(p):
+            return kind(p)
+    """
+    found = _kind(tmp_path, use)
+    assert found is not None and "stored in class attribute `Holder.kind`" in found, found
+
+
+def test_the_safety_net_accepts_a_proven_value_reached_through_a_star_import(tmp_path):
+    proven = "from pkg.params import *\n\ndef make(kind, p):\n    return kind(p)\n\ndef build(p):\n    return make(Kind, p)\n"
+    assert _decisions(_tree(tmp_path / "a", {"pkg/use.py": proven}))["Kind"] is None
+    checked = proven.replace("return kind(p)", "return isinstance(p, kind)")
+    found = _decisions(_tree(tmp_path / "b", {"pkg/use.py": checked}))["Kind"]
+    assert found is not None and "use.py:7" in found, found
