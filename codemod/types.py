@@ -22,6 +22,20 @@ UNINITIALIZED_QUALNAMES = frozenset(
     }
 )
 
+#: Attributes torch's tensor type defines in C as data descriptors (torch 2.13: every
+#: public one on ``torch._C.TensorBase``, ``torch.Tensor`` and ``nn.Parameter``). A class
+#: member of the same name wins over them for the class's instances, but on a plain
+#: Parameter the descriptor wins over anything stored on the instance, so a class that
+#: defines one of these cannot become a factory. ``tests/unit/test_tensor_attributes.py``
+#: compares the list with the installed torch.
+TENSOR_DATA_DESCRIPTORS = frozenset({
+    "H", "T", "data", "device", "dtype", "grad", "grad_dtype", "grad_fn", "imag", "is_cpu",
+    "is_cuda", "is_ipu", "is_leaf", "is_maia", "is_meta", "is_mkldnn", "is_mps", "is_mtia",
+    "is_nested", "is_quantized", "is_sparse", "is_sparse_csr", "is_vulkan", "is_xla",
+    "is_xpu", "itemsize", "layout", "mH", "mT", "name", "nbytes", "ndim", "output_nr",
+    "real", "requires_grad", "retains_grad", "shape", "volatile",
+})
+
 DEFAULT_EXCLUDES: tuple[str, ...] = (
     ".git",
     ".hg",

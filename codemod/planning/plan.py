@@ -40,7 +40,7 @@ from codemod.analysis.classes import ClassFacts
 from codemod.analysis.index import ClassIndex
 from codemod.planning import naming
 from codemod.planning.new_chain import NewRefusal, compose, names_bound, read_link
-from codemod.types import UNINITIALIZED_QUALNAMES, Refusal
+from codemod.types import TENSOR_DATA_DESCRIPTORS, UNINITIALIZED_QUALNAMES, Refusal
 
 #: Names that the runtime defines in the module that carries it.
 RUNTIME_NAMES = (
@@ -455,13 +455,15 @@ class Planner:
             raise _Refuse(f"has class keywords ({', '.join(facts.keywords)}), e.g. a metaclass")
         if facts.has_decorators:
             raise _Refuse("is decorated; a decorator may depend on it being a class")
+        members = [*facts.methods, *facts.properties, *facts.staticmethods, *facts.classmethods,
+                   *facts.decorated, *(name for name, _ in facts.class_attrs)]
+        overridden = next((n for n in members if n in TENSOR_DATA_DESCRIPTORS), None)
+        if overridden is not None:
+            raise _Refuse(f"overrides `{overridden}`, the tensor's C-level attribute; "
+                          "a plain Parameter cannot")
         for stmt, what in facts.unsupported:
             line = facts.file.line_of(stmt) if facts.file is not None else 0
             raise _Refuse(f"has {what}, which the converter has no rule for", line)
-        if "data" in facts.methods or "data" in facts.properties or "data" in facts.staticmethods or any(
-            name == "data" for name, _ in facts.class_attrs
-        ):
-            raise _Refuse("overrides `data`, the tensor's C-level attribute; a plain Parameter cannot")
         for name in facts.methods:
             if name.startswith("__") and name.endswith("__"):
                 raise _Refuse(f"defines {name}, a special method a plain Parameter cannot carry")
