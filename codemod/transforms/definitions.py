@@ -278,12 +278,14 @@ def _call_line(func: str, first: str, args: list[str]) -> cst.BaseStatement:
     return cst.parse_statement(line)
 
 
-def _laid_out(params: cst.Parameters, name: str, returns: str) -> dict[str, cst.CSTNode]:
-    """``__new__``'s parameters as a hand-written ``def name(...)`` would lay them out: its
-    continuation lines were aligned under ``def __new__(``, so a signature that spanned
-    lines is put on one line when it fits in 88 columns, else one parameter per line."""
+def _laid_out(params: cst.Parameters, name: str, returns: str | None) -> dict[str, cst.CSTNode]:
+    """A method's parameters (``__new__``, ``__init__`` or another method, now the module-
+    level ``def name(...)``) as a hand-written signature would lay them out: continuation
+    lines were aligned under the old ``def method(``, so a signature that spanned lines is
+    put on one line when it fits in 88 columns, else one parameter per line. ``returns``
+    is the return annotation's code, if any."""
     code = cst.Module(body=[]).code_for_node
-    if "\n" not in code(params):
+    if "\n" not in code(params) or params.posonly_params:
         return {"params": params}
     pieces: list[str] = [code(p.with_changes(comma=cst.MaybeSentinel.DEFAULT,
                                              whitespace_after_param=cst.SimpleWhitespace("")))
@@ -300,10 +302,11 @@ def _laid_out(params: cst.Parameters, name: str, returns: str) -> dict[str, cst.
     if any("#" in piece or '"""' in piece or "'''" in piece for piece in pieces):
         return {"params": params}  # a comment or a long string: left as written
     pieces = [" ".join(piece.split()) if "\n" in piece else piece for piece in pieces]
-    line = f"def {name}({', '.join(pieces)}) -> {returns}: pass"
+    arrow = f" -> {returns}" if returns is not None else ""
+    line = f"def {name}({', '.join(pieces)}){arrow}: pass"
     if len(line) - len(" pass") > 88:
         inner = "".join(f"    {piece},\n" for piece in pieces)
-        line = f"def {name}(\n{inner}) -> {returns}: pass"
+        line = f"def {name}(\n{inner}){arrow}: pass"
     parsed = cst.parse_statement(line)
     return {"params": parsed.params,  # type: ignore[attr-defined]
             "whitespace_before_params": parsed.whitespace_before_params}  # type: ignore[attr-defined]
@@ -516,7 +519,10 @@ class DefinitionsTransformer(cst.CSTTransformer):
                     fn = fn.with_changes(body=fn.body.visit(_FieldsAsAttributes(
                         self_name, fields,
                         lambda: self.refs.helper("set_param_field", plan.facts.qualname))))
-            fn = fn.with_changes(name=cst.Name(func_name), decorators=[])
+            returns = (cst.Module(body=[]).code_for_node(fn.returns.annotation)
+                       if fn.returns is not None else None)
+            fn = fn.with_changes(name=cst.Name(func_name), decorators=[],
+                                 **_laid_out(fn.params, func_name, returns))
             body = list(fn.body.body)  # type: ignore[union-attr]
             if body and _is_docstring(body[0]):
                 body[0] = self._dedent(body[0])
@@ -723,13 +729,14 @@ class DefinitionsTransformer(cst.CSTTransformer):
                 params = params.with_changes(star_kwarg=cst.Param(cst.Name(kw)))
         else:
             params = cst.parse_statement(f"def f({name}, **kwargs): pass").params  # type: ignore[attr-defined]
+        laid_out = _laid_out(params, plan.wrap_name, None)
+        laid_out.setdefault("whitespace_before_params", (
+            self._member(node, "__init__").whitespace_before_params
+            if init is not None else cst.SimpleWhitespace("")
+        ))
         fn = cst.FunctionDef(
             name=cst.Name(plan.wrap_name),
-            params=params,
             body=cst.IndentedBlock(body=[self._dedent(doc), *lines]),
-            whitespace_before_params=(
-                self._member(node, "__init__").whitespace_before_params
-                if init is not None else cst.SimpleWhitespace("")
-            ),
+            **laid_out,  # type: ignore[arg-type]
         )
         return _two_blank_lines(fn)  # type: ignore[return-value]

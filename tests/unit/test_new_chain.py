@@ -315,3 +315,39 @@ def test_factory_signature_is_laid_out_as_written_by_hand(tmp_path, capsys):
     assert "\ndef Grid(rows: int, cols: int = 2) -> Parameter:\n" in text
     assert ("\ndef WideGridWithAVeryLongName(\n    rows: int,\n    cols: int,\n    depth: int,\n"
             "    dtype: torch.dtype = torch.float32,\n) -> Parameter:\n") in text
+
+
+def test_wrap_and_method_signatures_are_laid_out_as_written_by_hand(tmp_path, capsys):
+    """``__init__``'s and methods' continuation lines were aligned under the old ``def``;
+    the wrap and the module-level method function get one line when it fits in 88
+    columns, else one parameter per line (vLLM's PackedvLLMParameter shape)."""
+    pkg = _tree(tmp_path, '''
+        from typing import Optional
+
+        import torch
+        from torch.nn import Parameter
+
+
+        class Packed(Parameter):
+            def __new__(cls, data, **kwargs):
+                return super().__new__(cls, data=data, requires_grad=False)
+
+            def __init__(self,
+                         packed_factor: int,
+                         packed_dim: int,
+                         marlin_tile_size: Optional[int] = None,
+                         **kwargs):
+                self.packed_factor = packed_factor
+                self.packed_dim = packed_dim
+                self.marlin_tile_size = marlin_tile_size
+
+            def shard(self, loaded_weight: torch.Tensor,
+                      shard_id: int) -> torch.Tensor:
+                return loaded_weight
+    ''')
+    main(["apply", str(pkg)])
+    text = (pkg / "params.py").read_text()
+    assert ("\ndef wrap_packed(\n    param,\n    packed_factor: int,\n    packed_dim: int,\n"
+            "    marlin_tile_size: Optional[int] = None,\n    **kwargs,\n):\n") in text
+    assert ("\ndef _packed_shard(self, loaded_weight: torch.Tensor, shard_id: int) -> "
+            "torch.Tensor:\n") in text
