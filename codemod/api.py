@@ -43,7 +43,7 @@ from codemod.transforms.dict_copies import DictCopyTransformer
 from codemod.transforms.dict_copies import added_names as dict_added_names
 from codemod.transforms.dict_copies import may_rewrite as may_rewrite_attr_dict
 from codemod.transforms.import_format import format_imports, group_added_imports
-from codemod.transforms.leftover_screen import screen_leftovers
+from codemod.transforms.leftover_screen import screen_file
 from codemod.transforms.refs import FileRefs
 from codemod.transforms.use_sites import UseSiteTransformer, unconverted_uses
 from codemod.types import FileResult, Options, Outcome, Refusal
@@ -122,11 +122,13 @@ Leftovers = list[tuple[int, int, str, str]]
 def _convert(ff: FileFacts, plan: Plan, stop_at_leftovers: bool,
              names: frozenset[str] | None = None,
              leftovers_only: bool = False,
-             loaded_by: dict[str, frozenset[Path]] | None = None) -> tuple[FileConversion | None, Leftovers]:
+             loaded_by: dict[str, frozenset[Path]] | None = None,
+             screened: Leftovers | None = None) -> tuple[FileConversion | None, Leftovers]:
     """``convert_file`` and its leftovers; with ``stop_at_leftovers``, no conversion as
     soon as this file, or another of the round (``parallel.stopping()``), is known to
     hold a use no rewrite covers (the plan is then made again: the rest of the work
-    would be thrown away)."""
+    would be thrown away). ``screened``: the leftovers ``screen_leftovers`` decided for
+    this file and plan, the same list LibCST's scan would give (not scanned again)."""
     package = ff.module_name if ff.is_package else ff.module_name.rpartition(".")[0]
     context = CodemodContext(
         filename=str(ff.path), full_module_name=ff.module_name, full_package_name=package
@@ -135,7 +137,7 @@ def _convert(ff: FileFacts, plan: Plan, stop_at_leftovers: bool,
     uses = UseSiteTransformer(ff, plan, refs)
     names = names if names is not None else _rewritable_names(plan)
     tree = _visit_mentioning(ff.module, uses, names, ff.statement_codes)
-    leftovers = unconverted_uses(ff, plan, uses.handled, names)
+    leftovers = screened if screened is not None else unconverted_uses(ff, plan, uses.handled, names)
     if leftovers_only or (stop_at_leftovers and (leftovers or parallel.stopping())):
         return None, leftovers
     definitions = DefinitionsTransformer(ff, plan, refs, context)
@@ -938,9 +940,15 @@ def _convert_one(state: tuple[dict[Path, FileFacts], Plan, dict[Path, SourceFile
     converts nothing (``check``) or already has leftovers.
     """
     facts, plan, sources, names, class_names, convert, loaded_by = state
-    screened = screen_leftovers(path, sources[path].text, plan, class_names)
+    text = sources[path].text
+    screened, untouched = screen_file(path, text, plan, class_names)
     if screened is not None and (screened or not convert or parallel.stopping()):
         return _Converted(None, screened)  # all that is needed, from CPython's parser
+    if untouched and _only_use_sites(path, text, plan):
+        # Parsed (by CPython's parser) and proven unchanged: LibCST would rebuild the
+        # same text.
+        return _Converted(FileConversion(text, Counter(), []), [], verified=True,
+                          parsed_here=path not in facts)
     ff = facts.get(path)
     parsed_here = ff is None
     if ff is None:  # a plain use site: parsed where it is converted
@@ -949,13 +957,27 @@ def _convert_one(state: tuple[dict[Path, FileFacts], Plan, dict[Path, SourceFile
             return _Converted(None, [], parsed_here=True, parse_error=error)
     conversion, leftovers = _convert(ff, plan, stop_at_leftovers=True, names=names,
                                      leftovers_only=not convert,
-                                     loaded_by=loaded_by)
+                                     loaded_by=loaded_by, screened=screened)
     if conversion is None:
         return _Converted(None, leftovers, parsed_here=parsed_here)
     if conversion.new_text == sources[path].text:
         return _Converted(conversion, leftovers, verified=True, parsed_here=parsed_here)
     return _Converted(conversion, leftovers, True, _verify(conversion.new_text, path),
                       parsed_here=parsed_here)
+
+
+def _only_use_sites(path: Path, text: str, plan: Plan) -> bool:
+    """Whether only ``UseSiteTransformer``'s class-name rewrites could change ``path``:
+    it defines no Parameter class, names no backing field, and copies no attribute dict
+    (the transformers and the field rewrites of ``_convert`` act on nothing else), and
+    holds no carriage return alone (LibCST does not give such a text back as it was)."""
+    if text.count("\r") != text.count("\r\n"):
+        return False
+    if any(p.facts.path == path for p in plan.classes.values()):
+        return False
+    if plan.fields and prefilter(text, frozenset(plan.fields)):
+        return False
+    return not (plan.runtime_modules and _DICT_COPY.search(text))
 
 
 def _convert_all(paths: list[Path], plan: Plan, result: RunResult, jobs: int,
