@@ -178,8 +178,10 @@ def _convert(ff: FileFacts, plan: Plan, stop_at_leftovers: bool,
         removable = _request_import_removals(ff, heads, context)
         if removable:
             tree = _remove_imports(tree, removable, context)
-        tree = group_added_imports(ff.module, format_imports(ff.module, tree))
-    return FileConversion(tree.code, counts, leftovers), leftovers
+        tree = group_added_imports(ff.module, format_imports(ff.module, tree, ff.statement_codes,
+                                                             ff.source_code()),
+                                   ff.statement_codes)
+    return FileConversion(ff.code_of(tree), counts, leftovers), leftovers
 
 
 #: ``t.__dict__ = ...``, ``t.__dict__.update(...)``, a ``setattr`` loop over ``.items()``: a
@@ -252,14 +254,17 @@ def _add_imports(tree: cst.Module, context: CodemodContext) -> cst.Module:
 
     The visitor reads the top-level statements (the import block, the docstring, the
     first statement after the block, whose leading blank line it may add); it never
-    looks inside a compound statement. Each compound statement is replaced by a one-line
-    placeholder with the same leading lines, and put back afterwards.
+    looks inside a compound statement, and of any other statement it only asks whether
+    it is the first one (a docstring or ``__strict__`` flag) and whether it is a line of
+    imports. Each compound statement, and each later line that imports nothing, is
+    replaced by a one-line placeholder with the same leading lines (itself a line that
+    imports nothing), and put back afterwards.
     """
     if not context.scratch.get(AddImportsVisitor.CONTEXT_KEY):
         return tree  # nothing requested: the visitor would return the tree unchanged
     shallow: list[cst.BaseStatement] = []
     for index, stmt in enumerate(tree.body):
-        if isinstance(stmt, cst.BaseCompoundStatement):
+        if isinstance(stmt, cst.BaseCompoundStatement) or (index and not _has_import(stmt)):
             stmt = cst.SimpleStatementLine(
                 body=[cst.Expr(cst.Name(_PLACEHOLDER.format(index)))],
                 leading_lines=stmt.leading_lines,
@@ -279,7 +284,7 @@ def _add_imports(tree: cst.Module, context: CodemodContext) -> cst.Module:
 
 
 def _placeholder_for(stmt: cst.BaseStatement, tree: cst.Module) -> cst.BaseStatement | None:
-    """The compound statement of ``tree`` that ``stmt`` stands in for, if it is a placeholder."""
+    """The statement of ``tree`` that ``stmt`` stands in for, if it is a placeholder."""
     if not (isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1):
         return None
     expr = stmt.body[0]
@@ -293,7 +298,14 @@ def _placeholder_for(stmt: cst.BaseStatement, tree: cst.Module) -> cst.BaseState
     if not index.isdigit() or int(index) >= len(tree.body):
         return None
     original = tree.body[int(index)]
-    return original if isinstance(original, cst.BaseCompoundStatement) else None
+    return original if isinstance(original, cst.BaseCompoundStatement) or (
+        int(index) and not _has_import(original)) else None
+
+
+def _has_import(stmt: cst.BaseStatement) -> bool:
+    """A simple statement line with an ``import`` among its statements."""
+    return isinstance(stmt, cst.SimpleStatementLine) and any(
+        isinstance(small, (cst.Import, cst.ImportFrom)) for small in stmt.body)
 
 
 def _same_lines(a: Sequence[cst.EmptyLine], b: Sequence[cst.EmptyLine]) -> bool:

@@ -80,6 +80,22 @@ ADD_SOURCES = {
         def f():
             return add_param_feature
     """,
+    "assignments-between-imports": '''
+        """Doc."""
+        import os
+        logger = os.getenv("X")  # configured here
+        from pkg.params import Base
+        __all__ = ["Base", "has_param_feature"]
+        has_param_feature = None; import sys
+
+        # a comment
+        TABLE = {"b": Base}
+    ''',
+    "assignment-first": """
+        __all__ = ["f"]
+        import os
+        x = 1
+    """,
     "empty": "",
 }
 REQUESTS = [
