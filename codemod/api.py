@@ -848,9 +848,12 @@ def settle_plan(result: RunResult, index: ClassIndex, options: Options,
                           allow_value_uses=options.allow_value_uses,
                           feature_prefix=options.feature_prefix)
         plan.values = values
-        # Leftovers are uses of class names: files that only write a backing field
-        # cannot have any, and are converted only once the plan is final (below).
-        candidates = _candidates(plan, result, progress, fields=False)
+        # Leftovers are uses of class names: files that only write a backing field (or
+        # copy an attribute dict) cannot have any. ``check`` needs only leftovers, so it
+        # leaves them out; ``apply`` converts them in the round too, since a round
+        # rarely changes the plan (the value proofs are made before it): all files are
+        # then converted in one parallel map, and again only if the plan changes.
+        candidates = _candidates(plan, result, progress, fields=convert)
         loaded_by = None
         if convert and plan.runtime_modules and any(
                 _DICT_COPY.search(result.sources[p].text) for p in candidates):
@@ -876,12 +879,6 @@ def settle_plan(result: RunResult, index: ClassIndex, options: Options,
         if new_forced == forced:
             break
         forced = new_forced
-    if convert:
-        fields_only = [p for p in _candidates(plan, result, progress) if p not in conversions]
-        if fields_only:
-            conversions.update(_convert_all(fields_only, plan, result, options.jobs, progress,
-                                            loaded_by=loaded_by or _loaded_by_runtime(plan, result)))
-            candidates = sorted(conversions)
     _judge_undecodable(result, plan)
     return plan, candidates, conversions
 
