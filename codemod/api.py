@@ -258,17 +258,23 @@ def _add_imports(tree: cst.Module, context: CodemodContext) -> cst.Module:
     it is the first one (a docstring or ``__strict__`` flag) and whether it is a line of
     imports. Each compound statement, and each later line that imports nothing, is
     replaced by a one-line placeholder with the same leading lines (itself a line that
-    imports nothing), and put back afterwards.
+    imports nothing), and put back afterwards. Of an import line it only reads the
+    modules: one that imports (absolutely) none of the requested modules, nor
+    ``__future__``, can neither satisfy a request nor receive a name, and stands in as
+    ``import <placeholder>`` (still a line of imports).
     """
     if not context.scratch.get(AddImportsVisitor.CONTEXT_KEY):
         return tree  # nothing requested: the visitor would return the tree unchanged
+    requested = {item.resolve_relative(context.full_package_name).module
+                 for item in AddImportsVisitor._get_imports_from_context(context)}
     shallow: list[cst.BaseStatement] = []
     for index, stmt in enumerate(tree.body):
+        placeholder = cst.Name(_PLACEHOLDER.format(index))
         if isinstance(stmt, cst.BaseCompoundStatement) or (index and not _has_import(stmt)):
-            stmt = cst.SimpleStatementLine(
-                body=[cst.Expr(cst.Name(_PLACEHOLDER.format(index)))],
-                leading_lines=stmt.leading_lines,
-            )
+            stmt = cst.SimpleStatementLine(body=[cst.Expr(placeholder)], leading_lines=stmt.leading_lines)
+        elif index and not _may_serve(stmt, requested):
+            stmt = cst.SimpleStatementLine(body=[cst.Import(names=[cst.ImportAlias(placeholder)])],
+                                           leading_lines=stmt.leading_lines)
         shallow.append(stmt)
     done = AddImportsVisitor(context).transform_module(tree.with_changes(body=shallow))
     body: list[cst.BaseStatement] = []
@@ -283,23 +289,51 @@ def _add_imports(tree: cst.Module, context: CodemodContext) -> cst.Module:
     return done.with_changes(body=body)
 
 
+def _may_serve(stmt: cst.BaseStatement, requested: set[str]) -> bool:
+    """Whether an import line may satisfy, or receive, one of the ``requested`` imports
+    (every relative import, and ``__future__``, are kept to be safe)."""
+    for small in stmt.body:  # type: ignore[attr-defined]
+        if isinstance(small, cst.ImportFrom):
+            if small.relative or small.module is None:
+                return True
+            module = cst.Module(body=[]).code_for_node(small.module)
+            if module in requested or module == "__future__":
+                return True
+        elif isinstance(small, cst.Import):
+            if any(cst.Module(body=[]).code_for_node(alias.name) in requested for alias in small.names):
+                return True
+    return False
+
+
 def _placeholder_for(stmt: cst.BaseStatement, tree: cst.Module) -> cst.BaseStatement | None:
     """The statement of ``tree`` that ``stmt`` stands in for, if it is a placeholder."""
     if not (isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1):
         return None
     expr = stmt.body[0]
+    if isinstance(expr, cst.Import) and len(expr.names) == 1 and isinstance(expr.names[0].name, cst.Name) \
+            and expr.names[0].asname is None:
+        name = expr.names[0].name.value
+        index = _placeholder_index(name, tree)
+        return tree.body[index] if index is not None and _has_import(tree.body[index]) else None
     if not (isinstance(expr, cst.Expr) and isinstance(expr.value, cst.Name)):
         return None
-    name = expr.value.value
+    index = _placeholder_index(expr.value.value, tree)
+    if index is None:
+        return None
+    original = tree.body[index]
+    return original if isinstance(original, cst.BaseCompoundStatement) or (
+        index and not _has_import(original)) else None
+
+
+def _placeholder_index(name: str, tree: cst.Module) -> int | None:
+    """The index in ``tree.body`` that the placeholder name ``name`` stands for."""
     prefix, _, suffix = _PLACEHOLDER.partition("{}")
     if not (name.startswith(prefix) and name.endswith(suffix)):
         return None
     index = name[len(prefix): -len(suffix)]
     if not index.isdigit() or int(index) >= len(tree.body):
         return None
-    original = tree.body[int(index)]
-    return original if isinstance(original, cst.BaseCompoundStatement) or (
-        int(index) and not _has_import(original)) else None
+    return int(index)
 
 
 def _has_import(stmt: cst.BaseStatement) -> bool:

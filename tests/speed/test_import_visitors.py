@@ -91,6 +91,22 @@ ADD_SOURCES = {
         # a comment
         TABLE = {"b": Base}
     ''',
+    "many-import-lines": """
+        \"\"\"Doc.\"\"\"
+        from __future__ import annotations
+        import os
+        import torch.nn as nn
+        from typing import Any
+        from pkg.runtime import add_param_feature
+        from . import sibling
+        from .params import Base
+        import pkg.runtime, typing
+        from torch.nn import (
+            Parameter,  # the base
+        )
+        x = 1
+        import sys
+    """,
     "assignment-first": """
         __all__ = ["f"]
         import os
