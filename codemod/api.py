@@ -43,7 +43,7 @@ from codemod.transforms.dict_copies import DictCopyTransformer
 from codemod.transforms.dict_copies import added_names as dict_added_names
 from codemod.transforms.dict_copies import may_rewrite as may_rewrite_attr_dict
 from codemod.transforms.import_format import format_imports, group_added_imports
-from codemod.transforms.leftover_screen import screen_leftovers
+from codemod.transforms.leftover_screen import screen_file
 from codemod.transforms.refs import FileRefs
 from codemod.transforms.use_sites import UseSiteTransformer, unconverted_uses
 from codemod.types import FileResult, Options, Outcome, Refusal
@@ -122,11 +122,13 @@ Leftovers = list[tuple[int, int, str, str]]
 def _convert(ff: FileFacts, plan: Plan, stop_at_leftovers: bool,
              names: frozenset[str] | None = None,
              leftovers_only: bool = False,
-             loaded_by: dict[str, frozenset[Path]] | None = None) -> tuple[FileConversion | None, Leftovers]:
+             loaded_by: dict[str, frozenset[Path]] | None = None,
+             screened: Leftovers | None = None) -> tuple[FileConversion | None, Leftovers]:
     """``convert_file`` and its leftovers; with ``stop_at_leftovers``, no conversion as
     soon as this file, or another of the round (``parallel.stopping()``), is known to
     hold a use no rewrite covers (the plan is then made again: the rest of the work
-    would be thrown away)."""
+    would be thrown away). ``screened``: the leftovers ``screen_leftovers`` decided for
+    this file and plan, the same list LibCST's scan would give (not scanned again)."""
     package = ff.module_name if ff.is_package else ff.module_name.rpartition(".")[0]
     context = CodemodContext(
         filename=str(ff.path), full_module_name=ff.module_name, full_package_name=package
@@ -135,7 +137,7 @@ def _convert(ff: FileFacts, plan: Plan, stop_at_leftovers: bool,
     uses = UseSiteTransformer(ff, plan, refs)
     names = names if names is not None else _rewritable_names(plan)
     tree = _visit_mentioning(ff.module, uses, names, ff.statement_codes)
-    leftovers = unconverted_uses(ff, plan, uses.handled, names)
+    leftovers = screened if screened is not None else unconverted_uses(ff, plan, uses.handled, names)
     if leftovers_only or (stop_at_leftovers and (leftovers or parallel.stopping())):
         return None, leftovers
     definitions = DefinitionsTransformer(ff, plan, refs, context)
@@ -176,8 +178,10 @@ def _convert(ff: FileFacts, plan: Plan, stop_at_leftovers: bool,
         removable = _request_import_removals(ff, heads, context)
         if removable:
             tree = _remove_imports(tree, removable, context)
-        tree = group_added_imports(ff.module, format_imports(ff.module, tree))
-    return FileConversion(tree.code, counts, leftovers), leftovers
+        tree = group_added_imports(ff.module, format_imports(ff.module, tree, ff.statement_codes,
+                                                             ff.source_code()),
+                                   ff.statement_codes)
+    return FileConversion(ff.code_of(tree), counts, leftovers), leftovers
 
 
 #: ``t.__dict__ = ...``, ``t.__dict__.update(...)``, a ``setattr`` loop over ``.items()``: a
@@ -250,18 +254,27 @@ def _add_imports(tree: cst.Module, context: CodemodContext) -> cst.Module:
 
     The visitor reads the top-level statements (the import block, the docstring, the
     first statement after the block, whose leading blank line it may add); it never
-    looks inside a compound statement. Each compound statement is replaced by a one-line
-    placeholder with the same leading lines, and put back afterwards.
+    looks inside a compound statement, and of any other statement it only asks whether
+    it is the first one (a docstring or ``__strict__`` flag) and whether it is a line of
+    imports. Each compound statement, and each later line that imports nothing, is
+    replaced by a one-line placeholder with the same leading lines (itself a line that
+    imports nothing), and put back afterwards. Of an import line it only reads the
+    modules: one that imports (absolutely) none of the requested modules, nor
+    ``__future__``, can neither satisfy a request nor receive a name, and stands in as
+    ``import <placeholder>`` (still a line of imports).
     """
     if not context.scratch.get(AddImportsVisitor.CONTEXT_KEY):
         return tree  # nothing requested: the visitor would return the tree unchanged
+    requested = {item.resolve_relative(context.full_package_name).module
+                 for item in AddImportsVisitor._get_imports_from_context(context)}
     shallow: list[cst.BaseStatement] = []
     for index, stmt in enumerate(tree.body):
-        if isinstance(stmt, cst.BaseCompoundStatement):
-            stmt = cst.SimpleStatementLine(
-                body=[cst.Expr(cst.Name(_PLACEHOLDER.format(index)))],
-                leading_lines=stmt.leading_lines,
-            )
+        placeholder = cst.Name(_PLACEHOLDER.format(index))
+        if isinstance(stmt, cst.BaseCompoundStatement) or (index and not _has_import(stmt)):
+            stmt = cst.SimpleStatementLine(body=[cst.Expr(placeholder)], leading_lines=stmt.leading_lines)
+        elif index and not _may_serve(stmt, requested):
+            stmt = cst.SimpleStatementLine(body=[cst.Import(names=[cst.ImportAlias(placeholder)])],
+                                           leading_lines=stmt.leading_lines)
         shallow.append(stmt)
     done = AddImportsVisitor(context).transform_module(tree.with_changes(body=shallow))
     body: list[cst.BaseStatement] = []
@@ -276,22 +289,57 @@ def _add_imports(tree: cst.Module, context: CodemodContext) -> cst.Module:
     return done.with_changes(body=body)
 
 
+def _may_serve(stmt: cst.BaseStatement, requested: set[str]) -> bool:
+    """Whether an import line may satisfy, or receive, one of the ``requested`` imports
+    (every relative import, and ``__future__``, are kept to be safe)."""
+    for small in stmt.body:  # type: ignore[attr-defined]
+        if isinstance(small, cst.ImportFrom):
+            if small.relative or small.module is None:
+                return True
+            module = cst.Module(body=[]).code_for_node(small.module)
+            if module in requested or module == "__future__":
+                return True
+        elif isinstance(small, cst.Import):
+            if any(cst.Module(body=[]).code_for_node(alias.name) in requested for alias in small.names):
+                return True
+    return False
+
+
 def _placeholder_for(stmt: cst.BaseStatement, tree: cst.Module) -> cst.BaseStatement | None:
-    """The compound statement of ``tree`` that ``stmt`` stands in for, if it is a placeholder."""
+    """The statement of ``tree`` that ``stmt`` stands in for, if it is a placeholder."""
     if not (isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1):
         return None
     expr = stmt.body[0]
+    if isinstance(expr, cst.Import) and len(expr.names) == 1 and isinstance(expr.names[0].name, cst.Name) \
+            and expr.names[0].asname is None:
+        name = expr.names[0].name.value
+        index = _placeholder_index(name, tree)
+        return tree.body[index] if index is not None and _has_import(tree.body[index]) else None
     if not (isinstance(expr, cst.Expr) and isinstance(expr.value, cst.Name)):
         return None
-    name = expr.value.value
+    index = _placeholder_index(expr.value.value, tree)
+    if index is None:
+        return None
+    original = tree.body[index]
+    return original if isinstance(original, cst.BaseCompoundStatement) or (
+        index and not _has_import(original)) else None
+
+
+def _placeholder_index(name: str, tree: cst.Module) -> int | None:
+    """The index in ``tree.body`` that the placeholder name ``name`` stands for."""
     prefix, _, suffix = _PLACEHOLDER.partition("{}")
     if not (name.startswith(prefix) and name.endswith(suffix)):
         return None
     index = name[len(prefix): -len(suffix)]
     if not index.isdigit() or int(index) >= len(tree.body):
         return None
-    original = tree.body[int(index)]
-    return original if isinstance(original, cst.BaseCompoundStatement) else None
+    return int(index)
+
+
+def _has_import(stmt: cst.BaseStatement) -> bool:
+    """A simple statement line with an ``import`` among its statements."""
+    return isinstance(stmt, cst.SimpleStatementLine) and any(
+        isinstance(small, (cst.Import, cst.ImportFrom)) for small in stmt.body)
 
 
 def _same_lines(a: Sequence[cst.EmptyLine], b: Sequence[cst.EmptyLine]) -> bool:
@@ -834,9 +882,12 @@ def settle_plan(result: RunResult, index: ClassIndex, options: Options,
                           allow_value_uses=options.allow_value_uses,
                           feature_prefix=options.feature_prefix)
         plan.values = values
-        # Leftovers are uses of class names: files that only write a backing field
-        # cannot have any, and are converted only once the plan is final (below).
-        candidates = _candidates(plan, result, progress, fields=False)
+        # Leftovers are uses of class names: files that only write a backing field (or
+        # copy an attribute dict) cannot have any. ``check`` needs only leftovers, so it
+        # leaves them out; ``apply`` converts them in the round too, since a round
+        # rarely changes the plan (the value proofs are made before it): all files are
+        # then converted in one parallel map, and again only if the plan changes.
+        candidates = _candidates(plan, result, progress, fields=convert)
         loaded_by = None
         if convert and plan.runtime_modules and any(
                 _DICT_COPY.search(result.sources[p].text) for p in candidates):
@@ -862,12 +913,6 @@ def settle_plan(result: RunResult, index: ClassIndex, options: Options,
         if new_forced == forced:
             break
         forced = new_forced
-    if convert:
-        fields_only = [p for p in _candidates(plan, result, progress) if p not in conversions]
-        if fields_only:
-            conversions.update(_convert_all(fields_only, plan, result, options.jobs, progress,
-                                            loaded_by=loaded_by or _loaded_by_runtime(plan, result)))
-            candidates = sorted(conversions)
     _judge_undecodable(result, plan)
     return plan, candidates, conversions
 
@@ -938,9 +983,15 @@ def _convert_one(state: tuple[dict[Path, FileFacts], Plan, dict[Path, SourceFile
     converts nothing (``check``) or already has leftovers.
     """
     facts, plan, sources, names, class_names, convert, loaded_by = state
-    screened = screen_leftovers(path, sources[path].text, plan, class_names)
+    text = sources[path].text
+    screened, untouched = screen_file(path, text, plan, class_names)
     if screened is not None and (screened or not convert or parallel.stopping()):
         return _Converted(None, screened)  # all that is needed, from CPython's parser
+    if untouched and _only_use_sites(path, text, plan):
+        # Parsed (by CPython's parser) and proven unchanged: LibCST would rebuild the
+        # same text.
+        return _Converted(FileConversion(text, Counter(), []), [], verified=True,
+                          parsed_here=path not in facts)
     ff = facts.get(path)
     parsed_here = ff is None
     if ff is None:  # a plain use site: parsed where it is converted
@@ -949,13 +1000,27 @@ def _convert_one(state: tuple[dict[Path, FileFacts], Plan, dict[Path, SourceFile
             return _Converted(None, [], parsed_here=True, parse_error=error)
     conversion, leftovers = _convert(ff, plan, stop_at_leftovers=True, names=names,
                                      leftovers_only=not convert,
-                                     loaded_by=loaded_by)
+                                     loaded_by=loaded_by, screened=screened)
     if conversion is None:
         return _Converted(None, leftovers, parsed_here=parsed_here)
     if conversion.new_text == sources[path].text:
         return _Converted(conversion, leftovers, verified=True, parsed_here=parsed_here)
     return _Converted(conversion, leftovers, True, _verify(conversion.new_text, path),
                       parsed_here=parsed_here)
+
+
+def _only_use_sites(path: Path, text: str, plan: Plan) -> bool:
+    """Whether only ``UseSiteTransformer``'s class-name rewrites could change ``path``:
+    it defines no Parameter class, names no backing field, and copies no attribute dict
+    (the transformers and the field rewrites of ``_convert`` act on nothing else), and
+    holds no carriage return alone (LibCST does not give such a text back as it was)."""
+    if text.count("\r") != text.count("\r\n"):
+        return False
+    if any(p.facts.path == path for p in plan.classes.values()):
+        return False
+    if plan.fields and prefilter(text, frozenset(plan.fields)):
+        return False
+    return not (plan.runtime_modules and _DICT_COPY.search(text))
 
 
 def _convert_all(paths: list[Path], plan: Plan, result: RunResult, jobs: int,

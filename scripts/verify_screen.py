@@ -1,9 +1,11 @@
-"""Check ``screen_leftovers`` (CPython) against ``unconverted_uses`` (LibCST) on a tree.
+"""Check ``screen_leftovers`` (CPython) against ``unconverted_uses`` (LibCST) on a tree,
+and every file ``screen_file`` proves untouched against LibCST's conversion of it.
 
 For the first plan of each setting (``allow-value-uses`` off and on, nothing refused
 yet: the plan with the most converted classes, so the most mentions to classify) and
 for the plan ``apply`` settles on, every candidate file is screened; where the screen
-decides, its leftovers must equal LibCST's, entry for entry. Prints how many files were
+decides, its leftovers must equal LibCST's, entry for entry; where it proves a file
+untouched (and ``api._only_use_sites`` holds), converting it must give its own text. Prints how many files were
 decided, the time each path took, and every disagreement; exits 1 if there is one. The
 engine's LibCST path (scan and metadata per mentioning statement) is also compared with
 a scan of the whole module.
@@ -21,7 +23,7 @@ from libcst.codemod import CodemodContext
 
 from codemod import api
 from codemod.planning.plan import build_plan
-from codemod.transforms.leftover_screen import screen_leftovers
+from codemod.transforms.leftover_screen import screen_file
 from codemod.transforms.refs import FileRefs
 from codemod.transforms.use_sites import UseSiteTransformer, unconverted_uses
 from codemod.types import Options
@@ -47,12 +49,13 @@ def compare(tree: Path, allow_value_uses: bool) -> int:
     bad = 0
     for label, plan in (("first plan", first), ("settled plan", settled)):
         names = api._rewritable_names(plan)
-        decided = undecided = 0
+        decided = undecided = untouched = 0
         fast = slow = 0.0
         for path in api._candidates(plan, result):
             text = result.sources[path].text
             start = time.perf_counter()
-            screened = screen_leftovers(path, text, plan, api._class_names(plan))
+            screened, proven = screen_file(path, text, plan, api._class_names(plan))
+            proven = proven and api._only_use_sites(path, text, plan)
             fast += time.perf_counter() - start
             start = time.perf_counter()
             ff = result.facts.get(path) or api._analyse_file(path, text)[0]
@@ -61,6 +64,11 @@ def compare(tree: Path, allow_value_uses: bool) -> int:
             _, expected = api._convert(ff, plan, stop_at_leftovers=False, names=names,
                                        leftovers_only=True)
             slow += time.perf_counter() - start
+            if proven:
+                untouched += 1
+                if api.convert_file(ff, plan).new_text != text:
+                    bad += 1
+                    print(f"DIFFER {path}: proven untouched, but LibCST's conversion changes it")
             whole = _whole_module_leftovers(path, text, plan)
             if whole != expected:
                 bad += 1
@@ -74,7 +82,8 @@ def compare(tree: Path, allow_value_uses: bool) -> int:
                 bad += 1
                 print(f"DIFFER {path}\n  screen: {screened}\n  libcst: {expected}")
         print(f"{tree} allow-value-uses={allow_value_uses} {label}: "
-              f"{len(plan.converted())} converted; {decided} decided, {undecided} undecided; "
+              f"{len(plan.converted())} converted; {decided} decided, {undecided} undecided, "
+              f"{untouched} proven untouched; "
               f"screen {fast:.2f} s, LibCST {slow:.2f} s")
     return bad
 

@@ -6,6 +6,7 @@ Only facts are gathered here; whether a class can be converted is the planner's 
 from __future__ import annotations
 
 import ast
+import re
 
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -75,6 +76,8 @@ class FileFacts:
     classes: list[ClassFacts]
     _positions: dict[cst.CSTNode, CodeRange] | None = None
     _statement_codes: list[str] | None = None
+    #: Where ``statement_codes`` were cut from ``text``, if they were.
+    _spans: list[tuple[int, int]] | None = None
     #: The source text (the same string the caller holds; empty when not known).
     text: str = field(default="", repr=False)
     _class_lines: dict[int, int] | None = None
@@ -98,10 +101,41 @@ class FileFacts:
     @property
     def statement_codes(self) -> list[str]:
         """The source of each top-level statement, its leading comments and blank lines
-        included (computed on first use: one code generation of the module)."""
+        included (computed on first use: cut from the text where ``statement_spans``
+        can place every statement, else one code generation of the module)."""
         if self._statement_codes is None:
-            self._statement_codes = [self.module.code_for_node(s) for s in self.module.body]
+            spans = statement_spans(self.text, self.module) if self.text else None
+            if spans is not None:
+                self._statement_codes = [self.text[start:end] for start, end in spans]
+                self._spans = spans
+            else:
+                self._statement_codes = [self.module.code_for_node(s) for s in self.module.body]
         return self._statement_codes
+
+    def source_code(self) -> str:
+        """``module.code``: the text itself where ``statement_codes`` were cut from it
+        (LibCST gives such a text back unchanged), else generated."""
+        self.statement_codes
+        return self.text if self._spans is not None else self.module.code
+
+    def code_of(self, module: cst.Module) -> str:
+        """``module.code`` for a module made from this file's by replacing some top-level
+        statements: the statements kept (the same nodes) and the header and footer are
+        taken from the text when ``statement_codes`` were cut from it."""
+        codes = self.statement_codes
+        spans = self._spans
+        original = self.module
+        if not spans or not module.body or (
+                module.header != original.header or module.footer != original.footer
+                or module.has_trailing_newline != original.has_trailing_newline
+                or module.default_newline != original.default_newline
+                or module.default_indent != original.default_indent):
+            return module.code
+        known = {id(stmt): code for stmt, code in zip(original.body, codes)}
+        parts = [self.text[:spans[0][0]]]
+        parts.extend(known.get(id(stmt)) or module.code_for_node(stmt) for stmt in module.body)
+        parts.append(self.text[spans[-1][1]:])
+        return "".join(parts)
 
     def statement_positions(self, index: int) -> dict[cst.CSTNode, CodeRange]:
         """Positions of the nodes of top-level statement ``index``, as ``positions``
@@ -260,6 +294,75 @@ def _add_function(facts: ClassFacts, fn: cst.FunctionDef, line: cst.CSTNode) -> 
         return
     facts.decorated[name] = ",".join(decorators)
     facts.unsupported.append((line, f"method {name!r} decorated with @{decorators[0]}"))
+
+
+_LINE = re.compile(r"[^\n]*\n|[^\n]+\Z")
+
+
+def statement_spans(text: str, module: cst.Module) -> list[tuple[int, int]] | None:
+    """(start, end) offsets in ``text`` of each top-level statement's code as
+    ``module.code_for_node`` writes it (``module`` parsed from ``text``), or None
+    where they cannot be placed for certain.
+
+    LibCST writes a parsed module back as it was: its header lines, each statement
+    (leading blank and comment lines, then its own lines, and for a compound statement
+    the comment lines that close its block) and its footer lines, all whole lines. So
+    each statement's code ends where the next one's begins: ``len(leading_lines)``
+    lines above the line CPython numbers as its first (its first decorator's). Placed
+    only when every line between the statements is blank or a comment, each statement
+    starts at the left margin (an ``@`` when decorated), the header and footer have
+    the lengths LibCST gives them, and the text has ``\n`` line ends (``\r\n``
+    included) with a final one; else None (the caller generates the code).
+    """
+    if not text.endswith("\n") or text.count("\r") != text.count("\r\n"):
+        return None
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    firsts: list[int] = []  # first line of each LibCST statement (1-based)
+    lasts: list[int] = []  # its last line, as CPython ends it
+    for node in tree.body:
+        first = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", ()))])
+        end = node.end_lineno or node.lineno
+        if lasts and first <= lasts[-1]:  # ``a; b``: one LibCST line
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                return None
+            lasts[-1] = max(lasts[-1], end)
+        else:
+            firsts.append(first)
+            lasts.append(end)
+    body = module.body
+    if len(firsts) != len(body):
+        return None
+    lines = _LINE.findall(text)
+    offsets = [0]
+    for line in lines:
+        offsets.append(offsets[-1] + len(line))
+
+    def comment_or_blank(number: int) -> bool:
+        stripped = lines[number - 1].strip()
+        return not stripped or stripped.startswith("#")
+
+    starts = []
+    for first, stmt in zip(firsts, body):
+        begin = first - len(stmt.leading_lines)
+        own = lines[first - 1]
+        if own[:1].isspace() or (getattr(stmt, "decorators", None) and not own.startswith("@")):
+            return None
+        if not all(comment_or_blank(n) for n in range(begin, first)):
+            return None
+        starts.append(begin)
+    if not body:
+        return []
+    if starts[0] != len(module.header) + 1:
+        return None
+    ends = starts[1:] + [len(lines) + 1 - len(module.footer)]
+    # Between a statement's last line (CPython's) and the next code: comments only.
+    for own_end, end in zip(lasts, ends):
+        if own_end >= end or not all(comment_or_blank(n) for n in range(own_end + 1, end)):
+            return None
+    return [(offsets[start - 1], offsets[end - 1]) for start, end in zip(starts, ends)]
 
 
 def analyse_file(path: Path, text: str) -> FileFacts:

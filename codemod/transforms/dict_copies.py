@@ -30,7 +30,9 @@ Fix safety
 from __future__ import annotations
 
 import ast
+import bisect
 import re
+from collections.abc import Iterator
 
 import libcst as cst
 
@@ -459,7 +461,7 @@ def may_rewrite(text: str, keys: frozenset[str]) -> bool:
         tree = ast.parse(text)
     except (SyntaxError, ValueError):
         return True
-    for node in ast.walk(tree):
+    for node in _walk_lines(tree, _lines_naming_attr_dicts(text)):
         if isinstance(node, (ast.Assign, ast.AugAssign)):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             if any(isinstance(t, ast.Attribute) and t.attr == "__dict__" for t in targets):
@@ -493,6 +495,45 @@ def may_rewrite(text: str, keys: frozenset[str]) -> bool:
                     for stmt in node.body for n in ast.walk(stmt)):
                 return True
     return False
+
+
+#: A line that can hold an attribute dict: ``x.__dict__``, ``vars(x)``, ``getattr(x, "__dict__")``.
+_ATTR_DICT_WORD = re.compile(r"__dict__|\bvars\b")
+
+
+def _lines_naming_attr_dicts(text: str) -> list[int]:
+    """Sorted 1-based numbers of the lines (as CPython numbers them) that mention
+    ``__dict__`` or ``vars``."""
+    lines: list[int] = []
+    line, pos = 1, 0
+    carriage_returns = "\r" in text
+    for match in _ATTR_DICT_WORD.finditer(text):
+        start = match.start()
+        line += text.count("\n", pos, start)
+        if carriage_returns:
+            line += text.count("\r", pos, start) - text.count("\r\n", pos, start)
+        pos = start
+        if not lines or lines[-1] != line:
+            lines.append(line)
+    return lines
+
+
+def _walk_lines(tree: ast.AST, lines: list[int]) -> Iterator[ast.AST]:
+    """``ast.walk(tree)`` without the statements and expressions that span none of
+    ``lines``: every shape ``may_rewrite`` looks for holds an attribute dict, whose
+    spelling lies on one of them, inside the node that holds it."""
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        first = getattr(node, "lineno", None)
+        if first is not None:
+            for decorator in getattr(node, "decorator_list", ()):
+                first = min(first, decorator.lineno)
+            at = bisect.bisect_left(lines, first)
+            if at == len(lines) or lines[at] > node.end_lineno:  # type: ignore[attr-defined]
+                continue
+        yield node
+        stack.extend(ast.iter_child_nodes(node))
 
 
 def _is_attr_dict(node: ast.AST) -> bool:

@@ -67,11 +67,17 @@ def _source(module: cst.Module, node: cst.ImportFrom) -> str:
     return dots + (module.code_for_node(node.module) if node.module is not None else "")
 
 
-def format_imports(original: cst.Module, tree: cst.Module) -> cst.Module:
-    """``tree`` with its new or changed top-level ``from`` imports laid out (see module doc)."""
+def format_imports(original: cst.Module, tree: cst.Module, codes: list[str] | None = None,
+                   original_code: str | None = None) -> cst.Module:
+    """``tree`` with its new or changed top-level ``from`` imports laid out (see module doc).
+
+    ``codes``: ``original.code_for_node`` of each of its top-level statements, and
+    ``original_code``: ``original.code``, when the caller knows them."""
+    if codes is None:
+        codes = [original.code_for_node(stmt) if isinstance(stmt, cst.SimpleStatementLine) else ""
+                 for stmt in original.body]
     before = {
-        original.code_for_node(stmt)
-        for stmt in original.body
+        code for stmt, code in zip(original.body, codes)
         if isinstance(stmt, cst.SimpleStatementLine)
     }
     # The same import as it was: its names (in order) and whether it spanned lines.
@@ -83,7 +89,7 @@ def format_imports(original: cst.Module, tree: cst.Module) -> cst.Module:
                 key = _source(original, node)
                 was[key] = ([original.code_for_node(a).rstrip(", \n") for a in node.names],
                             "\n" in original.code_for_node(stmt).rstrip("\r\n"))
-    limit = _line_limit(original.code)
+    limit = _line_limit(original.code if original_code is None else original_code)
     indent = original.default_indent
     body = list(tree.body)
     changed = False
@@ -151,8 +157,12 @@ def _blank_line_before(stmt: cst.BaseStatement) -> cst.BaseStatement:
     return stmt.with_changes(leading_lines=[cst.EmptyLine(), *lines])
 
 
-def group_added_imports(original: cst.Module, tree: cst.Module) -> cst.Module:
+def group_added_imports(original: cst.Module, tree: cst.Module,
+                        codes: list[str] | None = None) -> cst.Module:
     """Move the plain ``import m`` lines a rewrite added into the file's import sections.
+
+    ``codes``: ``original.code_for_node`` of each of its top-level statements, when the
+    caller knows them.
 
     ``AddImportsVisitor`` appends them after the last import: ``import copy`` ended up
     below ``from torch import nn``. A standard-library module goes after the block's last
@@ -163,7 +173,7 @@ def group_added_imports(original: cst.Module, tree: cst.Module) -> cst.Module:
     file's own imports keep their order and their bytes (a blank line may be added
     before one, never removed).
     """
-    before = {original.code_for_node(stmt) for stmt in original.body}
+    before = set(codes) if codes is not None else {original.code_for_node(stmt) for stmt in original.body}
     body = list(tree.body)
     added_at = {i for i, stmt in enumerate(body)
                 if _plain_import_module(stmt) is not None and tree.code_for_node(stmt) not in before}

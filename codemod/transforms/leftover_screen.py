@@ -151,6 +151,10 @@ class _Screen:
         #: ...which they are not if the file binds that name anywhere.
         self.bound: set[str] = set()
         self._type_checks: dict[int, tuple[set[int], set[int]]] = {}
+        #: Mentions a rewrite acts on: an ``isinstance`` test or a ``type(p)`` comparison
+        #: (whatever class it names), an annotation naming a converted class, a string
+        #: annotation naming any.
+        self.rewrite_sites = 0
 
     @functools.cached_property
     def targets(self) -> dict[str, set[str]]:
@@ -182,6 +186,8 @@ class _Screen:
                 at = bisect.bisect_left(lines, first)
                 if at == len(lines) or lines[at] > node.end_lineno:  # type: ignore[attr-defined]
                     continue  # no line of this node names anything the screen looks at
+            if annotation and isinstance(node, ast.Constant) and self.names_in(node.value):
+                self.rewrite_sites += 1  # a string annotation: rewritten by its text
             if isinstance(node, ast.Name):
                 if node.id in self.names:
                     self.name(node, parent, grandparent, annotation)
@@ -203,6 +209,12 @@ class _Screen:
             raise _Undecided
         return sorted(self.found)
 
+    def names_in(self, value: object) -> bool:
+        """Whether a constant's text (a string annotation's) holds one of ``names``."""
+        if isinstance(value, bytes):
+            value = value.decode("latin-1")
+        return isinstance(value, str) and _mention_words(self.names).search(value) is not None
+
     def identifiers(self, node: ast.AST) -> None:
         """Identifiers CPython keeps as strings but LibCST visits as ``Name`` nodes."""
         if isinstance(node, _SCANNED_STRINGS):
@@ -222,6 +234,7 @@ class _Screen:
     # -- one mention ---------------------------------------------------------------------
     def attribute(self, node: ast.Attribute, parent: ast.AST | None, annotation: int) -> None:
         if annotation == _CLEAN:
+            self.rewrite_sites += 1
             return  # the annotation rewrite resolves the whole chain
         if isinstance(parent, ast.Call) and parent.func is node:
             return  # ``m.X(...)``: the factory keeps the name
@@ -232,6 +245,7 @@ class _Screen:
         if not isinstance(node.ctx, ast.Load) or annotation == _DIRTY:
             raise _Undecided
         if annotation == _CLEAN:
+            self.annotated(node)
             return  # ``p: X`` -> ``p: Parameter``
         if isinstance(parent, ast.Call):
             if parent.func is node:
@@ -252,6 +266,7 @@ class _Screen:
                 and self.isinstance_test(grandparent) and grandparent.args[1] is parent \
                 and not any(isinstance(e, ast.Starred) for e in parent.elts):
             self.relies_on.add("isinstance")
+            self.rewrite_sites += 1
             return  # ``isinstance(p, (X, Y))``: each converted element becomes a feature
         elif isinstance(parent, ast.Dict) and any(v is node and k is not None for k, v in zip(parent.keys, parent.values)):
             self.leftover(node)  # ``{key: X}``: kept when ``class_values`` proves the table
@@ -268,12 +283,24 @@ class _Screen:
             return
         raise _Undecided
 
+    def annotated(self, node: ast.Name) -> None:
+        """A name in an annotation: rewritten when it names a converted class (as
+        ``UseSiteTransformer._annotation_name`` decides); counted as a rewrite when that
+        cannot be told here."""
+        try:
+            converted = self.converted(node)
+        except _Undecided:
+            converted = "unknown"
+        if converted:
+            self.rewrite_sites += 1
+
     def compared(self, node: ast.Name, compare: ast.Compare) -> None:
         """A mention compared directly (``k == X``) or as an element (``k in (X, Y)``)."""
         if not any(_is_type_of(side) for side in (compare.left, *compare.comparators)):
             # No ``type(p)`` side: no rewrite, and no class needed (``class_values`` decides).
             self.leftover(node)
             return
+        self.rewrite_sites += 1
         considered, left_alone = self.type_check(compare)
         if id(node) not in considered:
             raise _Undecided  # e.g. inside ``type(p) == (X, Y)``: not an element the rewrite reads
@@ -340,6 +367,7 @@ class _Screen:
         if isinstance(func, ast.Name) and func.id in _SPECIAL_CALLS:
             if direct and self.isinstance_test(call) and call.args[1] is node:
                 self.relies_on.add("isinstance")
+                self.rewrite_sites += 1
                 return  # ``isinstance(p, X)``: rewritten to a feature check
             raise _Undecided
         self.leftover(node)  # the class passed on as a value
@@ -384,20 +412,47 @@ def screen_leftovers(path: Path, text: str, plan: Plan, names: frozenset[str]) -
     ``hierarchy_names`` of the classes a rewrite changes; backing fields never name a
     class). None also when CPython cannot parse the file.
     """
+    return screen_file(path, text, plan, names)[0]
+
+
+def screen_file(path: Path, text: str, plan: Plan,
+                names: frozenset[str]) -> tuple[list[Leftover] | None, bool]:
+    """``screen_leftovers``, and whether no use-site rewrite can change the file.
+
+    The second answer is True only when the leftovers are decided and none, the file
+    compiles, and no mention is in a position ``UseSiteTransformer`` rewrites: every
+    ``Name`` of ``names`` was classified (any other position is undecided) as the
+    callee of a call (``X(...)``: the factory keeps the name), a value the plan keeps,
+    or an annotation naming a class that stays one; no ``isinstance`` test or
+    ``type(p)`` comparison names one, whichever class; no string annotation holds one;
+    ``m.X`` is only ever called. Elsewhere (comments, other strings, import
+    statements, keyword names) the transformer changes nothing. The caller rules out
+    the other transformers (class definitions, backing fields, attribute-dict copies).
+    """
     if not text.isascii() and not unicodedata.is_normalized("NFKC", text):
-        return None  # CPython's AST normalises identifiers (NFKC); LibCST keeps them
+        return None, False  # CPython's AST normalises identifiers (NFKC); LibCST keeps them
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return None
+        return None, False
+    screen = _Screen(text, tree, path, plan, names)
     try:
-        found = _Screen(text, tree, path, plan, names).run(tree)
+        found = screen.run(tree)
     except _Undecided:
-        return None
+        return None, False
     if found:
         # Leftovers change the plan; the LibCST path would instead reject code that
         # parses but does not compile (``return`` outside a function...) and report no
         # leftovers. (Without leftovers both answers leave the plan as it is.)
         if cpython_rejects(path, tree) is not None:
-            return None
-    return found
+            return None, False
+        return found, False
+    untouched = not screen.rewrite_sites and cpython_rejects(path, tree) is None
+    return found, untouched
+
+
+@functools.lru_cache(maxsize=16)
+def _mention_words(names: frozenset[str]) -> re.Pattern[str]:
+    """Whole-identifier occurrences of ``names``."""
+    alternation = "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True))
+    return re.compile(rf"(?<!\w)(?:{alternation})(?!\w)")

@@ -80,6 +80,38 @@ ADD_SOURCES = {
         def f():
             return add_param_feature
     """,
+    "assignments-between-imports": '''
+        """Doc."""
+        import os
+        logger = os.getenv("X")  # configured here
+        from pkg.params import Base
+        __all__ = ["Base", "has_param_feature"]
+        has_param_feature = None; import sys
+
+        # a comment
+        TABLE = {"b": Base}
+    ''',
+    "many-import-lines": """
+        \"\"\"Doc.\"\"\"
+        from __future__ import annotations
+        import os
+        import torch.nn as nn
+        from typing import Any
+        from pkg.runtime import add_param_feature
+        from . import sibling
+        from .params import Base
+        import pkg.runtime, typing
+        from torch.nn import (
+            Parameter,  # the base
+        )
+        x = 1
+        import sys
+    """,
+    "assignment-first": """
+        __all__ = ["f"]
+        import os
+        x = 1
+    """,
     "empty": "",
 }
 REQUESTS = [

@@ -242,6 +242,13 @@ def test_screen_keeps_every_shape_the_rewrite_acts_on(body):
     from codemod.transforms.dict_copies import may_rewrite
 
     assert may_rewrite(body + "\n", SCREEN_KEYS)
+    # Deep inside a decorated method, after lines that name no attribute dict (the
+    # screen walks only the nodes spanning a line that does), and after a CR line end.
+    nested = "\n".join("        " + line for line in body.splitlines())
+    wrapped = ("import x\n\n\nclass C:\n    @deco(\n        1)\n    def m(self, p, q):\n"
+               "        y = 1\n" + nested + "\n        return y\n")
+    assert may_rewrite(wrapped, SCREEN_KEYS)
+    assert may_rewrite("z = 1\r" + body + "\n", SCREEN_KEYS)
 
 
 @pytest.mark.parametrize("body", [
