@@ -240,6 +240,11 @@ class Plan:
         return plan is not None and plan.shadow
 
 
+def _evaluates_alike_later(expr: cst.BaseExpression) -> bool:
+    """A name or a literal: evaluating it before or after another argument gives the same."""
+    return isinstance(expr, (cst.Name, cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString))
+
+
 class _Refuse(Exception):
     def __init__(self, reason: str, line: int = 0) -> None:
         super().__init__(reason)
@@ -812,6 +817,15 @@ class Planner:
         for arg in init.super_args:  # positional arguments come first (Python's syntax)
             if arg.star == "**":
                 arg_names.append(None)
+            elif None in arg_names and not _evaluates_alike_later(arg.value):
+                # Python spreads ``**kwargs`` before it evaluates a keyword written after
+                # it; the wraps spread it last, after every named argument.
+                keyword = arg.keyword.value if arg.keyword is not None else "?"
+                raise _Refuse(
+                    f"{relay.name}.__init__ passes {keyword!r} after **kwargs to "
+                    "super().__init__(), computed after the spread; the wraps would compute "
+                    "it first"
+                )
             elif arg.keyword is not None:
                 arg_names.append(arg.keyword.value)
             elif len(arg_names) < len(positional):
