@@ -37,8 +37,10 @@ Fix safety
     The proof is conservative: a callee it cannot resolve, a name read in a way not
     listed, a function used other than by calling it (when its result is followed)
     refuses. A module-level name the tree never reads reaches nothing (code outside the
-    tree is no more followed for it than for the class itself). Limits: decorators of a function that receives the value are taken to
-    pass the arguments through unchanged; a value reached only through ``getattr``, ``globals()`` or a star
+    tree is no more followed for it than for the class itself). A function decorated
+    other than with a known pass-through decorator (``staticmethod``, ``functools.cache``,
+    ``torch.no_grad()``...), or whose module-level name is also assigned or imported, is
+    not followed. Limits: a value reached only through ``getattr``, ``globals()`` or a star
     import is decided by the safety net, not here.
 """
 
@@ -112,6 +114,10 @@ class _File:
         self.assigned = {t.id for s in tree.body if isinstance(s, (ast.Assign, ast.AnnAssign))
                          for t in (s.targets if isinstance(s, ast.Assign) else [s.target])
                          if isinstance(t, ast.Name)}
+        #: Module-level functions whose name is also assigned or imported at module level:
+        #: which object the name holds when called depends on the order, so none is assumed.
+        self.rebound = {name for name in self.functions
+                        if name in self.assigned or name in self.imports or name in self.classes}
 
     def has_star_import(self) -> bool:
         """Whether the module has a top-level star import (its names may come from anywhere)."""
@@ -176,6 +182,24 @@ def _code(node: ast.AST) -> str:
 
 def _decorated(function: _Function, name: str) -> bool:
     return any(isinstance(d, ast.Name) and d.id == name for d in function.decorator_list)
+
+
+#: Decorators known to call the function with the arguments it was given.
+_PASS_THROUGH_DECORATORS = frozenset({
+    "staticmethod", "classmethod", "cache", "lru_cache", "functools.cache",
+    "functools.lru_cache", "torch.no_grad", "torch.inference_mode", "override",
+    "typing.override", "typing_extensions.override",
+})
+
+
+def _transforming_decorator(function: _Function) -> str | None:
+    """The first decorator of ``function`` not known to pass its arguments through
+    unchanged (a wrapper of the tree may inspect or replace them), as written; else None."""
+    for decorator in function.decorator_list:
+        called = decorator.func if isinstance(decorator, ast.Call) else decorator
+        if _code(called) not in _PASS_THROUGH_DECORATORS:
+            return _code(decorator)
+    return None
 
 
 class _Prover:
@@ -243,6 +267,8 @@ class _Prover:
         module, _, name = qualname.rpartition(".")
         holder = self.module_file(module)
         if holder is None:
+            return None
+        if name in holder.rebound:
             return None
         found = holder.functions.get(name) or holder.classes.get(name)
         return (holder, found) if found is not None else None
@@ -462,6 +488,10 @@ class _Prover:
         if isinstance(callees, str):
             return callees
         for g, function, shift in callees:
+            decorator = _transforming_decorator(function)
+            if decorator is not None:
+                return (f"passed to `{function.name}` at {where}, decorated with "
+                        f"`@{decorator}`, which may not hand it on unchanged")
             parameter = self.parameter(function, shift, index, keyword)
             if parameter.startswith("!"):
                 return f"{function.name}() at {g.where(function)}: {parameter[1:]}"
@@ -524,7 +554,7 @@ class _Prover:
             module_file = self.module_file(target) if target is not None else None
             if module_file is not None:
                 function = module_file.functions.get(func.attr)
-                if function is not None:
+                if function is not None and func.attr not in module_file.rebound:
                     return [(module_file, function, 0)]
             found = self.definition(target)
             if found is not None and isinstance(found[1], ast.ClassDef):

@@ -959,8 +959,14 @@ class Planner:
         steps = [*composed.prelude, *(s for _, stmts in composed.post for s in stmts)]
         rebound = sorted(names_bound(steps) & factory_params & passed_on)
         if rebound:
-            raise _Refuse(f"__new__ rebinds its parameter {rebound[0]!r}, which __init__ "
-                          "received unchanged; the factory passes one name to both")
+            binder = next((link for link in links
+                           if rebound[0] in names_bound([*link.prelude, *link.post])), links[0])
+            if binder is links[0]:
+                raise _Refuse(f"__new__ rebinds its parameter {rebound[0]!r}, which __init__ "
+                              "received unchanged; the factory passes one name to both")
+            raise _Refuse(f"{binder.owner}.__new__ assigns {rebound[0]!r}, also a parameter of "
+                          f"{links[0].owner}.__new__ that __init__ received unchanged; the "
+                          "factory passes one name to both")
         return NewFacts(params=composed.params, call_args=composed.call_args,
                         docstring=composed.docstring, prelude=composed.prelude,
                         post=composed.post)

@@ -318,3 +318,151 @@ def test_relay_keyword_computed_after_the_spread_is_refused(tmp_path, capsys):
     assert "BRelay.__init__ passes 'dim' after **kwargs" in err
     converted = (tmp_path / "after" / PACKAGE / "params.py").read_text()
     assert "def BPlain(" in converted and "class BRelay(" in converted
+
+
+# -- class values -------------------------------------------------------------------------
+
+FAMILY = '''
+import torch
+from torch.nn import Parameter
+
+
+class Base(Parameter):
+    def __new__(cls, data, **kwargs):
+        return super().__new__(cls, data=data, requires_grad=False)
+
+    def __init__(self, data, loader=None):
+        self.loader = loader
+
+
+class Col(Base):
+    def __init__(self, data, output_dim=0, **kwargs):
+        super().__init__(data=data, **kwargs)
+        self.output_dim = output_dim
+
+
+class Row(Base):
+    pass
+'''
+
+USE_HEAD = "import torch\nfrom advpkg.params import Base, Col, Row\nZ = torch.zeros(2)\n"
+PROBE = "from advpkg.use import go\n\n\ndef run():\n    return go()\n"
+
+#: Paths by which a class value reaches ``isinstance`` (or another use that needs a
+#: class): each must refuse ``Col``, with the reason given.
+VALUE_PATHS_REFUSED = {
+    "lambda_return": ("make = lambda: Col\ndef go():\n    p = make()(Z)\n"
+                      "    return isinstance(p, make()), isinstance(p, Row)\n",
+                      "`lambda: Col`"),
+    "functools_partial": ("import functools\ndef build(cls, d):\n    return isinstance(cls(d), cls)\n"
+                          "def go():\n    return functools.partial(build, Col)(Z)\n",
+                          "passed to `functools.partial`"),
+    "table_values_loop": ("T = {'c': Col, 'r': Row}\ndef go():\n    p = T['c'](Z)\n"
+                          "    return [isinstance(p, k) for k in T.values()]\n",
+                          "table `T` used as `T.values`"),
+    "class_name_attribute": ("def build(cls):\n    p = cls(Z)\n    return cls.__name__, isinstance(p, Col)\n"
+                             "def go():\n    return build(Col)\n", "attribute `.__name__`"),
+    "closure": ("def outer(cls):\n    def inner(p):\n        return isinstance(p, cls)\n    return inner\n"
+                "def go():\n    return outer(Col)(Col(Z)), outer(Row)(Col(Z))\n", "isinstance"),
+    "generator": ("def gen():\n    yield Col\n    yield Row\ndef go():\n    p = Col(Z)\n"
+                  "    return [isinstance(p, c) for c in gen()]\n", "`(yield Col)`"),
+    "class_table_through_self": ("class Layer:\n    TABLE = {'c': Col, 'r': Row}\n"
+                                 "    def check(self, p, k):\n        return isinstance(p, self.TABLE[k])\n"
+                                 "def go():\n    return Layer().check(Col(Z), 'c'), Layer().check(Col(Z), 'r')\n",
+                                 "stored in class attribute `Layer.TABLE`"),
+    "star_args": ("def build(*classes):\n    p = classes[0](Z)\n    return [isinstance(p, c) for c in classes]\n"
+                  "def go():\n    return build(Col, Row)\n", "collected in `*classes`"),
+    "decorator_inspects_argument": ("REG = {}\ndef register(cls):\n    REG[cls] = issubclass(cls, Base)\n"
+                                    "    return cls\ndef go():\n    register(Col)\n    return list(REG.values())\n",
+                                    "`REG[cls]`"),
+    "copy_of_class": ("import copy\ndef go():\n    c = copy.copy(Col)\n    return isinstance(c(Z), c)\n",
+                      "passed to `copy.copy`"),
+    "list_element": ("def go():\n    lst = [Col, Row]\n    p = lst[0](Z)\n"
+                     "    return isinstance(p, lst[0]), isinstance(p, lst[1])\n", "an element of `[Col, Row]`"),
+    "returned_then_isinstance": ("def pick(k):\n    return Col if k else Row\ndef go():\n    p = Col(Z)\n"
+                                 "    return isinstance(p, pick(True)), isinstance(p, pick(False))\n",
+                                 "returned by pick()"),
+    "module_name_rebound_to_other_function": (
+        "from advpkg import ext\ndef check(p, cls):\n    return cls is not None\ncheck = ext.check\n"
+        "def go():\n    return check(Col(Z), Col)\n",
+        "passed to `check` at use.py:9, which is not a function of the tree"),
+    "decorated_callee": (
+        "import functools\ndef deco(f):\n    @functools.wraps(f)\n    def w(p, cls):\n"
+        "        return isinstance(p, cls) and f(p, cls)\n    return w\n@deco\ndef check(p, cls):\n"
+        "    return True\ndef go():\n    return check(Col(Z), Col)\n",
+        "decorated with `@deco`, which may not hand it on unchanged"),
+}
+
+EXT = "def check(p, cls):\n    return isinstance(p, cls)\n"
+
+
+@pytest.mark.parametrize("case", sorted(VALUE_PATHS_REFUSED))
+def test_class_value_reaching_a_class_use_is_refused(tmp_path, capsys, case):
+    """Every path by which ``Col`` reaches a use that needs a class keeps the family, with
+    that path in the reason, and the program still answers as before."""
+    body, reason = VALUE_PATHS_REFUSED[case]
+    err = same_behaviour(tmp_path, {"params.py": FAMILY, "use.py": USE_HEAD + body,
+                                    "ext.py": EXT, "probe.py": PROBE}, capsys)
+    line = next(ln for ln in err.splitlines() if " Col: " in ln)
+    assert "used as a value" in line and reason in line, line
+
+
+#: Value uses the proof accepts: converted, and the program answers as before.
+VALUE_USES_CONVERTED = {
+    "closure_only_calls": "def outer(cls):\n    def inner():\n        return cls(Z)\n    return inner\n"
+                          "def go():\n    p = outer(Col)()\n    return isinstance(p, Col), isinstance(p, Row)\n",
+    "try_typeerror_around_call": (
+        "def safe(cls, d, extra):\n    try:\n        p = cls(d, **extra)\n    except TypeError:\n"
+        "        return 'typeerror'\n    return p.output_dim\n"
+        "def go():\n    return [safe(Col, Z, {}), safe(Col, Z, {'bogus': 1}), safe(Col, Z, {'data': Z}),\n"
+        "            safe(Col, Z, {'output_dim': 3, 'loader': 1})]\n"),
+    "exception_message_of_call": ("def build(cls):\n    try:\n        return cls(Z, bogus=1)\n"
+                                  "    except TypeError as e:\n        return 'bogus' in str(e)\n"
+                                  "def go():\n    return build(Col)\n"),
+    "pass_through_decorator": ("import functools\n@functools.lru_cache\ndef make(cls):\n"
+                               "    return cls is Col\ndef go():\n    return make(Col), make(Row)\n"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(VALUE_USES_CONVERTED))
+def test_class_value_with_only_calls_is_converted(tmp_path, capsys, case):
+    err = same_behaviour(tmp_path, {"params.py": FAMILY, "use.py": USE_HEAD + VALUE_USES_CONVERTED[case],
+                                    "probe.py": PROBE}, capsys)
+    assert "refused" not in err
+    assert "def Col(" in (tmp_path / "after" / PACKAGE / "params.py").read_text()
+
+
+#: Ways a converted class is still reached as a class that neither the proof nor the
+#: safety net sees: the family is converted and the program answers differently.
+VALUE_PATHS_MISSED = {
+    "type_of_parameter_called": (
+        "def go():\n    p = Row(Z)\n    q = type(p)(torch.ones(2))\n"
+        "    return q.requires_grad, getattr(q, 'loader', 'missing')\n",
+        "type(p)(...) rebuilds from a parameter's type: the old class built a Row (no grad, a "
+        "loader); a converted parameter's type is Parameter, which builds a plain parameter "
+        "that requires grad; no use of the name Row is involved"),
+    "class_attribute_of_parameter_called": (
+        "def go():\n    p = Col(Z, output_dim=1)\n    try:\n"
+        "        q = p.__class__(torch.ones(2), output_dim=2)\n    except TypeError:\n"
+        "        return 'typeerror'\n    return q.output_dim\n",
+        "p.__class__(...) is Parameter after conversion, which takes no output_dim"),
+    "getattr_with_computed_name": (
+        "import advpkg.params as P\ndef go(name='Col'):\n    k = getattr(P, name)\n"
+        "    return isinstance(Col(Z), k)\n",
+        "getattr(module, name) with a computed name reaches the factory; the safety net "
+        "follows only literal names"),
+    "module_dict_with_computed_key": (
+        "import advpkg.params as P\ndef go(name='Col'):\n    return isinstance(Col(Z), P.__dict__[name])\n",
+        "module.__dict__[name] with a computed key reaches the factory; only literal keys "
+        "are followed"),
+}
+
+
+@pytest.mark.parametrize("case", [
+    pytest.param(name, marks=pytest.mark.xfail(strict=True, reason=reason), id=name)
+    for name, (_, reason) in sorted(VALUE_PATHS_MISSED.items())
+])
+def test_class_reached_where_no_proof_looks(tmp_path, capsys, case):
+    body, _ = VALUE_PATHS_MISSED[case]
+    same_behaviour(tmp_path, {"params.py": FAMILY, "use.py": USE_HEAD + body, "probe.py": PROBE},
+                   capsys)
