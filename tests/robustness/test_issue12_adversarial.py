@@ -466,3 +466,164 @@ def test_class_reached_where_no_proof_looks(tmp_path, capsys, case):
     body, _ = VALUE_PATHS_MISSED[case]
     same_behaviour(tmp_path, {"params.py": FAMILY, "use.py": USE_HEAD + body, "probe.py": PROBE},
                    capsys)
+
+
+# -- __new__ that builds its data -----------------------------------------------------------
+
+NEW_STEPS = '''
+import torch
+from torch.nn import Parameter
+
+LOG = []
+
+
+class Grad(Parameter):
+    def __new__(cls, data, flag):
+        LOG.append("grad-new")
+        self = torch.Tensor._make_subclass(cls, data, flag)
+        self.flag = flag
+        self.numel_at_new = data.numel()
+        return self
+
+    def __init__(self, data, flag):
+        LOG.append(("grad-init", self.flag))
+        self.flag = not flag
+
+
+class Default(Parameter):
+    def __new__(cls, data):
+        self = torch.Tensor._make_subclass(cls, data)
+        return self
+
+
+class Raising(Parameter):
+    def __new__(cls, n, fail):
+        LOG.append("raising-new")
+        if fail:
+            raise ValueError("no")
+        data = torch.zeros(n)
+        self = torch.Tensor._make_subclass(cls, data, False)
+        self.n = n
+        return self
+
+    def __init__(self, n, fail):
+        LOG.append("raising-init")
+'''
+
+NEW_STEPS_PROBE = '''
+import copy
+import torch
+from advpkg import params as m
+
+
+def show(build):
+    m.LOG.clear()
+    try:
+        p = build()
+    except Exception as exc:  # noqa: BLE001
+        return ("raised", type(exc).__name__, str(exc), list(m.LOG))
+    return (sorted((k, repr(v)) for k, v in vars(p).items()
+                   if not callable(v) and not k.startswith("_")),
+            p.requires_grad, p.is_leaf, p.dtype, list(m.LOG))
+
+
+def run():
+    out = []
+    d = torch.ones(3)
+    out.append(m.Grad(d, True).data_ptr() == d.data_ptr())
+    q = torch.ones(2, requires_grad=True)
+    for build in (
+        lambda: m.Grad(torch.ones(3), True),
+        lambda: m.Grad(torch.ones(3), False),
+        lambda: m.Grad(q * 2, True),
+        lambda: m.Grad(torch.ones(2, dtype=torch.int32), True),
+        lambda: m.Default(torch.ones(2)),
+        lambda: m.Default(q),
+        lambda: m.Default(torch.nn.Parameter(torch.ones(2))),
+        lambda: m.Raising(2, False),
+        lambda: m.Raising(2, True),
+    ):
+        out.append(show(build))
+    g = copy.deepcopy(m.Grad(torch.ones(2), False))
+    out.append((g.flag, g.numel_at_new, g.requires_grad))
+    p = m.Grad(torch.ones(2), True)
+    out.append([isinstance(p, m.Grad), isinstance(p, m.Default), isinstance(p, m.Raising)])
+    return out
+'''
+
+
+def test_new_steps_keep_grad_storage_order_and_exceptions(tmp_path, capsys):
+    """``_make_subclass`` with and without ``requires_grad``, on a leaf, a non-leaf, an
+    integer tensor (the same ``RuntimeError`` after the same steps), a ``Parameter``;
+    attributes set in ``__new__`` then overwritten by ``__init__``; an exception raised in
+    ``__new__`` before the tensor exists."""
+    err = same_behaviour(tmp_path, {"params.py": NEW_STEPS, "probe.py": NEW_STEPS_PROBE}, capsys)
+    assert "refused" not in err
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "_make_subclass(cls, data) made an instance of cls whatever tensor type data had; "
+    "Parameter(data, rg) on an instance of a tensor subclass returns data.detach() of that "
+    "subclass type (torch's path for custom tensors)"))
+def test_new_make_subclass_on_a_tensor_subclass(tmp_path, capsys):
+    probe = '''
+import torch
+from advpkg import params as m
+
+
+class Marked(torch.Tensor):
+    pass
+
+
+def run():
+    p = m.Default(torch.ones(2).as_subclass(Marked))
+    return isinstance(p, Marked), isinstance(p, torch.nn.Parameter)
+'''
+    same_behaviour(tmp_path, {"params.py": NEW_STEPS, "probe.py": probe}, capsys)
+
+
+def test_new_local_named_like_a_factory_parameter_names_its_owner(tmp_path, capsys):
+    """A base ``__new__``'s local that has the name of a parameter of the subclass's
+    ``__new__`` (which ``__init__`` also receives) is refused, naming the ``__new__`` that
+    assigns it (it said "__new__ rebinds its parameter", which the subclass does not)."""
+    params = '''
+import torch
+from torch.nn import Parameter
+
+
+class Base(Parameter):
+    def __new__(cls, data, **kwargs):
+        return super().__new__(cls, data=data, requires_grad=False)
+
+    def __init__(self, loader=None, **kwargs):
+        self.loader = loader
+
+
+class Filled(Base):
+    def __new__(cls, n, loader, fill=1.0):
+        rows = n + 1
+        return super().__new__(cls, torch.full((rows,), fill), loader=loader)
+
+    def __init__(self, n, loader, fill=1.0):
+        super().__init__(loader=loader)
+        self.n = n
+
+
+class Sub(Filled):
+    def __new__(cls, *, rows, loader):
+        return super().__new__(cls, n=rows * 2, loader=loader, fill=0.5)
+
+    def __init__(self, *, rows, loader):
+        super().__init__(rows * 2, loader)
+        self.rows = rows
+'''
+    probe = SHOW + '''
+from advpkg import params as m
+
+
+def run():
+    return show(lambda: m.Sub(rows=3, loader=1)), show(lambda: m.Filled(2, 1))
+'''
+    err = same_behaviour(tmp_path, {"params.py": params, "probe.py": probe}, capsys)
+    assert ("Sub: Filled.__new__ assigns 'rows', also a parameter of Sub.__new__ that "
+            "__init__ received unchanged") in err
