@@ -320,6 +320,151 @@ def test_relay_keyword_computed_after_the_spread_is_refused(tmp_path, capsys):
     assert "def BPlain(" in converted and "class BRelay(" in converted
 
 
+
+RELAY_SHAPES = """import torch
+from torch.nn import Parameter
+
+
+class A(Parameter):
+    def __new__(cls, data, **kwargs):
+        return super().__new__(cls, data=data, requires_grad=False)
+
+    def __init__(self, data, loader, dim=0):
+        self.loader = loader
+        self.dim = dim
+
+
+class Cond(A):
+    def __init__(self, data, loader, flip=False):
+        if flip:
+            super().__init__(data, loader, 1)
+        else:
+            super().__init__(data, loader, 0)
+
+
+class B(Parameter):
+    def __new__(cls, data, **kwargs):
+        return super().__new__(cls, data=data, requires_grad=False)
+
+    def __init__(self, data, loader, dim=0):
+        if dim < 0:
+            raise ValueError("dim")
+        self.loader = loader
+        self.dim = dim
+
+
+class TryRelay(B):
+    def __init__(self, data, loader, dim=0):
+        try:
+            super().__init__(data, loader, dim - 1)
+        except ValueError:
+            self.dim = "fallback"
+
+
+class C(Parameter):
+    def __new__(cls, data, **kwargs):
+        return super().__new__(cls, data=data, requires_grad=False)
+
+    def __init__(self, data, loader, dim=0):
+        self.loader = loader
+        self.dim = dim
+
+
+class Twice(C):
+    def __init__(self, data, loader):
+        super().__init__(data, loader, 1)
+        super().__init__(data, loader, 2)
+
+
+class D(Parameter):
+    def __new__(cls, data, **kwargs):
+        return super().__new__(cls, data=data, requires_grad=False)
+
+    def __init__(self, data, loader, dim=0):
+        self.loader = loader
+        self.dim = dim
+
+
+class Lam(D):
+    def __init__(self, data, loader):
+        f = lambda: super(Lam, self).__init__(data, loader, 3)
+        f()
+
+
+class E(Parameter):
+    def __new__(cls, data, **kwargs):
+        return super().__new__(cls, data=data, requires_grad=False)
+
+    def __init__(self, data, loader, dim=0):
+        self.loader = loader
+        self.dim = dim
+
+
+class Explicit(E):
+    def __init__(self, data, loader):
+        E.__init__(self, data, loader, 4)
+
+
+class F(Parameter):
+    def __new__(cls, data, **kwargs):
+        return super().__new__(cls, data=data, requires_grad=False)
+
+    def __init__(self, data, loader, dim=0):
+        self.loader = loader
+        self.dim = dim
+
+
+class Walrus(F):
+    def __init__(self, data, loader):
+        super().__init__(data, loader, (d := 5))
+        self.d = d
+
+
+class G(Parameter):
+    def __new__(cls, data, **kwargs):
+        return super().__new__(cls, data=data, requires_grad=False)
+
+    def __init__(self, data, loader, dim=0):
+        self.loader = loader
+        self.dim = dim
+
+
+class Yielding(G):
+    def __init__(self, data, loader):
+        super().__init__(data, loader, [i for i in range(3) if i != self.data.numel()])
+"""
+
+RELAY_SHAPES_PROBE = SHOW + """
+import torch
+from advpkg import params as m
+
+
+def run():
+    z = torch.zeros(2)
+    return [show(lambda: m.Cond(data=z, loader=1, flip=True)),
+            show(lambda: m.TryRelay(data=z, loader=1)), show(lambda: m.TryRelay(data=z, loader=1, dim=3)),
+            show(lambda: m.Twice(data=z, loader=1)), show(lambda: m.Lam(data=z, loader=1)),
+            show(lambda: m.Explicit(data=z, loader=1)), show(lambda: m.Walrus(data=z, loader=1)),
+            show(lambda: m.Yielding(data=z, loader=1))]
+"""
+
+
+def test_relay_shapes_the_chain_cannot_repeat_are_refused(tmp_path, capsys):
+    """A super call under ``if``/``try``, twice, in a lambda, or ``Base.__init__(self,
+    ...)`` is refused, each saying why; a relay whose argument binds a name (``(d := 5)``,
+    read after the call) or reads ``self.data`` in a comprehension is converted."""
+    err = same_behaviour(tmp_path, {"params.py": RELAY_SHAPES, "probe.py": RELAY_SHAPES_PROBE},
+                         capsys)
+    reasons = {line.split(": ")[1]: line.split(": ", 2)[2] for line in err.splitlines()
+               if line.startswith("  ") and ".py:" in line}
+    assert reasons["Cond"] == reasons["TryRelay"] == (
+        "__init__ calls super() other than as one top-level super().__init__(...)")
+    assert reasons["Twice"] == "__init__ calls super().__init__() twice"
+    assert reasons["Lam"] == "__init__ uses super() other than as super().method(...)"
+    assert reasons["Explicit"].startswith("Explicit.__init__ does not call super().__init__()")
+    assert "Walrus" not in reasons and "Yielding" not in reasons
+
+
 # -- class values -------------------------------------------------------------------------
 
 FAMILY = '''
