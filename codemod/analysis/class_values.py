@@ -40,7 +40,8 @@ Fix safety
     tree is no more followed for it than for the class itself). A function decorated
     other than with a known pass-through decorator (``staticmethod``, ``functools.cache``,
     ``torch.no_grad()``...), or whose module-level name is also assigned or imported, is
-    not followed. Limits: a value reached only through ``getattr``, ``globals()`` or a star
+    not followed, nor a method call ``x.m(...)`` when the tree binds ``m`` other than with
+    ``def`` (``m = f`` in a class body, ``obj.m = f``, ``setattr(obj, "m", f)``). Limits: a value reached only through ``getattr``, ``globals()`` or a star
     import is decided by the safety net, not here.
 """
 
@@ -202,6 +203,29 @@ def _transforming_decorator(function: _Function) -> str | None:
     return None
 
 
+def _binds_member(node: ast.AST, name: str, f: _File) -> bool:
+    """Whether ``node`` binds member ``name`` of some object other than with ``def``: an
+    assignment to ``name`` directly in a class body, to ``obj.name``, or ``setattr(obj,
+    "name", ...)``."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "setattr":
+        return len(node.args) >= 2 and isinstance(node.args[1], ast.Constant) \
+            and node.args[1].value == name
+    if isinstance(node, ast.Assign):
+        targets = node.targets
+    elif isinstance(node, (ast.AnnAssign, ast.AugAssign)):
+        targets = [node.target]
+    else:
+        return False
+    in_class = isinstance(f.up(node), ast.ClassDef)
+    for target in targets:
+        for part in ast.walk(target):
+            if isinstance(part, ast.Attribute) and part.attr == name:
+                return True
+            if in_class and isinstance(part, ast.Name) and part.id == name:
+                return True
+    return False
+
+
 class _Prover:
     """Follows values through the files of one tree, parsing each file once, on demand."""
 
@@ -215,6 +239,7 @@ class _Prover:
         self._assumed = 0
         self._depth = 0
         self._methods: dict[str, list[tuple[_File, _Function]]] = {}
+        self._method_stores: dict[str, str | None] = {}
 
     # -- files and names --------------------------------------------------------------
     def file(self, path: Path) -> _File | None:
@@ -549,6 +574,9 @@ class _Prover:
                 missing = self.defined_in_hierarchy(f, owner, func.attr)
                 if missing is not None:
                     return f"passed to `{base}.{func.attr}` at {where}: {missing}"
+                stored = self.method_stored(func.attr)
+                if stored is not None:
+                    return f"passed to `{base}.{func.attr}` at {where}: {stored}"
                 return self.methods(func.attr, bound=True)
             target = self.resolved(f, base)
             module_file = self.module_file(target) if target is not None else None
@@ -559,6 +587,9 @@ class _Prover:
             found = self.definition(target)
             if found is not None and isinstance(found[1], ast.ClassDef):
                 missing = self.defined_in_hierarchy(found[0], found[1], func.attr)
+                stored = self.method_stored(func.attr)
+                if missing is None and stored is not None:
+                    return f"passed to `{base}.{func.attr}` at {where}: {stored}"
                 if missing is None:
                     return self.methods(func.attr, bound=False)
         return f"passed to `{_code(func)}` at {where}, which is not a function of the tree"
@@ -581,6 +612,28 @@ class _Prover:
             if self.defined_in_hierarchy(found[0], found[1], name, seen | {qualname}) is None:
                 return None
         return f"`{owner.name}` and its bases do not define `{name}`"
+
+    def method_stored(self, name: str) -> str | None:
+        """Where the tree binds ``name`` other than with ``def`` (``name = f`` in a class
+        body, ``obj.name = f``, ``setattr(obj, "name", f)``): a method call ``x.name(...)``
+        may then run that object instead of any ``def name``; None when nowhere."""
+        if name not in self._method_stores:
+            found = None
+            pattern = re.compile(rf"\b{re.escape(name)}\b")
+            for path, text in self.texts.items():
+                if found is not None:
+                    break
+                if name not in text or not pattern.search(text):
+                    continue
+                g = self.file(path)
+                if g is None:
+                    continue
+                for node in ast.walk(g.tree):
+                    if _binds_member(node, name, g):
+                        found = f"`{name}` is also bound other than by `def` at {g.where(node)}"
+                        break
+            self._method_stores[name] = found
+        return self._method_stores[name]
 
     def methods(self, name: str, bound: bool) -> list[tuple[_File, _Function, int]]:
         """Every method ``name`` of every class of the tree (an override may be the one

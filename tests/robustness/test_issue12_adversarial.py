@@ -536,6 +536,23 @@ VALUE_PATHS_REFUSED = {
         "        return isinstance(p, cls) and f(p, cls)\n    return w\n@deco\ndef check(p, cls):\n"
         "    return True\ndef go():\n    return check(Col(Z), Col)\n",
         "decorated with `@deco`, which may not hand it on unchanged"),
+    "method_overridden_by_class_level_alias": (
+        "from advpkg.ext import check\nclass M:\n    def make(self, p, cls):\n        return cls is Col\n"
+        "class L(M):\n    make = staticmethod(check)\n    def build(self):\n"
+        "        return self.make(Col(Z), Col), self.make(Col(Z), Row)\n"
+        "def go():\n    return L().build()\n",
+        "passed to `self.make` at use.py:11: `make` is also bound other than by `def` at use.py:9"),
+    "class_method_call_of_alias": (
+        "from advpkg.ext import check\nclass M:\n    def make(self, p, cls):\n        return cls is Col\n"
+        "class L(M):\n    make = staticmethod(check)\n"
+        "def go():\n    return L.make(Col(Z), Col)\n",
+        "passed to `L.make` at use.py:11: `make` is also bound other than by `def` at use.py:9"),
+    "method_shadowed_by_instance_attribute": (
+        "from advpkg.ext import check\nclass M:\n    def __init__(self):\n        self.make = check\n"
+        "    def make(self, p, cls):\n        return cls is Col\n    def build(self):\n"
+        "        return self.make(Col(Z), Col), self.make(Col(Z), Row)\n"
+        "def go():\n    return M().build()\n",
+        "passed to `self.make` at use.py:11: `make` is also bound other than by `def`"),
 }
 
 EXT = "def check(p, cls):\n    return isinstance(p, cls)\n"
