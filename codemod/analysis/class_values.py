@@ -41,7 +41,8 @@ Fix safety
     other than with a known pass-through decorator (``staticmethod``, ``functools.cache``,
     ``torch.no_grad()``...), or whose module-level name is also assigned or imported, is
     not followed, nor a method call ``x.m(...)`` when the tree binds ``m`` other than with
-    ``def`` (``m = f`` in a class body, ``obj.m = f``, ``setattr(obj, "m", f)``). Limits: a value reached only through ``getattr``, ``globals()`` or a star
+    ``def`` (``m = f`` in a class body, ``obj.m = f``, ``setattr(obj, "m", f)``), nor a
+    call of a name an enclosing function binds (a parameter, a local, an import). Limits: a value reached only through ``getattr``, ``globals()`` or a star
     import is decided by the safety net, not here.
 """
 
@@ -201,6 +202,34 @@ def _transforming_decorator(function: _Function) -> str | None:
         if _code(called) not in _PASS_THROUGH_DECORATORS:
             return _code(decorator)
     return None
+
+
+def _binds_locally(scope: ast.AST, name: str) -> bool:
+    """Whether function or lambda ``scope`` binds ``name`` other than with a nested ``def``
+    (a parameter, an assignment, a loop or ``with`` target, an import...): a call of
+    ``name`` there does not reach the module's function of that name."""
+    arguments = scope.args  # type: ignore[attr-defined]
+    params = [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs,
+              *(a for a in (arguments.vararg, arguments.kwarg) if a is not None)]
+    if any(a.arg == name for a in params):
+        return True
+    body = [scope.body] if isinstance(scope, ast.Lambda) else scope.body  # type: ignore[attr-defined]
+    pending: list[ast.AST] = list(body)
+    while pending:
+        node = pending.pop()
+        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)) \
+                and node.id == name:
+            return True
+        if isinstance(node, (ast.Import, ast.ImportFrom)) and any(
+                (a.asname or a.name.split(".")[0]) == name for a in node.names):
+            return True
+        if isinstance(node, (ast.Global, ast.Nonlocal)) and name in node.names:
+            return True
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            pending.extend(getattr(node, "decorator_list", []))
+            continue
+        pending.extend(ast.iter_child_nodes(node))
+    return False
 
 
 def _binds_member(node: ast.AST, name: str, f: _File) -> bool:
@@ -557,6 +586,9 @@ class _Prover:
                           and s.name == func.id]
                 if nested:
                     return [(f, nested[-1], 0)]
+                if _binds_locally(scope, func.id):
+                    return (f"passed to `{func.id}` at {where}, a local name of "
+                            f"`{getattr(scope, 'name', 'lambda')}` that may hold any function")
                 scope = f.scope_of(scope)
             found = self.definition(self.resolved(f, func.id))
             if found is not None and isinstance(found[1], (ast.FunctionDef, ast.AsyncFunctionDef)):

@@ -553,6 +553,14 @@ VALUE_PATHS_REFUSED = {
         "        return self.make(Col(Z), Col), self.make(Col(Z), Row)\n"
         "def go():\n    return M().build()\n",
         "passed to `self.make` at use.py:11: `make` is also bound other than by `def`"),
+    "local_name_shadows_module_function": (
+        "from advpkg import ext\ndef check(p, cls):\n    return cls is not None\n"
+        "def go():\n    check = ext.check\n    return check(Col(Z), Col), check(Col(Z), Row)\n",
+        "passed to `check` at use.py:9, a local name of `go` that may hold any function"),
+    "parameter_shadows_module_function": (
+        "from advpkg import ext\ndef check(p, cls):\n    return cls is not None\n"
+        "def go(check=ext.check):\n    return check(Col(Z), Col), check(Col(Z), Row)\n",
+        "passed to `check` at use.py:8, a local name of `go` that may hold any function"),
 }
 
 EXT = "def check(p, cls):\n    return isinstance(p, cls)\n"
