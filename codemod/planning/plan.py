@@ -339,12 +339,32 @@ class _SelfUse(cst.CSTVisitor):
     def visit_Call(self, node: cst.Call) -> None:
         if m.matches(node.func, m.Attribute(value=m.Name(self.self_name))):
             self.calls.add(node.func.attr.value)  # type: ignore[attr-defined]
+        self._record_by_name(node)
         if _is_super_call(node):
             name = node.func.attr.value  # type: ignore[attr-defined]
             self.super_calls.append((name, node))
             self._super_ok.add(id(node.func.value))  # type: ignore[attr-defined]
         elif m.matches(node, m.Call(func=m.Name("type"), args=[m.Arg(m.Name(self.self_name))])):
             self.bad.append("reads type(self)")
+
+    def _record_by_name(self, node: cst.Call) -> None:
+        """``getattr``/``hasattr(self, "x")`` read ``x``, ``setattr(self, "x", v)`` writes it;
+        ``vars(self)`` and a computed name read ``__dict__`` (any attribute)."""
+        if not isinstance(node.func, cst.Name) or not node.args \
+                or not m.matches(node.args[0].value, m.Name(self.self_name)):
+            return
+        kind = node.func.value
+        if kind == "vars":
+            self.reads.add("__dict__")
+        if kind not in ("getattr", "hasattr", "setattr") or len(node.args) < 2:
+            return
+        name = node.args[1].value
+        if not isinstance(name, cst.SimpleString):
+            self.reads.add("__dict__")
+        elif kind == "setattr":
+            self.writes.add(str(name.evaluated_value))
+        else:
+            self.reads.add(str(name.evaluated_value))
 
     def leave_Call(self, original_node: cst.Call) -> None:
         if m.matches(original_node.func, m.Name("super")) and id(original_node) not in self._super_ok:
@@ -875,6 +895,8 @@ class Planner:
             members |= set(plans[q].properties.values())
             if q != qualname and plans[q].init is not None:
                 members |= plans[q].init.writes  # type: ignore[union-attr]
+        if "__dict__" in use.reads:
+            members.add("__dict__")  # every attribute: what another __init__ set included
         read = sorted((use.reads - pre_use.writes) & members)
         if read:
             raise _Refuse(

@@ -465,6 +465,95 @@ def test_relay_shapes_the_chain_cannot_repeat_are_refused(tmp_path, capsys):
     assert "Walrus" not in reasons and "Yielding" not in reasons
 
 
+
+RELAY_READS_BY_NAME = """import torch
+from torch.nn import Parameter
+
+
+class A(Parameter):
+    def __new__(cls, data, **kwargs):
+        return super().__new__(cls, data=data, requires_grad=False)
+
+    def __init__(self, data, loader, dim=0):
+        self.loader = loader
+        self.dim = dim
+
+
+class Relay(A):
+    def __init__(self, data, loader):
+        super().__init__(data, loader, getattr(self, "z", -1))
+
+
+class Leaf(Relay):
+    def __init__(self, z, **kwargs):
+        self.z = z
+        super().__init__(**kwargs)
+
+
+class B(Parameter):
+    def __new__(cls, data, **kwargs):
+        return super().__new__(cls, data=data, requires_grad=False)
+
+    def __init__(self, data, loader, dim=0):
+        self.loader = loader
+        self.dim = dim
+
+
+class Relay2(B):
+    def __init__(self, data, loader):
+        super().__init__(data, loader, self.__dict__.get("z", -1))
+
+
+class Leaf2(Relay2):
+    def __init__(self, z, **kwargs):
+        self.z = z
+        super().__init__(**kwargs)
+
+
+class C(Parameter):
+    def __new__(cls, data, **kwargs):
+        return super().__new__(cls, data=data, requires_grad=False)
+
+    def __init__(self, data, loader, dim=0):
+        self.loader = loader
+        self.dim = dim
+
+
+class Relay3(C):
+    def __init__(self, data, loader):
+        super().__init__(data, loader, hasattr(self, "z"))
+
+
+class Leaf3(Relay3):
+    def __init__(self, z, **kwargs):
+        setattr(self, "z", z)
+        super().__init__(**kwargs)
+"""
+
+RELAY_READS_BY_NAME_PROBE = SHOW + """
+import torch
+from advpkg import params as m
+
+
+def run():
+    z = torch.zeros(2)
+    return [show(lambda: m.Leaf(data=z, loader=1, z=5)), show(lambda: m.Leaf2(data=z, loader=1, z=5)),
+            show(lambda: m.Leaf3(data=z, loader=1, z=5))]
+"""
+
+
+def test_relay_reading_a_subclass_attribute_by_name_is_refused(tmp_path, capsys):
+    """A relay that passes ``getattr(self, "z", -1)``, ``self.__dict__.get("z")`` or
+    ``hasattr(self, "z")``, where ``z`` is set by its subclass before the chain reached
+    it (also with ``setattr(self, "z", z)``): its wrap runs before the subclass's, so the
+    relay is refused, like a read of ``self.z``."""
+    err = same_behaviour(tmp_path, {"params.py": RELAY_READS_BY_NAME,
+                                    "probe.py": RELAY_READS_BY_NAME_PROBE}, capsys)
+    assert "Relay: Relay.__init__ reads self.z before or in its super().__init__() call" in err
+    assert "Relay2: Relay2.__init__ reads self.__dict__ before" in err
+    assert "Relay3: Relay3.__init__ reads self.z before" in err
+
+
 # -- class values -------------------------------------------------------------------------
 
 FAMILY = '''
