@@ -37,8 +37,12 @@ Fix safety
     The proof is conservative: a callee it cannot resolve, a name read in a way not
     listed, a function used other than by calling it (when its result is followed)
     refuses. A module-level name the tree never reads reaches nothing (code outside the
-    tree is no more followed for it than for the class itself). Limits: decorators of a function that receives the value are taken to
-    pass the arguments through unchanged; a value reached only through ``getattr``, ``globals()`` or a star
+    tree is no more followed for it than for the class itself). A function decorated
+    other than with a known pass-through decorator (``staticmethod``, ``functools.cache``,
+    ``torch.no_grad()``...), or whose module-level name is also assigned or imported, is
+    not followed, nor a method call ``x.m(...)`` when the tree binds ``m`` other than with
+    ``def`` (``m = f`` in a class body, ``obj.m = f``, ``setattr(obj, "m", f)``), nor a
+    call of a name an enclosing function binds (a parameter, a local, an import). Limits: a value reached only through ``getattr``, ``globals()`` or a star
     import is decided by the safety net, not here.
 """
 
@@ -112,6 +116,10 @@ class _File:
         self.assigned = {t.id for s in tree.body if isinstance(s, (ast.Assign, ast.AnnAssign))
                          for t in (s.targets if isinstance(s, ast.Assign) else [s.target])
                          if isinstance(t, ast.Name)}
+        #: Module-level functions whose name is also assigned or imported at module level:
+        #: which object the name holds when called depends on the order, so none is assumed.
+        self.rebound = {name for name in self.functions
+                        if name in self.assigned or name in self.imports or name in self.classes}
 
     def has_star_import(self) -> bool:
         """Whether the module has a top-level star import (its names may come from anywhere)."""
@@ -178,6 +186,75 @@ def _decorated(function: _Function, name: str) -> bool:
     return any(isinstance(d, ast.Name) and d.id == name for d in function.decorator_list)
 
 
+#: Decorators known to call the function with the arguments it was given.
+_PASS_THROUGH_DECORATORS = frozenset({
+    "staticmethod", "classmethod", "cache", "lru_cache", "functools.cache",
+    "functools.lru_cache", "torch.no_grad", "torch.inference_mode", "override",
+    "typing.override", "typing_extensions.override",
+})
+
+
+def _transforming_decorator(function: _Function) -> str | None:
+    """The first decorator of ``function`` not known to pass its arguments through
+    unchanged (a wrapper of the tree may inspect or replace them), as written; else None."""
+    for decorator in function.decorator_list:
+        called = decorator.func if isinstance(decorator, ast.Call) else decorator
+        if _code(called) not in _PASS_THROUGH_DECORATORS:
+            return _code(decorator)
+    return None
+
+
+def _binds_locally(scope: ast.AST, name: str) -> bool:
+    """Whether function or lambda ``scope`` binds ``name`` other than with a nested ``def``
+    (a parameter, an assignment, a loop or ``with`` target, an import...): a call of
+    ``name`` there does not reach the module's function of that name."""
+    arguments = scope.args  # type: ignore[attr-defined]
+    params = [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs,
+              *(a for a in (arguments.vararg, arguments.kwarg) if a is not None)]
+    if any(a.arg == name for a in params):
+        return True
+    body = [scope.body] if isinstance(scope, ast.Lambda) else scope.body  # type: ignore[attr-defined]
+    pending: list[ast.AST] = list(body)
+    while pending:
+        node = pending.pop()
+        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)) \
+                and node.id == name:
+            return True
+        if isinstance(node, (ast.Import, ast.ImportFrom)) and any(
+                (a.asname or a.name.split(".")[0]) == name for a in node.names):
+            return True
+        if isinstance(node, (ast.Global, ast.Nonlocal)) and name in node.names:
+            return True
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            pending.extend(getattr(node, "decorator_list", []))
+            continue
+        pending.extend(ast.iter_child_nodes(node))
+    return False
+
+
+def _binds_member(node: ast.AST, name: str, f: _File) -> bool:
+    """Whether ``node`` binds member ``name`` of some object other than with ``def``: an
+    assignment to ``name`` directly in a class body, to ``obj.name``, or ``setattr(obj,
+    "name", ...)``."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "setattr":
+        return len(node.args) >= 2 and isinstance(node.args[1], ast.Constant) \
+            and node.args[1].value == name
+    if isinstance(node, ast.Assign):
+        targets = node.targets
+    elif isinstance(node, (ast.AnnAssign, ast.AugAssign)):
+        targets = [node.target]
+    else:
+        return False
+    in_class = isinstance(f.up(node), ast.ClassDef)
+    for target in targets:
+        for part in ast.walk(target):
+            if isinstance(part, ast.Attribute) and part.attr == name:
+                return True
+            if in_class and isinstance(part, ast.Name) and part.id == name:
+                return True
+    return False
+
+
 class _Prover:
     """Follows values through the files of one tree, parsing each file once, on demand."""
 
@@ -191,6 +268,7 @@ class _Prover:
         self._assumed = 0
         self._depth = 0
         self._methods: dict[str, list[tuple[_File, _Function]]] = {}
+        self._method_stores: dict[str, str | None] = {}
 
     # -- files and names --------------------------------------------------------------
     def file(self, path: Path) -> _File | None:
@@ -243,6 +321,8 @@ class _Prover:
         module, _, name = qualname.rpartition(".")
         holder = self.module_file(module)
         if holder is None:
+            return None
+        if name in holder.rebound:
             return None
         found = holder.functions.get(name) or holder.classes.get(name)
         return (holder, found) if found is not None else None
@@ -462,6 +542,10 @@ class _Prover:
         if isinstance(callees, str):
             return callees
         for g, function, shift in callees:
+            decorator = _transforming_decorator(function)
+            if decorator is not None:
+                return (f"passed to `{function.name}` at {where}, decorated with "
+                        f"`@{decorator}`, which may not hand it on unchanged")
             parameter = self.parameter(function, shift, index, keyword)
             if parameter.startswith("!"):
                 return f"{function.name}() at {g.where(function)}: {parameter[1:]}"
@@ -502,6 +586,9 @@ class _Prover:
                           and s.name == func.id]
                 if nested:
                     return [(f, nested[-1], 0)]
+                if _binds_locally(scope, func.id):
+                    return (f"passed to `{func.id}` at {where}, a local name of "
+                            f"`{getattr(scope, 'name', 'lambda')}` that may hold any function")
                 scope = f.scope_of(scope)
             found = self.definition(self.resolved(f, func.id))
             if found is not None and isinstance(found[1], (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -519,16 +606,22 @@ class _Prover:
                 missing = self.defined_in_hierarchy(f, owner, func.attr)
                 if missing is not None:
                     return f"passed to `{base}.{func.attr}` at {where}: {missing}"
+                stored = self.method_stored(func.attr)
+                if stored is not None:
+                    return f"passed to `{base}.{func.attr}` at {where}: {stored}"
                 return self.methods(func.attr, bound=True)
             target = self.resolved(f, base)
             module_file = self.module_file(target) if target is not None else None
             if module_file is not None:
                 function = module_file.functions.get(func.attr)
-                if function is not None:
+                if function is not None and func.attr not in module_file.rebound:
                     return [(module_file, function, 0)]
             found = self.definition(target)
             if found is not None and isinstance(found[1], ast.ClassDef):
                 missing = self.defined_in_hierarchy(found[0], found[1], func.attr)
+                stored = self.method_stored(func.attr)
+                if missing is None and stored is not None:
+                    return f"passed to `{base}.{func.attr}` at {where}: {stored}"
                 if missing is None:
                     return self.methods(func.attr, bound=False)
         return f"passed to `{_code(func)}` at {where}, which is not a function of the tree"
@@ -551,6 +644,28 @@ class _Prover:
             if self.defined_in_hierarchy(found[0], found[1], name, seen | {qualname}) is None:
                 return None
         return f"`{owner.name}` and its bases do not define `{name}`"
+
+    def method_stored(self, name: str) -> str | None:
+        """Where the tree binds ``name`` other than with ``def`` (``name = f`` in a class
+        body, ``obj.name = f``, ``setattr(obj, "name", f)``): a method call ``x.name(...)``
+        may then run that object instead of any ``def name``; None when nowhere."""
+        if name not in self._method_stores:
+            found = None
+            pattern = re.compile(rf"\b{re.escape(name)}\b")
+            for path, text in self.texts.items():
+                if found is not None:
+                    break
+                if name not in text or not pattern.search(text):
+                    continue
+                g = self.file(path)
+                if g is None:
+                    continue
+                for node in ast.walk(g.tree):
+                    if _binds_member(node, name, g):
+                        found = f"`{name}` is also bound other than by `def` at {g.where(node)}"
+                        break
+            self._method_stores[name] = found
+        return self._method_stores[name]
 
     def methods(self, name: str, bound: bool) -> list[tuple[_File, _Function, int]]:
         """Every method ``name`` of every class of the tree (an override may be the one

@@ -240,6 +240,11 @@ class Plan:
         return plan is not None and plan.shadow
 
 
+def _evaluates_alike_later(expr: cst.BaseExpression) -> bool:
+    """A name or a literal: evaluating it before or after another argument gives the same."""
+    return isinstance(expr, (cst.Name, cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString))
+
+
 class _Refuse(Exception):
     def __init__(self, reason: str, line: int = 0) -> None:
         super().__init__(reason)
@@ -334,12 +339,32 @@ class _SelfUse(cst.CSTVisitor):
     def visit_Call(self, node: cst.Call) -> None:
         if m.matches(node.func, m.Attribute(value=m.Name(self.self_name))):
             self.calls.add(node.func.attr.value)  # type: ignore[attr-defined]
+        self._record_by_name(node)
         if _is_super_call(node):
             name = node.func.attr.value  # type: ignore[attr-defined]
             self.super_calls.append((name, node))
             self._super_ok.add(id(node.func.value))  # type: ignore[attr-defined]
         elif m.matches(node, m.Call(func=m.Name("type"), args=[m.Arg(m.Name(self.self_name))])):
             self.bad.append("reads type(self)")
+
+    def _record_by_name(self, node: cst.Call) -> None:
+        """``getattr``/``hasattr(self, "x")`` read ``x``, ``setattr(self, "x", v)`` writes it;
+        ``vars(self)`` and a computed name read ``__dict__`` (any attribute)."""
+        if not isinstance(node.func, cst.Name) or not node.args \
+                or not m.matches(node.args[0].value, m.Name(self.self_name)):
+            return
+        kind = node.func.value
+        if kind == "vars":
+            self.reads.add("__dict__")
+        if kind not in ("getattr", "hasattr", "setattr") or len(node.args) < 2:
+            return
+        name = node.args[1].value
+        if not isinstance(name, cst.SimpleString):
+            self.reads.add("__dict__")
+        elif kind == "setattr":
+            self.writes.add(str(name.evaluated_value))
+        else:
+            self.reads.add(str(name.evaluated_value))
 
     def leave_Call(self, original_node: cst.Call) -> None:
         if m.matches(original_node.func, m.Name("super")) and id(original_node) not in self._super_ok:
@@ -812,6 +837,15 @@ class Planner:
         for arg in init.super_args:  # positional arguments come first (Python's syntax)
             if arg.star == "**":
                 arg_names.append(None)
+            elif None in arg_names and not _evaluates_alike_later(arg.value):
+                # Python spreads ``**kwargs`` before it evaluates a keyword written after
+                # it; the wraps spread it last, after every named argument.
+                keyword = arg.keyword.value if arg.keyword is not None else "?"
+                raise _Refuse(
+                    f"{relay.name}.__init__ passes {keyword!r} after **kwargs to "
+                    "super().__init__(), computed after the spread; the wraps would compute "
+                    "it first"
+                )
             elif arg.keyword is not None:
                 arg_names.append(arg.keyword.value)
             elif len(arg_names) < len(positional):
@@ -861,6 +895,8 @@ class Planner:
             members |= set(plans[q].properties.values())
             if q != qualname and plans[q].init is not None:
                 members |= plans[q].init.writes  # type: ignore[union-attr]
+        if "__dict__" in use.reads:
+            members.add("__dict__")  # every attribute: what another __init__ set included
         read = sorted((use.reads - pre_use.writes) & members)
         if read:
             raise _Refuse(
@@ -945,8 +981,14 @@ class Planner:
         steps = [*composed.prelude, *(s for _, stmts in composed.post for s in stmts)]
         rebound = sorted(names_bound(steps) & factory_params & passed_on)
         if rebound:
-            raise _Refuse(f"__new__ rebinds its parameter {rebound[0]!r}, which __init__ "
-                          "received unchanged; the factory passes one name to both")
+            binder = next((link for link in links
+                           if rebound[0] in names_bound([*link.prelude, *link.post])), links[0])
+            if binder is links[0]:
+                raise _Refuse(f"__new__ rebinds its parameter {rebound[0]!r}, which __init__ "
+                              "received unchanged; the factory passes one name to both")
+            raise _Refuse(f"{binder.owner}.__new__ assigns {rebound[0]!r}, also a parameter of "
+                          f"{links[0].owner}.__new__ that __init__ received unchanged; the "
+                          "factory passes one name to both")
         return NewFacts(params=composed.params, call_args=composed.call_args,
                         docstring=composed.docstring, prelude=composed.prelude,
                         post=composed.post)
