@@ -9,6 +9,7 @@ relative imports are resolved against the module's own dotted name.
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterable
 from pathlib import Path
 
 import libcst as cst
@@ -30,6 +31,36 @@ def dotted(node: cst.BaseExpression) -> str | None:
         head = dotted(node.value)
         return None if head is None else f"{head}.{node.attr.value}"
     return None
+
+
+def variables_used(nodes: Iterable[cst.CSTNode]) -> set[str]:
+    """Every name ``nodes`` use as a variable (not an attribute name after a dot, not an
+    argument keyword)."""
+    names = _Variables()
+    for node in nodes:
+        node.visit(names)
+    return names.names
+
+
+class _Variables(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.names: set[str] = set()
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self.names.add(node.value)
+
+    def visit_Attribute(self, node: cst.Attribute) -> bool:
+        node.value.visit(self)
+        return False
+
+    def visit_Arg(self, node: cst.Arg) -> bool:
+        node.value.visit(self)
+        return False
+
+
+def is_name_or_literal(expr: cst.BaseExpression) -> bool:
+    """A name or a literal: evaluating it again, or later, gives the same object."""
+    return isinstance(expr, (cst.Name, cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString))
 
 
 def _relative_base(module: str, is_package: bool, level: int) -> str:

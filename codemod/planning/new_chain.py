@@ -31,6 +31,8 @@ from dataclasses import dataclass, replace
 import libcst as cst
 import libcst.matchers as m
 
+from codemod.analysis.names import variables_used
+
 
 class NewRefusal(Exception):
     """A ``__new__`` (chain) the factory cannot repeat; ``reason`` says why."""
@@ -82,24 +84,6 @@ _LITERAL = (m.SimpleString() | m.Integer() | m.Float() | m.Name("None") | m.Name
             | m.Name("False") | m.UnaryOperation(expression=m.Integer() | m.Float()))
 
 
-class _Names(cst.CSTVisitor):
-    """Variables mentioned (not attribute names after a dot, not argument keywords)."""
-
-    def __init__(self) -> None:
-        self.names: set[str] = set()
-
-    def visit_Name(self, node: cst.Name) -> None:
-        self.names.add(node.value)
-
-    def visit_Attribute(self, node: cst.Attribute) -> bool:
-        node.value.visit(self)
-        return False
-
-    def visit_Arg(self, node: cst.Arg) -> bool:
-        node.value.visit(self)
-        return False
-
-
 class _Substitute(cst.CSTTransformer):
     """Replace variables by simple values (a name or a literal), not attributes or keywords."""
 
@@ -134,14 +118,6 @@ def _substituted(link: NewLink, values: dict[str, cst.BaseExpression]) -> NewLin
         post=tuple(s.visit(sub) for s in link.post),  # type: ignore[misc]
         call=link.call.with_changes(args=[a.visit(sub) for a in link.call.args]),
     )
-
-
-def names_used(nodes: tuple[cst.CSTNode, ...] | list[cst.CSTNode]) -> set[str]:
-    """Every variable mentioned in ``nodes``."""
-    names = _Names()
-    for node in nodes:
-        node.visit(names)
-    return names.names
 
 
 class _Bound(cst.CSTVisitor):
@@ -279,7 +255,7 @@ def _check_instance_use(owner: str, instance: str, prelude: list[cst.BaseStateme
     """The new tensor may be used only as ``self.attr`` after its creation: anything else
     (passing it on, ``type(self)``, rebinding the name) could see that it is no longer an
     instance of the class."""
-    if instance in names_used(prelude):
+    if instance in variables_used(prelude):
         raise NewRefusal(f"{owner}.__new__ uses {instance!r} before creating it")
     if instance in names_bound(post):
         raise NewRefusal(f"{owner}.__new__ rebinds {instance!r} after creating the tensor")
@@ -326,7 +302,7 @@ def compose(links: list[NewLink], home_module: str, class_names: set[str]) -> Co
         prelude += before
         if link.instance is not None:
             later = [s for step, stmts in steps[index + 1:] for s in [*stmts, *step.post]]
-            clash = names_used(list(link.post)) & names_bound(later) - {link.instance}
+            clash = variables_used(list(link.post)) & names_bound(later) - {link.instance}
             if clash:
                 raise NewRefusal(f"{link.owner}.__new__ uses {sorted(clash)[0]!r} after "
                                  "creating the tensor, which a later __new__ of the MRO rebinds")
@@ -340,7 +316,7 @@ def _check_moved_code(link: NewLink, stmts: list[cst.BaseStatement], home_module
                       class_names: set[str]) -> None:
     """Code moved into the factory keeps its meaning: no class of the family in it, and
     (moved from another module) no name that module's globals gave it."""
-    used = names_used([*stmts, *(a.value for a in link.passed)])  # type: ignore[list-item]
+    used = variables_used([*stmts, *(a.value for a in link.passed)])  # type: ignore[list-item]
     mentioned = used & class_names
     if mentioned:
         raise NewRefusal(f"{link.owner}.__new__ mentions {sorted(mentioned)[0]}, which the "
@@ -368,7 +344,7 @@ def bind(caller: NewLink, callee: NewLink) -> tuple[list[cst.BaseStatement],
     positional = [p.name.value for p in params.params]
     keyword_ok = set(positional) | {p.name.value for p in params.kwonly_params}
     star_kwarg = params.star_kwarg.name.value if isinstance(params.star_kwarg, cst.Param) else None
-    body_names = names_used([*callee.prelude, *callee.post, *(a.value for a in callee.passed)])  # type: ignore[list-item]
+    body_names = variables_used([*callee.prelude, *callee.post, *(a.value for a in callee.passed)])  # type: ignore[list-item]
     where = f"{caller.owner}.__new__ passes"
     assigned: list[tuple[str, cst.BaseExpression]] = []
     filled: set[str] = set()
@@ -417,16 +393,16 @@ def bind(caller: NewLink, callee: NewLink) -> tuple[list[cst.BaseStatement],
     for name, value in assigned:
         if m.matches(value, m.Name(name)):
             continue
-        if names_used([value]) & done:
+        if variables_used([value]) & done:
             raise NewRefusal(f"{where} values that read {callee.owner}.__new__'s parameter "
                              "names; plain assignments would change them")
-        if m.matches(value, m.Name() | _LITERAL) and not ({name} | names_used([value])) & rebound:
+        if m.matches(value, m.Name() | _LITERAL) and not ({name} | variables_used([value])) & rebound:
             values[name] = value
             continue
         done.add(name)
         out.append(cst.SimpleStatementLine(body=[cst.Assign(
             targets=[cst.AssignTarget(cst.Name(name))], value=value)]))
-    if names_used(list(values.values())) & done:
+    if variables_used(list(values.values())) & done:
         raise NewRefusal(f"{where} values that read {callee.owner}.__new__'s parameter "
                          "names; plain assignments would change them")
     return out, values

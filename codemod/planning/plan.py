@@ -38,6 +38,7 @@ import libcst.matchers as m
 from codemod.analysis.class_values import ClassValues
 from codemod.analysis.classes import ClassFacts
 from codemod.analysis.index import ClassIndex
+from codemod.analysis.names import is_name_or_literal
 from codemod.planning import naming
 from codemod.planning.new_chain import NewRefusal, compose, names_bound, read_link
 from codemod.types import TENSOR_DATA_DESCRIPTORS, UNINITIALIZED_QUALNAMES, Refusal
@@ -238,11 +239,6 @@ class Plan:
         """Whether ``qualname`` names a class kept as a class that also has a wrap."""
         plan = self.classes.get(qualname) if qualname else None
         return plan is not None and plan.shadow
-
-
-def _evaluates_alike_later(expr: cst.BaseExpression) -> bool:
-    """A name or a literal: evaluating it before or after another argument gives the same."""
-    return isinstance(expr, (cst.Name, cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString))
 
 
 class _Refuse(Exception):
@@ -837,7 +833,7 @@ class Planner:
         for arg in init.super_args:  # positional arguments come first (Python's syntax)
             if arg.star == "**":
                 arg_names.append(None)
-            elif None in arg_names and not _evaluates_alike_later(arg.value):
+            elif None in arg_names and not is_name_or_literal(arg.value):
                 # Python spreads ``**kwargs`` before it evaluates a keyword written after
                 # it; the wraps spread it last, after every named argument.
                 keyword = arg.keyword.value if arg.keyword is not None else "?"

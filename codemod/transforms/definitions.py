@@ -34,7 +34,7 @@ from libcst.codemod import CodemodContext
 from libcst.codemod.visitors import AddImportsVisitor
 
 from codemod.analysis.classes import FileFacts
-from codemod.analysis.names import dotted
+from codemod.analysis.names import dotted, is_name_or_literal, variables_used
 from codemod.planning.plan import FEATURES_NAME, ClassPlan, Plan
 from codemod.transforms.refs import FileRefs, StoreTargets
 
@@ -240,33 +240,8 @@ def _split_at_super(body: list[cst.BaseStatement]) -> tuple[
     return [], None, body
 
 
-def _free_names(nodes: list[cst.BaseStatement]) -> set[str]:
-    """Names used as variables (not attribute or keyword names) in ``nodes``."""
-    found: set[str] = set()
-
-    class Names(cst.CSTVisitor):
-        def visit_Name(self, node: cst.Name) -> None:
-            found.add(node.value)
-
-        def visit_Attribute(self, node: cst.Attribute) -> bool:
-            node.value.visit(self)
-            return False
-
-        def visit_Arg(self, node: cst.Arg) -> bool:
-            node.value.visit(self)
-            return False
-
-    cst.Module(body=nodes).visit(Names())
-    return found
-
-
 def _without_pass(stmts: list[cst.BaseStatement]) -> list[cst.BaseStatement]:
     return [s for s in stmts if not m.matches(s, m.SimpleStatementLine(body=[m.Pass()]))]
-
-
-def _is_plain(expr: cst.BaseExpression) -> bool:
-    """A name or a literal: evaluating it again, or later, gives the same object."""
-    return isinstance(expr, (cst.Name, cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString))
 
 
 def _call_line(func: str, first: str, args: list[str]) -> cst.BaseStatement:
@@ -624,16 +599,16 @@ class DefinitionsTransformer(cst.CSTTransformer):
         for _, arg_name in passed:
             if arg_name is not None:
                 takers[arg_name] = [i for i, w in enumerate(run) if _receives(w, arg_name)] or [len(run) - 1]
-        hoist = any(not _is_plain(arg.value) and takers[n] != [0] for arg, n in passed if n is not None)
+        hoist = any(not is_name_or_literal(arg.value) and takers[n] != [0] for arg, n in passed if n is not None)
         out: list[cst.BaseStatement] = []
         values: dict[str, str] = {}
-        taken = _free_names([*own, *(cst.parse_statement(f) for f in funcs)]) | \
+        taken = variables_used([*own, *(cst.parse_statement(f) for f in funcs)]) | \
             set(plan.init.param_names) | {name, "kwargs"}
         for arg, arg_name in passed:
             if arg_name is None:
                 continue
             code = cst.Module(body=[]).code_for_node(arg.value)
-            if hoist and not _is_plain(arg.value):
+            if hoist and not is_name_or_literal(arg.value):
                 local = arg_name
                 while local in taken:
                     local += "_"
