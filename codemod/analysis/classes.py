@@ -206,13 +206,28 @@ def _decorator_name(dec: cst.Decorator) -> str:
     return dotted(expr) or "<expr>"
 
 
-def _is_docstring(stmt: cst.BaseStatement) -> bool:
+def is_docstring(stmt: cst.BaseStatement) -> bool:
+    """A statement that is only a string literal (a docstring when it comes first)."""
     return (
         isinstance(stmt, cst.SimpleStatementLine)
         and len(stmt.body) == 1
         and isinstance(stmt.body[0], cst.Expr)
         and isinstance(stmt.body[0].value, (cst.SimpleString, cst.ConcatenatedString))
     )
+
+
+def docstring_and_body(fn: cst.FunctionDef) -> tuple[
+    cst.SimpleStatementLine | None, tuple[cst.BaseStatement, ...]
+]:
+    """``fn``'s docstring (None without one) and its other statements; a one-line body
+    (``def f(): return x``) is one statement line."""
+    if isinstance(fn.body, cst.IndentedBlock):
+        body: tuple[cst.BaseStatement, ...] = tuple(fn.body.body)
+    else:
+        body = (cst.SimpleStatementLine(body=list(fn.body.body)),)
+    if body and is_docstring(body[0]):
+        return body[0], body[1:]  # type: ignore[return-value]
+    return None, body
 
 
 def _class_facts(node: cst.ClassDef, ff: FileFacts) -> ClassFacts:
@@ -236,7 +251,7 @@ def _class_facts(node: cst.ClassDef, ff: FileFacts) -> ClassFacts:
     )
     body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
     for index, stmt in enumerate(body):
-        if index == 0 and _is_docstring(stmt):
+        if index == 0 and is_docstring(stmt):
             facts.docstring = stmt  # type: ignore[assignment]
             continue
         line = stmt  # resolved to a line number only if the class is refused

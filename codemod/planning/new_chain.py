@@ -31,6 +31,7 @@ from dataclasses import dataclass, replace
 import libcst as cst
 import libcst.matchers as m
 
+from codemod.analysis.classes import docstring_and_body
 from codemod.analysis.names import variables_used
 
 
@@ -183,17 +184,6 @@ def names_bound(stmts: tuple[cst.BaseStatement, ...] | list[cst.BaseStatement]) 
     return bound.names
 
 
-def _body(fn: cst.FunctionDef) -> list[cst.BaseStatement]:
-    if isinstance(fn.body, cst.IndentedBlock):
-        return list(fn.body.body)
-    return [cst.SimpleStatementLine(body=list(fn.body.body))]
-
-
-def _is_docstring(stmt: cst.BaseStatement) -> bool:
-    return m.matches(stmt, m.SimpleStatementLine(
-        body=[m.Expr(value=m.SimpleString() | m.ConcatenatedString())]))
-
-
 def _creation(node: cst.BaseExpression | None, cls_name: str) -> bool:
     """``super().__new__(cls, ...)`` or ``<torch>.Tensor._make_subclass(cls, ...)``."""
     return m.matches(node, m.Call(
@@ -210,8 +200,8 @@ def read_link(fn: cst.FunctionDef, owner: str, module: str) -> NewLink:
     if isinstance(params.star_arg, cst.Param):
         raise NewRefusal(f"{owner}.__new__ takes *args")
     cls_name = params.params[0].name.value
-    body = _body(fn)
-    docstring = body.pop(0) if body and _is_docstring(body[0]) else None
+    docstring, statements = docstring_and_body(fn)
+    body = list(statements)
     shape = (f"{owner}.__new__ does more than build the data and then `return "
              "super().__new__(cls, ...)` (or create the tensor, set attributes on it and "
              "return it)")

@@ -36,7 +36,7 @@ import libcst as cst
 import libcst.matchers as m
 
 from codemod.analysis.class_values import ClassValues
-from codemod.analysis.classes import ClassFacts
+from codemod.analysis.classes import ClassFacts, docstring_and_body
 from codemod.analysis.index import ClassIndex
 from codemod.analysis.names import is_name_or_literal
 from codemod.planning import naming
@@ -246,23 +246,6 @@ class _Refuse(Exception):
         super().__init__(reason)
         self.reason = reason
         self.line = line
-
-
-def _strip_docstring(body: tuple[cst.BaseStatement, ...]) -> tuple[
-    cst.SimpleStatementLine | None, tuple[cst.BaseStatement, ...]
-]:
-    if body and m.matches(
-        body[0],
-        m.SimpleStatementLine(body=[m.Expr(value=m.SimpleString() | m.ConcatenatedString())]),
-    ):
-        return body[0], body[1:]  # type: ignore[return-value]
-    return None, body
-
-
-def _body(fn: cst.FunctionDef) -> tuple[cst.BaseStatement, ...]:
-    if isinstance(fn.body, cst.IndentedBlock):
-        return tuple(fn.body.body)
-    return tuple(cst.SimpleStatementLine(body=list(fn.body.body)) for _ in [0])
 
 
 def _is_super_call(node: cst.CSTNode, method: str | None = None) -> bool:
@@ -526,7 +509,7 @@ class Planner:
         if getter is None:
             raise _Refuse(f"property {prop.name!r} has no getter")
         self_name = _first_param(getter)
-        _, body = _strip_docstring(_body(getter))
+        _, body = docstring_and_body(getter)
         nullable = False
         field_read = m.Attribute(value=m.Name(self_name))
         if len(body) == 2 and m.matches(body[0], m.If(
@@ -555,7 +538,7 @@ class Planner:
             s_self = _first_param(prop.setter)
             params = [*prop.setter.params.posonly_params, *prop.setter.params.params]
             value = params[1].name.value if len(params) == 2 else None
-            _, sbody = _strip_docstring(_body(prop.setter))
+            _, sbody = docstring_and_body(prop.setter)
             if value is None or len(sbody) != 1 or not m.matches(sbody[0], m.SimpleStatementLine(
                 body=[m.Assign(targets=[m.AssignTarget(m.Attribute(
                     value=m.Name(s_self), attr=m.Name(fld)))], value=m.Name(value))]
@@ -565,7 +548,7 @@ class Planner:
                 )
         if prop.deleter is not None:
             d_self = _first_param(prop.deleter)
-            _, dbody = _strip_docstring(_body(prop.deleter))
+            _, dbody = docstring_and_body(prop.deleter)
             target = m.Attribute(value=m.Name(d_self), attr=m.Name(fld))
             clears = len(dbody) == 1 and (
                 m.matches(dbody[0], m.SimpleStatementLine(body=[m.Del(target=target)]))
@@ -589,7 +572,7 @@ class Planner:
             p.name.value for p in params.kwonly_params
         )
         star_kwarg = params.star_kwarg.name.value if params.star_kwarg else None
-        docstring, body = _strip_docstring(_body(fn))
+        docstring, body = docstring_and_body(fn)
         super_index = None
         for i, stmt in enumerate(body):
             if m.matches(stmt, m.SimpleStatementLine(body=[m.Expr(value=m.Call())])) and \
@@ -1221,7 +1204,7 @@ def _forwards_torch_function(fn: cst.FunctionDef) -> bool:
     params = [p.name.value for p in [*fn.params.posonly_params, *fn.params.params]]
     if len(params) != 5:
         return False
-    _, body = _strip_docstring(_body(fn))
+    _, body = docstring_and_body(fn)
     kwargs = params[4]
     if body and m.matches(body[0], m.If(
         test=m.Comparison(left=m.Name(kwargs), comparisons=[
