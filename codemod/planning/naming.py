@@ -29,10 +29,20 @@ def wrap_name(class_name: str) -> str:
 def method_function_name(class_name: str, method: str) -> str:
     """Name of the module-level function implementing ``class_name.method``.
 
+    House rule: ``<method>_of_<class in snake case>``, so a reader sees at a glance which
+    method a function implements and for which former class:
+    ``_ColumnvLLMParameter.load_qkv_weight`` -> ``load_qkv_weight_of_column_vllm_parameter``.
+    The function is public when the method is: a subclass in another module calls it
+    where it called ``super().load_qkv_weight(...)``, as it could call the public method
+    before. A private method (``_assert_and_load``) gets a private function
+    (``_assert_and_load_of_base_vllm_parameter``); one leading underscore only, so the
+    name is never mangled where a kept class's method calls it.
+
     It never equals ``method`` itself: torch.compile refuses a per-instance callable whose
-    ``__name__`` equals the attribute it is stored under (DESIGN.md section 2).
+    ``__name__`` equals the attribute it is stored under.
     """
-    return f"_{snake_case(class_name)}_{method}"
+    private = "_" if method.startswith("_") else ""
+    return f"{private}{method.lstrip('_')}_of_{snake_case(class_name)}"
 
 
 def constant_name(class_name: str, attr: str) -> str:

@@ -240,8 +240,46 @@ def _split_at_super(body: list[cst.BaseStatement]) -> tuple[
     return [], None, body
 
 
+def _wrap_docstring(plan: ClassPlan) -> list[cst.BaseStatement]:
+    """The wrap's docstring: the one of the ``__init__`` it was made from, if any.
+
+    A converted class's wrap without one gets none: its name and its body say what it
+    does, and the class docstring is on the factory. A kept class's wrap sits next to the
+    class it serves, so it says which parameters it is for.
+    """
+    if plan.init is not None and plan.init.docstring is not None:
+        return [plan.init.docstring]
+    if not plan.shadow:
+        return []
+    return [cst.parse_statement(
+        f'"""``{plan.name}``\'s feature, attributes and methods, for its converted subclasses."""'
+    )]
+
+
 def _without_pass(stmts: list[cst.BaseStatement]) -> list[cst.BaseStatement]:
     return [s for s in stmts if not m.matches(s, m.SimpleStatementLine(body=[m.Pass()]))]
+
+
+def _kwargs_check_call(check: str, kind: str, star_kwarg: str, accepted: list[str]) -> str:
+    """``check("Kind", kwargs, ("a", "b"))`` laid out as one call: on one line (inside a
+    function body, 88 columns) when it fits, else its arguments on one indented line,
+    else the keyword names filled onto as few lines as fit after the call's first line."""
+    quoted = [f'"{n}"' for n in accepted]
+    names = ", ".join(quoted) + ("," if len(quoted) == 1 else "")
+    head = f'"{kind}", {star_kwarg}'
+    one_line = f"{check}({head}, ({names}))"
+    if len(one_line) + 4 <= 88:
+        return one_line
+    if len(head) + len(names) + 12 <= 88:
+        return f"{check}(\n    {head}, ({names})\n)"
+    lines: list[str] = []
+    for name in quoted:
+        if lines and len(lines[-1]) + len(name) + 2 + 8 <= 88:
+            lines[-1] += f" {name},"
+        else:
+            lines.append(f"{name},")
+    inner = "".join(f"    {line}\n" for line in lines)
+    return f"{check}({head}, (\n{inner}))"
 
 
 def _call_line(func: str, first: str, args: list[str]) -> cst.BaseStatement:
@@ -573,13 +611,8 @@ class DefinitionsTransformer(cst.CSTTransformer):
         if plan.accepted_keywords is None:
             return []
         accepted = [n for n in plan.accepted_keywords if n not in named]
-        names = ", ".join(f'"{n}"' for n in accepted) + ("," if len(accepted) == 1 else "")
         check = self.refs.helper("check_param_kwargs", plan.facts.qualname).value
-        line = f'{check}("{plan.name}", {star_kwarg}, ({names}))'
-        if len(line) + 4 > 88:
-            inner = "".join(f'        "{n}",\n' for n in accepted)
-            line = f'{check}(\n    "{plan.name}",\n    {star_kwarg},\n    (\n{inner}    ),\n)'
-        return [cst.parse_statement(line)]
+        return [cst.parse_statement(_kwargs_check_call(check, plan.name, star_kwarg, accepted))]
 
     def _relay_calls(self, plan: ClassPlan, call: cst.Call, name: str,
                      own: list[cst.BaseStatement]) -> list[cst.BaseStatement]:
@@ -683,14 +716,7 @@ class DefinitionsTransformer(cst.CSTTransformer):
             lines.append(cst.parse_statement(f"{name}.{attr} = {func}"))
         # A body that was only ``pass`` needs no statement once the wrap has others.
         lines.extend(_without_pass([*pre, *post]))
-        if init is not None and init.docstring is not None:
-            doc = init.docstring
-        else:
-            former = "the class" if plan.shadow else "the former"
-            doc = cst.parse_statement(
-                f'"""Give ``{name}`` the feature, attributes and methods of {former} '
-                f'``{plan.name}``."""'
-            )
+        docstring = _wrap_docstring(plan)
         if init is not None:
             params = init.params
             first = params.params[0].with_changes(name=cst.Name(name), annotation=None,
@@ -704,6 +730,7 @@ class DefinitionsTransformer(cst.CSTTransformer):
                 params = params.with_changes(star_kwarg=cst.Param(cst.Name(kw)))
         else:
             params = cst.parse_statement(f"def f({name}, **kwargs): pass").params  # type: ignore[attr-defined]
+        docstring = [self._dedent(d) for d in docstring]
         laid_out = _laid_out(params, plan.wrap_name, None)
         laid_out.setdefault("whitespace_before_params", (
             self._member(node, "__init__").whitespace_before_params
@@ -711,7 +738,7 @@ class DefinitionsTransformer(cst.CSTTransformer):
         ))
         fn = cst.FunctionDef(
             name=cst.Name(plan.wrap_name),
-            body=cst.IndentedBlock(body=[self._dedent(doc), *lines]),
+            body=cst.IndentedBlock(body=[*docstring, *lines]),
             **laid_out,  # type: ignore[arg-type]
         )
         return _two_blank_lines(fn)  # type: ignore[return-value]
