@@ -349,5 +349,5 @@ def test_wrap_and_method_signatures_are_laid_out_as_written_by_hand(tmp_path, ca
     text = (pkg / "params.py").read_text()
     assert ("\ndef wrap_packed(\n    param,\n    packed_factor: int,\n    packed_dim: int,\n"
             "    marlin_tile_size: Optional[int] = None,\n    **kwargs,\n):\n") in text
-    assert ("\ndef _packed_shard(self, loaded_weight: torch.Tensor, shard_id: int) -> "
+    assert ("\ndef shard_of_packed(self, loaded_weight: torch.Tensor, shard_id: int) -> "
             "torch.Tensor:\n") in text

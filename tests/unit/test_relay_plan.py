@@ -211,7 +211,6 @@ class Holder(Base):
     wrap = text[text.index("def wrap_holder("):]
     wrap = wrap[:wrap.index("\n\n\n")]
     assert wrap.splitlines()[1:] == [
-        '    """Give ``param`` the feature, attributes and methods of the former ``Holder``."""',
         "    param.pieces: dict[str, object] = {}",
         "    wrap_base(param, data=param.data, loader=loader)",
         "    add_param_feature(param, Features.Holder)",
