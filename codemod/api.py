@@ -23,6 +23,7 @@ from libcst.codemod import CodemodContext
 from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
 
 from codemod import parallel
+from codemod.analysis import python_trees
 from codemod.analysis.classes import FileFacts, analyse_file
 from codemod.analysis.compiles import RUNNING_PYTHON, cpython_rejects, needs_newer_python
 from codemod.analysis.index import ClassIndex
@@ -539,7 +540,7 @@ def _analyse_file(path: Path, text: str) -> tuple[FileFacts | None, str | None]:
     a late ``__future__`` import), on which LibCST can take minutes or overflow its stack
     and a conversion would only fail at the final compile check.
     """
-    error = cpython_rejects(path, text)
+    error = _cpython_rejects(path, text)
     newer = needs_newer_python(text) if error is not None else None
     if error is not None and newer is None:
         return None, error
@@ -552,6 +553,17 @@ def _analyse_file(path: Path, text: str) -> tuple[FileFacts | None, str | None]:
         return None, f"{path}:{exc.raw_line}:{exc.raw_column}: syntax error: {exc.message}"
     except (RecursionError, ValueError) as exc:
         return None, f"{path}: {exc}"
+
+
+def _cpython_rejects(path: Path, text: str) -> str | None:
+    """``cpython_rejects(path, text)``, compiling the tree the run's other readers share
+    (``python_trees``) instead of parsing the text again; the text itself only when it
+    does not parse or its tree does not compile, so that the message is CPython's own."""
+    try:
+        tree = python_trees.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return cpython_rejects(path, text)
+    return None if cpython_rejects(path, tree) is None else cpython_rejects(path, text)
 
 
 def _request_import_removals(ff: FileFacts, heads: set[str], context: CodemodContext) -> set[str]:
@@ -686,7 +698,7 @@ def _import_targets(path: Path, text: str) -> list[tuple[str, str]] | None:
         if len(spans) == len(_IMPORT_KEYWORD.findall(text)):
             trees = [ast.parse(span.strip()) for span in spans]
         else:
-            trees = [ast.parse(text)]
+            trees = [python_trees.parse(text)]
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
     module_name = module_name_for(path)
@@ -785,8 +797,11 @@ def run(paths: list[Path], options: Options, progress: Progress | None = None) -
     processes; the result is the same as with one.
     """
     scope = scope_of(paths, options.src)
-    with _fewer_collections(), roots.using(scope.roots):
-        return _run(paths, options, progress, scope)
+    try:
+        with _fewer_collections(), roots.using(scope.roots):
+            return _run(paths, options, progress, scope)
+    finally:
+        python_trees.clear()
 
 
 def read_tree(paths: list[Path], options: Options, scope: Scope | None = None) -> RunResult:
@@ -795,6 +810,7 @@ def read_tree(paths: list[Path], options: Options, scope: Scope | None = None) -
     each symlinked directory that leaves the tree with Python files in it); nothing
     parsed yet. Module names follow the import roots in effect (``roots.using``)."""
     scope = scope or scope_of(paths, options.src)
+    python_trees.clear()  # trees of an earlier run's texts
     result = RunResult(scope=scope)
     links_out: list[str] = []
     found = iter_python_files(list(scope.walk), options.excludes, options.extend_excludes,
