@@ -43,6 +43,7 @@ from codemod.transforms.definitions import DefinitionsTransformer
 from codemod.transforms.dict_copies import DictCopyTransformer
 from codemod.transforms.dict_copies import added_names as dict_added_names
 from codemod.transforms.dict_copies import may_rewrite as may_rewrite_attr_dict
+from codemod.transforms.field_screen import fields_untouched
 from codemod.transforms.import_format import format_imports, group_added_imports
 from codemod.transforms.leftover_screen import screen_file
 from codemod.transforms.refs import FileRefs
@@ -1027,14 +1028,16 @@ def _convert_one(state: tuple[dict[Path, FileFacts], Plan, dict[Path, SourceFile
 
 def _only_use_sites(path: Path, text: str, plan: Plan) -> bool:
     """Whether only ``UseSiteTransformer``'s class-name rewrites could change ``path``:
-    it defines no Parameter class, names no backing field, and copies no attribute dict
+    it defines no Parameter class, names no backing field where a rewrite may act on it
+    (``field_screen``), and copies no attribute dict
     (the transformers and the field rewrites of ``_convert`` act on nothing else), and
     holds no carriage return alone (LibCST does not give such a text back as it was)."""
     if text.count("\r") != text.count("\r\n"):
         return False
     if any(p.facts.path == path for p in plan.classes.values()):
         return False
-    if plan.fields and prefilter(text, frozenset(plan.fields)):
+    if plan.fields and prefilter(text, frozenset(plan.fields)) and \
+            not fields_untouched(text, frozenset(plan.fields)):
         return False
     return not (plan.runtime_modules and _DICT_COPY.search(text))
 
