@@ -189,9 +189,13 @@ def _convert(ff: FileFacts, plan: Plan, stop_at_leftovers: bool,
 #: ``t.__dict__ = ...``, ``t.__dict__.update(...)``, a ``setattr`` loop over ``.items()``: a
 #: copy ``DictCopyTransformer`` follows with a rebinding; ``.get(``, ``[``, ``in``, ``==``:
 #: a read it may make old-style (a cheap text test first; the transformer decides).
+#: Each alternative starts with its literal and checks the word boundary after it
+#: (``in(?<=(?<!\w)in)`` is ``\bin``): the regex engine then skips from one of four
+#: first characters to the next instead of trying every alternative at every position.
 _DICT_COPY = re.compile(
     r"\.__dict__\s*(?:=|\|=|\.update\s*\(|\.get\s*\(|\[|\.items\s*\(|\.keys\s*\(|\.values\s*\(|!=)"
-    r"|\bin\s+[\w.]+\.__dict__|\bvars\s*\(|\bgetattr\s*\([^()]*[\"']__dict__[\"']"
+    r"|in(?<=(?<!\w)in)\s+[\w.]+\.__dict__|vars(?<=(?<!\w)vars)\s*\("
+    r"|getattr(?<=(?<!\w)getattr)\s*\([^()]*[\"']__dict__[\"']"
 )
 
 
