@@ -908,13 +908,17 @@ def settle_plan(result: RunResult, index: ClassIndex, options: Options,
         # leaves them out; ``apply`` converts them in the round too, since a round
         # rarely changes the plan (the value proofs are made before it): all files are
         # then converted in one parallel map, and again only if the plan changes.
-        candidates = _candidates(plan, result, progress, fields=convert)
+        # Whether a file that only copies an attribute dict can be changed at all
+        # (``may_rewrite_attr_dict``) is asked by the worker that converts it.
+        candidates, dict_only = _candidate_files(plan, result, fields=convert)
         loaded_by = None
         if convert and plan.runtime_modules and any(
                 _DICT_COPY.search(result.sources[p].text) for p in candidates):
             loaded_by = _loaded_by_runtime(plan, result)
         conversions = _convert_all(candidates, plan, result, options.jobs, progress,
-                                   convert=convert, loaded_by=loaded_by)
+                                   convert=convert, loaded_by=loaded_by, dict_only=dict_only)
+        candidates = [p for p in candidates if not conversions[p].not_candidate]
+        conversions = {p: conversions[p] for p in candidates}
         new_forced = dict(forced)
         for path in candidates:
             # The first leftover of a class in path, line and column order names it,
@@ -986,10 +990,14 @@ class _Converted:
     #: The file was parsed here (not in the parent), or could not be: why.
     parsed_here: bool = False
     parse_error: str | None = None
+    #: A file chosen only for copying an attribute dict, which no rewrite can change
+    #: (``may_rewrite_attr_dict``): not a candidate after all.
+    not_candidate: bool = False
 
 
 def _convert_one(state: tuple[dict[Path, FileFacts], Plan, dict[Path, SourceFile],
-                              frozenset[str], frozenset[str], bool, dict[str, frozenset[Path]]],
+                              frozenset[str], frozenset[str], bool, dict[str, frozenset[Path]],
+                              frozenset[Path]],
                  path: Path) -> _Converted:
     """Convert one file (in a worker process or not) and verify a changed text.
 
@@ -1003,8 +1011,10 @@ def _convert_one(state: tuple[dict[Path, FileFacts], Plan, dict[Path, SourceFile
     file exactly; LibCST then runs only to convert, and not at all when the round
     converts nothing (``check``) or already has leftovers.
     """
-    facts, plan, sources, names, class_names, convert, loaded_by = state
+    facts, plan, sources, names, class_names, convert, loaded_by, dict_only = state
     text = sources[path].text
+    if path in dict_only and not may_rewrite_attr_dict(text, dict_added_names(plan)):
+        return _Converted(None, [], not_candidate=True)
     screened, untouched = screen_file(path, text, plan, class_names)
     if screened is not None and (screened or not convert or parallel.stopping()):
         return _Converted(None, screened)  # all that is needed, from CPython's parser
@@ -1048,8 +1058,11 @@ def _only_use_sites(path: Path, text: str, plan: Plan) -> bool:
 
 def _convert_all(paths: list[Path], plan: Plan, result: RunResult, jobs: int,
                  progress: Progress | None, convert: bool = True,
-                 loaded_by: dict[str, frozenset[Path]] | None = None) -> dict[Path, _Converted]:
+                 loaded_by: dict[str, frozenset[Path]] | None = None,
+                 dict_only: frozenset[Path] = frozenset()) -> dict[Path, _Converted]:
     """Convert every candidate file, in parallel when ``jobs`` > 1; keyed by path.
+    ``dict_only``: files chosen only for copying an attribute dict, each screened by
+    ``may_rewrite_attr_dict`` first (``_Converted.not_candidate`` when no rewrite can act).
 
     Files the analysis did not parse are parsed by the worker that converts them
     (counted once in ``result.parsed``, however many rounds convert them)."""
@@ -1061,7 +1074,7 @@ def _convert_all(paths: list[Path], plan: Plan, result: RunResult, jobs: int,
 
     converted = parallel.pmap(
         _convert_one, (result.facts, plan, sources, _rewritable_names(plan), _class_names(plan),
-                       convert, loaded_by or {}), paths, jobs,
+                       convert, loaded_by or {}, dict_only), paths, jobs,
         weight=lambda path: len(sources[path].text), progress=report,
         stop_when=lambda done: bool(done.leftovers),
     )
@@ -1087,26 +1100,40 @@ def _loaded_by_runtime(plan: Plan, result: RunResult) -> dict[str, frozenset[Pat
 
 def _candidates(plan: Plan, result: RunResult, progress: Progress | None = None,
                 fields: bool = True) -> list[Path]:
+    """Files a rewrite can touch (``_candidate_files``, each attribute-dict copy screened)."""
+    chosen, dict_only = _candidate_files(plan, result, fields)
+    keys = dict_added_names(plan)
+    return [path for path in chosen
+            if path not in dict_only or may_rewrite_attr_dict(result.sources[path].text, keys)]
+
+
+def _candidate_files(plan: Plan, result: RunResult,
+                     fields: bool = True) -> tuple[list[Path], frozenset[Path]]:
     """Files a rewrite can touch: they define Parameter classes, or name a converted
     class (or an alias of one) or, with ``fields``, a backing field, in a way that is
     not ``inert``, or (also with ``fields``: never a leftover) copy an attribute dict.
-    Those the analysis did not parse are parsed where they are converted."""
+    Those the analysis did not parse are parsed where they are converted. Returns them
+    in path order, and those chosen only for an attribute-dict copy that
+    ``may_rewrite_attr_dict`` has yet to screen (the caller does)."""
     names = hierarchy_names(plan.index, result.facts.values(), _rewritten_classes(plan))
     backing = frozenset(plan.fields) if fields else frozenset()
     either = names | backing
     defining = {p.facts.path for p in plan.classes.values()}
     failed = {f.path for f in result.failed()}
-    keys = dict_added_names(plan)
-    chosen = [
-        path for path, source in sorted(result.sources.items())
-        if path in defining
-        or (result.mentions.any(path, source.text, either)
-            and not inert(source.text, names, backing))
-        or (fields and plan.runtime_modules and ("__dict__" in source.text or "vars" in source.text)
-            and _DICT_COPY.search(source.text) is not None
-            and may_rewrite_attr_dict(source.text, keys))
-    ]
-    return [p for p in chosen if p not in failed]
+    chosen: list[Path] = []
+    dict_only: set[Path] = set()
+    for path, source in sorted(result.sources.items()):
+        if path in failed:
+            continue
+        if path in defining or (result.mentions.any(path, source.text, either)
+                                and not inert(source.text, names, backing)):
+            chosen.append(path)
+        elif fields and plan.runtime_modules and \
+                ("__dict__" in source.text or "vars" in source.text) and \
+                _DICT_COPY.search(source.text) is not None:
+            chosen.append(path)
+            dict_only.add(path)
+    return chosen, frozenset(dict_only)
 
 
 def _verify(text: str, path: Path) -> str | None:
