@@ -23,6 +23,7 @@ from libcst.codemod import CodemodContext
 from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
 
 from codemod import parallel
+from codemod.analysis import python_trees
 from codemod.analysis.classes import FileFacts, analyse_file
 from codemod.analysis.compiles import RUNNING_PYTHON, cpython_rejects, needs_newer_python
 from codemod.analysis.index import ClassIndex
@@ -42,6 +43,7 @@ from codemod.transforms.definitions import DefinitionsTransformer
 from codemod.transforms.dict_copies import DictCopyTransformer
 from codemod.transforms.dict_copies import added_names as dict_added_names
 from codemod.transforms.dict_copies import may_rewrite as may_rewrite_attr_dict
+from codemod.transforms.field_screen import fields_untouched
 from codemod.transforms.import_format import format_imports, group_added_imports
 from codemod.transforms.leftover_screen import screen_file
 from codemod.transforms.refs import FileRefs
@@ -187,9 +189,13 @@ def _convert(ff: FileFacts, plan: Plan, stop_at_leftovers: bool,
 #: ``t.__dict__ = ...``, ``t.__dict__.update(...)``, a ``setattr`` loop over ``.items()``: a
 #: copy ``DictCopyTransformer`` follows with a rebinding; ``.get(``, ``[``, ``in``, ``==``:
 #: a read it may make old-style (a cheap text test first; the transformer decides).
+#: Each alternative starts with its literal and checks the word boundary after it
+#: (``in(?<=(?<!\w)in)`` is ``\bin``): the regex engine then skips from one of four
+#: first characters to the next instead of trying every alternative at every position.
 _DICT_COPY = re.compile(
     r"\.__dict__\s*(?:=|\|=|\.update\s*\(|\.get\s*\(|\[|\.items\s*\(|\.keys\s*\(|\.values\s*\(|!=)"
-    r"|\bin\s+[\w.]+\.__dict__|\bvars\s*\(|\bgetattr\s*\([^()]*[\"']__dict__[\"']"
+    r"|in(?<=(?<!\w)in)\s+[\w.]+\.__dict__|vars(?<=(?<!\w)vars)\s*\("
+    r"|getattr(?<=(?<!\w)getattr)\s*\([^()]*[\"']__dict__[\"']"
 )
 
 
@@ -539,7 +545,7 @@ def _analyse_file(path: Path, text: str) -> tuple[FileFacts | None, str | None]:
     a late ``__future__`` import), on which LibCST can take minutes or overflow its stack
     and a conversion would only fail at the final compile check.
     """
-    error = cpython_rejects(path, text)
+    error = _cpython_rejects(path, text)
     newer = needs_newer_python(text) if error is not None else None
     if error is not None and newer is None:
         return None, error
@@ -552,6 +558,17 @@ def _analyse_file(path: Path, text: str) -> tuple[FileFacts | None, str | None]:
         return None, f"{path}:{exc.raw_line}:{exc.raw_column}: syntax error: {exc.message}"
     except (RecursionError, ValueError) as exc:
         return None, f"{path}: {exc}"
+
+
+def _cpython_rejects(path: Path, text: str) -> str | None:
+    """``cpython_rejects(path, text)``, compiling the tree the run's other readers share
+    (``python_trees``) instead of parsing the text again; the text itself only when it
+    does not parse or its tree does not compile, so that the message is CPython's own."""
+    try:
+        tree = python_trees.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return cpython_rejects(path, text)
+    return None if cpython_rejects(path, tree) is None else cpython_rejects(path, text)
 
 
 def _request_import_removals(ff: FileFacts, heads: set[str], context: CodemodContext) -> set[str]:
@@ -686,7 +703,7 @@ def _import_targets(path: Path, text: str) -> list[tuple[str, str]] | None:
         if len(spans) == len(_IMPORT_KEYWORD.findall(text)):
             trees = [ast.parse(span.strip()) for span in spans]
         else:
-            trees = [ast.parse(text)]
+            trees = [python_trees.parse(text)]
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
     module_name = module_name_for(path)
@@ -785,8 +802,11 @@ def run(paths: list[Path], options: Options, progress: Progress | None = None) -
     processes; the result is the same as with one.
     """
     scope = scope_of(paths, options.src)
-    with _fewer_collections(), roots.using(scope.roots):
-        return _run(paths, options, progress, scope)
+    try:
+        with _fewer_collections(), roots.using(scope.roots):
+            return _run(paths, options, progress, scope)
+    finally:
+        python_trees.clear()
 
 
 def read_tree(paths: list[Path], options: Options, scope: Scope | None = None) -> RunResult:
@@ -795,6 +815,7 @@ def read_tree(paths: list[Path], options: Options, scope: Scope | None = None) -
     each symlinked directory that leaves the tree with Python files in it); nothing
     parsed yet. Module names follow the import roots in effect (``roots.using``)."""
     scope = scope or scope_of(paths, options.src)
+    python_trees.clear()  # trees of an earlier run's texts
     result = RunResult(scope=scope)
     links_out: list[str] = []
     found = iter_python_files(list(scope.walk), options.excludes, options.extend_excludes,
@@ -887,13 +908,17 @@ def settle_plan(result: RunResult, index: ClassIndex, options: Options,
         # leaves them out; ``apply`` converts them in the round too, since a round
         # rarely changes the plan (the value proofs are made before it): all files are
         # then converted in one parallel map, and again only if the plan changes.
-        candidates = _candidates(plan, result, progress, fields=convert)
+        # Whether a file that only copies an attribute dict can be changed at all
+        # (``may_rewrite_attr_dict``) is asked by the worker that converts it.
+        candidates, dict_only = _candidate_files(plan, result, fields=convert)
         loaded_by = None
         if convert and plan.runtime_modules and any(
                 _DICT_COPY.search(result.sources[p].text) for p in candidates):
             loaded_by = _loaded_by_runtime(plan, result)
         conversions = _convert_all(candidates, plan, result, options.jobs, progress,
-                                   convert=convert, loaded_by=loaded_by)
+                                   convert=convert, loaded_by=loaded_by, dict_only=dict_only)
+        candidates = [p for p in candidates if not conversions[p].not_candidate]
+        conversions = {p: conversions[p] for p in candidates}
         new_forced = dict(forced)
         for path in candidates:
             # The first leftover of a class in path, line and column order names it,
@@ -965,10 +990,14 @@ class _Converted:
     #: The file was parsed here (not in the parent), or could not be: why.
     parsed_here: bool = False
     parse_error: str | None = None
+    #: A file chosen only for copying an attribute dict, which no rewrite can change
+    #: (``may_rewrite_attr_dict``): not a candidate after all.
+    not_candidate: bool = False
 
 
 def _convert_one(state: tuple[dict[Path, FileFacts], Plan, dict[Path, SourceFile],
-                              frozenset[str], frozenset[str], bool, dict[str, frozenset[Path]]],
+                              frozenset[str], frozenset[str], bool, dict[str, frozenset[Path]],
+                              frozenset[Path]],
                  path: Path) -> _Converted:
     """Convert one file (in a worker process or not) and verify a changed text.
 
@@ -982,8 +1011,10 @@ def _convert_one(state: tuple[dict[Path, FileFacts], Plan, dict[Path, SourceFile
     file exactly; LibCST then runs only to convert, and not at all when the round
     converts nothing (``check``) or already has leftovers.
     """
-    facts, plan, sources, names, class_names, convert, loaded_by = state
+    facts, plan, sources, names, class_names, convert, loaded_by, dict_only = state
     text = sources[path].text
+    if path in dict_only and not may_rewrite_attr_dict(text, dict_added_names(plan)):
+        return _Converted(None, [], not_candidate=True)
     screened, untouched = screen_file(path, text, plan, class_names)
     if screened is not None and (screened or not convert or parallel.stopping()):
         return _Converted(None, screened)  # all that is needed, from CPython's parser
@@ -1011,22 +1042,27 @@ def _convert_one(state: tuple[dict[Path, FileFacts], Plan, dict[Path, SourceFile
 
 def _only_use_sites(path: Path, text: str, plan: Plan) -> bool:
     """Whether only ``UseSiteTransformer``'s class-name rewrites could change ``path``:
-    it defines no Parameter class, names no backing field, and copies no attribute dict
+    it defines no Parameter class, names no backing field where a rewrite may act on it
+    (``field_screen``), and copies no attribute dict
     (the transformers and the field rewrites of ``_convert`` act on nothing else), and
     holds no carriage return alone (LibCST does not give such a text back as it was)."""
     if text.count("\r") != text.count("\r\n"):
         return False
     if any(p.facts.path == path for p in plan.classes.values()):
         return False
-    if plan.fields and prefilter(text, frozenset(plan.fields)):
+    if plan.fields and prefilter(text, frozenset(plan.fields)) and \
+            not fields_untouched(text, frozenset(plan.fields)):
         return False
     return not (plan.runtime_modules and _DICT_COPY.search(text))
 
 
 def _convert_all(paths: list[Path], plan: Plan, result: RunResult, jobs: int,
                  progress: Progress | None, convert: bool = True,
-                 loaded_by: dict[str, frozenset[Path]] | None = None) -> dict[Path, _Converted]:
+                 loaded_by: dict[str, frozenset[Path]] | None = None,
+                 dict_only: frozenset[Path] = frozenset()) -> dict[Path, _Converted]:
     """Convert every candidate file, in parallel when ``jobs`` > 1; keyed by path.
+    ``dict_only``: files chosen only for copying an attribute dict, each screened by
+    ``may_rewrite_attr_dict`` first (``_Converted.not_candidate`` when no rewrite can act).
 
     Files the analysis did not parse are parsed by the worker that converts them
     (counted once in ``result.parsed``, however many rounds convert them)."""
@@ -1038,7 +1074,7 @@ def _convert_all(paths: list[Path], plan: Plan, result: RunResult, jobs: int,
 
     converted = parallel.pmap(
         _convert_one, (result.facts, plan, sources, _rewritable_names(plan), _class_names(plan),
-                       convert, loaded_by or {}), paths, jobs,
+                       convert, loaded_by or {}, dict_only), paths, jobs,
         weight=lambda path: len(sources[path].text), progress=report,
         stop_when=lambda done: bool(done.leftovers),
     )
@@ -1064,26 +1100,40 @@ def _loaded_by_runtime(plan: Plan, result: RunResult) -> dict[str, frozenset[Pat
 
 def _candidates(plan: Plan, result: RunResult, progress: Progress | None = None,
                 fields: bool = True) -> list[Path]:
+    """Files a rewrite can touch (``_candidate_files``, each attribute-dict copy screened)."""
+    chosen, dict_only = _candidate_files(plan, result, fields)
+    keys = dict_added_names(plan)
+    return [path for path in chosen
+            if path not in dict_only or may_rewrite_attr_dict(result.sources[path].text, keys)]
+
+
+def _candidate_files(plan: Plan, result: RunResult,
+                     fields: bool = True) -> tuple[list[Path], frozenset[Path]]:
     """Files a rewrite can touch: they define Parameter classes, or name a converted
     class (or an alias of one) or, with ``fields``, a backing field, in a way that is
     not ``inert``, or (also with ``fields``: never a leftover) copy an attribute dict.
-    Those the analysis did not parse are parsed where they are converted."""
+    Those the analysis did not parse are parsed where they are converted. Returns them
+    in path order, and those chosen only for an attribute-dict copy that
+    ``may_rewrite_attr_dict`` has yet to screen (the caller does)."""
     names = hierarchy_names(plan.index, result.facts.values(), _rewritten_classes(plan))
     backing = frozenset(plan.fields) if fields else frozenset()
     either = names | backing
     defining = {p.facts.path for p in plan.classes.values()}
     failed = {f.path for f in result.failed()}
-    keys = dict_added_names(plan)
-    chosen = [
-        path for path, source in sorted(result.sources.items())
-        if path in defining
-        or (result.mentions.any(path, source.text, either)
-            and not inert(source.text, names, backing))
-        or (fields and plan.runtime_modules and ("__dict__" in source.text or "vars" in source.text)
-            and _DICT_COPY.search(source.text) is not None
-            and may_rewrite_attr_dict(source.text, keys))
-    ]
-    return [p for p in chosen if p not in failed]
+    chosen: list[Path] = []
+    dict_only: set[Path] = set()
+    for path, source in sorted(result.sources.items()):
+        if path in failed:
+            continue
+        if path in defining or (result.mentions.any(path, source.text, either)
+                                and not inert(source.text, names, backing)):
+            chosen.append(path)
+        elif fields and plan.runtime_modules and \
+                ("__dict__" in source.text or "vars" in source.text) and \
+                _DICT_COPY.search(source.text) is not None:
+            chosen.append(path)
+            dict_only.add(path)
+    return chosen, frozenset(dict_only)
 
 
 def _verify(text: str, path: Path) -> str | None:

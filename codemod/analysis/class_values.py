@@ -54,6 +54,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from codemod.analysis import python_trees
 from codemod.analysis.names import import_targets
 
 #: Verdict key: (line, 1-based column in characters), LibCST's position of the mention.
@@ -274,7 +275,7 @@ class _Prover:
     def file(self, path: Path) -> _File | None:
         if path not in self._files:
             try:
-                tree = ast.parse(self.texts[path])
+                tree = python_trees.parse(self.texts[path])
             except (SyntaxError, ValueError, RecursionError, MemoryError):
                 tree = None
             self._files[path] = None if tree is None else _File(path, self.modules[path], self.texts[path], tree)

@@ -14,6 +14,7 @@ from pathlib import Path
 import libcst as cst
 from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
+from codemod.analysis import python_trees
 from codemod.analysis.names import dotted, import_bindings, module_name_for, resolve
 
 
@@ -90,7 +91,7 @@ class FileFacts:
             self._class_lines = {}
             tops = [s for s in self.module.body if isinstance(s, cst.ClassDef)]
             try:
-                lines = [n.lineno for n in ast.parse(self.text).body
+                lines = [n.lineno for n in python_trees.parse(self.text).body
                          if isinstance(n, ast.ClassDef)] if self.text else None
             except (SyntaxError, ValueError, RecursionError, MemoryError):
                 lines = None
@@ -332,7 +333,7 @@ def statement_spans(text: str, module: cst.Module) -> list[tuple[int, int]] | No
     if not text.endswith("\n") or text.count("\r") != text.count("\r\n"):
         return None
     try:
-        tree = ast.parse(text)
+        tree = python_trees.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
     firsts: list[int] = []  # first line of each LibCST statement (1-based)

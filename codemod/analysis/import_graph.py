@@ -17,6 +17,7 @@ import ast
 from collections.abc import Mapping
 from pathlib import Path
 
+from codemod.analysis import python_trees
 from codemod.analysis import roots
 from codemod.analysis.names import import_from_source
 
@@ -75,7 +76,7 @@ def loaded_while_importing(path: Path, module_name: str, texts: Mapping[Path, st
         # ``from package import *`` also imports the submodules its ``__all__`` names.
         init = by_module.get(package)
         try:
-            tree = ast.parse(texts[init]) if init is not None and init.name == "__init__.py" \
+            tree = python_trees.parse(texts[init]) if init is not None and init.name == "__init__.py" \
                 else None
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             tree = None
@@ -111,7 +112,7 @@ def loaded_while_importing(path: Path, module_name: str, texts: Mapping[Path, st
     while pending:
         current, name = pending.pop()
         try:
-            tree = ast.parse(texts[current])
+            tree = python_trees.parse(texts[current])
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             continue
         for dotted in _import_time_imports(tree, name, current.name == "__init__.py"):

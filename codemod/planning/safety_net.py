@@ -39,6 +39,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from codemod.analysis import python_trees
 from codemod.analysis.class_values import char_column, physical_lines
 from codemod.analysis.names import import_targets, module_name_for
 from codemod.planning.plan import Plan
@@ -110,7 +111,7 @@ class SafetyNet:
         """``path`` parsed by CPython (None when it does not parse: reported elsewhere)."""
         if path not in self._trees:
             try:
-                self._trees[path] = ast.parse(self.texts[path])
+                self._trees[path] = python_trees.parse(self.texts[path])
             except (SyntaxError, ValueError, RecursionError, MemoryError):
                 self._trees[path] = None
         return self._trees[path]

@@ -36,6 +36,7 @@ from collections.abc import Iterator
 
 import libcst as cst
 
+from codemod.analysis import python_trees
 from codemod.analysis.names import dotted
 from codemod.planning.plan import Plan
 from codemod.transforms.refs import FileRefs
@@ -458,7 +459,7 @@ def may_rewrite(text: str, keys: frozenset[str]) -> bool:
     equality or a comprehension over an attribute dict), and for text CPython cannot
     parse; it may say True where the transformer then leaves the file alone."""
     try:
-        tree = ast.parse(text)
+        tree = python_trees.parse(text)
     except (SyntaxError, ValueError):
         return True
     for node in _walk_lines(tree, _lines_naming_attr_dicts(text)):

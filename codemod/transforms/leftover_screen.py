@@ -37,6 +37,7 @@ import re
 import unicodedata
 from pathlib import Path
 
+from codemod.analysis import python_trees
 from codemod.analysis.compiles import cpython_rejects
 from codemod.analysis.names import import_targets, module_name_for
 from codemod.planning.plan import Plan
@@ -432,7 +433,7 @@ def screen_file(path: Path, text: str, plan: Plan,
     if not text.isascii() and not unicodedata.is_normalized("NFKC", text):
         return None, False  # CPython's AST normalises identifiers (NFKC); LibCST keeps them
     try:
-        tree = ast.parse(text)
+        tree = python_trees.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None, False
     screen = _Screen(text, tree, path, plan, names)

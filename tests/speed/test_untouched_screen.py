@@ -49,6 +49,14 @@ REWRITTEN = {
     "annotation-string-nested": "from pkg.params import Base\ndef f(p: list['Base | None']): ...\n",
     "type-is": "from pkg.params import Base\ndef f(p):\n    return type(p) is Base\n",
     "backing-field": "from pkg.params import Base\ndef f(p):\n    p._input_dim = 1\n    return Base(p)\n",
+    "field-read": "def f(p):\n    return p._input_dim\n",
+    "field-getattr": "def f(p):\n    return getattr(p, '_input_dim', 0)\n",
+    "field-self-of-staticmethod": ("class Other:\n    @staticmethod\n    def f(self):\n"
+                                   "        return self._input_dim\n"),
+    "field-self-of-class-in-function": ("def make():\n    class Other:\n        def f(self):\n"
+                                        "            return self._input_dim\n    return Other\n"),
+    "field-of-other-than-self": ("class Other:\n    def f(self, p):\n"
+                                 "        return p._input_dim\n"),
 }
 
 #: Files with mentions no rewrite acts on: proven untouched.
@@ -58,6 +66,13 @@ UNTOUCHED = {
     "comment-and-docstring": ('"""Builds a Base."""\nfrom pkg.params import Base\n'
                               "# isinstance(p, Base) is not code\nx = Base(1)  # a Base\n"),
     "string-not-annotation": "from pkg.params import Base\n__all__ = ['Base']\nx = Base('Base')\n",
+    # Backing-field names where no field rewrite acts: ``self`` of an ordinary class's
+    # method (nested functions included), and names that are no attribute.
+    "field-of-own-self": ("class Other:\n    def __init__(self, d):\n        self._input_dim = d\n\n"
+                          "    def f(self):\n        def inner():\n            return self._input_dim\n"
+                          "        return inner()\n"),
+    "field-name-not-attribute": ("def _input_dim(x):\n    return x\n\n"
+                                 "class Other:\n    _input_dim = staticmethod(_input_dim)\n"),
 }
 
 @pytest.mark.parametrize("allow_value_uses", [False, True], ids=["strict", "allow-value-uses"])

@@ -1,0 +1,35 @@
+"""CPython's parse of a file is made once per run and shared by every stage that reads
+the file with ``ast.parse`` (class-value proofs, import graph, screens, statement spans)."""
+
+from __future__ import annotations
+
+import ast
+from collections import Counter
+from pathlib import Path
+
+from codemod import api
+from codemod.analysis import python_trees
+from codemod.types import Options
+from tests.speed.test_leftover_screen import FIXTURE_TREES
+
+
+def test_each_file_parsed_by_cpython_once_per_run(monkeypatch):
+    root = FIXTURE_TREES[0]
+    texts = {path.read_text() for path in Path(root).rglob("*.py")}
+    parses: Counter[str] = Counter()
+    parse = ast.parse
+
+    def counting(source, *args, **kwargs):
+        if isinstance(source, str) and source in texts:
+            parses[source] += 1
+        return parse(source, *args, **kwargs)
+
+    monkeypatch.setattr(ast, "parse", counting)
+    before = api.run([root], Options(jobs=1))
+    assert parses and max(parses.values()) == 1
+    assert python_trees._TREES == {}  # dropped at the end of the run
+    parses.clear()
+    again = api.run([root], Options(jobs=1))
+    assert max(parses.values()) == 1  # a new run parses again, once
+    assert [(f.path, f.outcome, f.new_text) for f in again.files] == \
+        [(f.path, f.outcome, f.new_text) for f in before.files]
