@@ -91,9 +91,10 @@ def format_imports(original: cst.Module, tree: cst.Module, codes: list[str] | No
                             "\n" in original.code_for_node(stmt).rstrip("\r\n"))
     limit = _line_limit(original.code if original_code is None else original_code)
     indent = original.default_indent
-    body = list(tree.body)
+    body: list[cst.BaseStatement] = []
     changed = False
-    for index, stmt in enumerate(body):
+    for stmt in tree.body:
+        body.append(stmt)
         if not isinstance(stmt, cst.SimpleStatementLine) or len(stmt.body) != 1:
             continue
         node = stmt.body[0]
@@ -102,22 +103,37 @@ def format_imports(original: cst.Module, tree: cst.Module, codes: list[str] | No
         if tree.code_for_node(stmt) in before:
             continue
         old_names, multiline = was.get(_source(tree, node), ([], False))
+        added: list[cst.ImportAlias] = []
         if old_names:
             # Keep the file's names where they were; the added ones follow.
             def rank(alias: cst.ImportAlias) -> tuple[int, int]:
                 text = tree.code_for_node(alias).rstrip(", \n")
                 return (0, old_names.index(text)) if text in old_names else (1, 0)
 
-            node = node.with_changes(names=sorted(node.names, key=rank))  # type: ignore[arg-type]
-        flat = stmt.with_changes(body=[_one_line(node)])
-        if not multiline and len(tree.code_for_node(flat).rstrip("\r\n")) <= limit:
-            new = flat
-        else:
-            new = stmt.with_changes(body=[_one_per_line(node, indent)])
-        if not new.deep_equals(stmt):
-            body[index] = new
-            changed = True
+            names = sorted(node.names, key=rank)  # type: ignore[arg-type]
+            kept = [a for a in names if rank(a)[0] == 0]
+            if any(a.asname is not None for a in kept) and len(kept) < len(names):
+                # isort keeps ``import X as Y`` on a line of its own: the added names
+                # go on a line of their own just below.
+                added = names[len(kept):]
+                names = kept
+            node = node.with_changes(names=names)
+        body[-1] = _laid_out(stmt, node, tree, multiline, limit, indent)
+        if added:
+            extra = stmt.with_changes(body=[node.with_changes(names=added)], leading_lines=[])
+            body.append(_laid_out(extra, extra.body[0], tree, False, limit, indent))  # type: ignore[arg-type]
+        changed = changed or added != [] or not body[-1].deep_equals(stmt)
     return tree.with_changes(body=body) if changed else tree
+
+
+def _laid_out(stmt: cst.SimpleStatementLine, node: cst.ImportFrom, tree: cst.Module,
+              multiline: bool, limit: int, indent: str) -> cst.SimpleStatementLine:
+    """``stmt`` holding ``node`` on one line if it fits (and did not span lines), else one
+    name per line."""
+    flat = stmt.with_changes(body=[_one_line(node)])
+    if not multiline and len(tree.code_for_node(flat).rstrip("\r\n")) <= limit:
+        return flat
+    return stmt.with_changes(body=[_one_per_line(node, indent)])
 
 
 def _plain_import_module(stmt: cst.BaseStatement) -> str | None:
@@ -200,8 +216,23 @@ def _laid_out_alone(tree: cst.Module, added_at: set[int], first_party: str) -> c
         lines = head if i == 0 else [cst.EmptyLine()] if section != previous else []
         block.append(stmt.with_changes(leading_lines=lines))
     rest = [stmt for i, stmt in enumerate(body) if i not in added_at]
+    if at < len(rest) and _import_module(rest[at]) is None:
+        rest[at] = _spaced_after_imports(rest[at])
     rest[at:at] = block
     return tree.with_changes(body=rest)
+
+
+def _spaced_after_imports(stmt: cst.BaseStatement) -> cst.BaseStatement:
+    """``stmt`` after an import block: two blank lines above a ``def`` or ``class`` (with
+    its decorators), one above anything else, or more if it had them."""
+    wanted = 2 if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)) else 1
+    lines = list(stmt.leading_lines)  # type: ignore[attr-defined]
+    blank = 0
+    while blank < len(lines) and lines[blank].comment is None:
+        blank += 1
+    if blank >= wanted:
+        return stmt
+    return stmt.with_changes(leading_lines=[cst.EmptyLine()] * (wanted - blank) + lines)
 
 
 def group_added_imports(original: cst.Module, tree: cst.Module,
