@@ -232,9 +232,13 @@ def _summary(result: api.RunResult, dry_run: bool, written: int) -> None:
     converted = len(plan.converted()) if plan else 0
     counts = result.counts()
     verb = "would change" if dry_run else "changed"
-    n_changed = len(result.changed()) if dry_run else written
+    # New files (runtime modules) are not among those scanned: named apart.
+    n_new = sum(1 for f in result.changed() if f.path not in result.sources) if written or dry_run else 0
+    n_changed = (len(result.changed()) if dry_run else written) - n_new
     detail = ", ".join(f"{k}: {v}" for k, v in sorted(counts.items()))
     line = f"{verb} {n_changed} file(s) of {result.scanned} scanned ({result.parsed} parsed)"
+    if n_new:
+        line += f" and {'would add' if dry_run else 'added'} {n_new} runtime module(s)"
     if n_changed and converted:
         line += f"; {'would convert' if dry_run else 'converted'} {converted} class(es)"
     if n_changed and detail:

@@ -113,12 +113,18 @@ def _helpers() -> tuple[str, str]:
     return imports, body.strip("\n")
 
 
+def _member_line(name: str, value: str) -> str:
+    """``    Name = "qualname"``, the value on a line of its own when too long for one."""
+    line = f'    {name} = "{value}"\n'
+    return line if len(line) <= 89 else f'    {name} = (\n        "{value}"\n    )\n'
+
+
 def runtime_module_text(runtime: RuntimeModule) -> str:
     """The source of ``runtime``'s module: docstring, imports, helpers, ``Features``."""
     imports, body = _helpers()
     imports = imports.replace("\nimport torch", "\n\nimport torch", 1)
     members = {**runtime.written, **runtime.members}
-    lines = "".join(f'    {name} = "{value}"\n' for name, value in members.items())
+    lines = "".join(_member_line(name, value) for name, value in members.items())
     features = (
         f"class {FEATURES_NAME}:\n"
         f'    """Feature tags of the former Parameter subclasses: ``Features.X`` stands for\n'
