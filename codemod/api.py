@@ -38,6 +38,7 @@ from codemod.discovery import (
 from codemod.fileio import SourceError, SourceFile, UndecodableSource, read_source
 from codemod.planning.plan import Plan, build_plan
 from codemod.planning.safety_net import Escape, SafetyNet, dotted_mention
+from codemod.runtime.emit import runtime_module_text
 from codemod.scope import Scope, scope_of
 from codemod.transforms.definitions import DefinitionsTransformer
 from codemod.transforms.dict_copies import DictCopyTransformer
@@ -182,7 +183,8 @@ def _convert(ff: FileFacts, plan: Plan, stop_at_leftovers: bool,
             tree = _remove_imports(tree, removable, context)
         tree = group_added_imports(ff.module, format_imports(ff.module, tree, ff.statement_codes,
                                                              ff.source_code()),
-                                   ff.statement_codes)
+                                   ff.statement_codes, ff.module_name.split(".")[0],
+                                   frozenset(plan.runtime_modules))
     return FileConversion(ff.code_of(tree), counts, leftovers), leftovers
 
 
@@ -416,12 +418,21 @@ def _remove_imports(tree: cst.Module, names: set[str], context: CodemodContext) 
         if local in unused:
             RemoveImportsVisitor.remove_unused_import(only, module, obj=obj, asname=asname)
     body: list[cst.BaseStatement] = []
+    # The blank lines above an import that goes (a section break) stay above the next line.
+    blank: list[cst.EmptyLine] = []
     for index, stmt in enumerate(tree.body):
+        if blank and not stmt.leading_lines:  # type: ignore[attr-defined]
+            stmt = stmt.with_changes(leading_lines=blank)
+        blank = []
         if index in import_code and any(
             _reference_word(name).search(text) for name in unused for text in import_code[index]
         ):
             alone = tree.with_changes(body=[stmt], header=(), footer=())
-            body.extend(RemoveImportsVisitor(only).transform_module(alone).body)
+            kept_part = RemoveImportsVisitor(only).transform_module(alone).body
+            if not kept_part:
+                blank = [line for line in stmt.leading_lines  # type: ignore[attr-defined]
+                         if line.comment is None][:1]
+            body.extend(kept_part)
         else:
             body.append(stmt)
     return tree.with_changes(body=body)
@@ -880,8 +891,26 @@ def _run(paths: list[Path], options: Options, progress: Progress | None,
             path, Outcome.CHANGED, old_text=source.text, new_text=conversion.new_text,
             refusals=refusals, counts=tuple(sorted(conversion.counts.items())),
         ))
+    _add_runtime_modules(result, plan)
     result.files.sort(key=lambda f: str(f.path))
     return result
+
+
+def _add_runtime_modules(result: RunResult, plan: Plan) -> None:
+    """A result for each runtime module of the plan (``codemod.runtime.emit``): a new file,
+    an earlier output of ``apply`` brought up to date, or one that already says it all."""
+    converted = {p.runtime_module for p in plan.classes.values() if p.converted}
+    for module, runtime in sorted(plan.runtimes.items()):
+        if module not in converted:
+            continue
+        text = runtime_module_text(runtime)
+        source = result.sources.get(runtime.path)
+        old = source.text if source is not None else ""
+        if old == text:
+            result.files.append(FileResult(runtime.path, Outcome.UNCHANGED))
+        else:
+            result.files.append(FileResult(runtime.path, Outcome.CHANGED, old_text=old,
+                                           new_text=text))
 
 
 def settle_plan(result: RunResult, index: ClassIndex, options: Options,

@@ -18,9 +18,9 @@ How
     The engine decides, exactly as for ``apply`` (same prefilter, same planner, same
     "use no rewrite covers" refusal rounds), which Parameter classes exist and which
     ``apply`` would convert; only the conversion texts are not built. Converted modules
-    are recognised by what ``apply`` leaves in them: a ``class Features:`` whose members
-    hold the former classes' qualified names, next to a module-level ``def`` of that name
-    (the factory). Use sites are found by a small LibCST visitor over the files that
+    are recognised by what ``apply`` leaves: the family's runtime module holds a
+    ``class Features:`` whose members hold the former classes' qualified names, each
+    module named there a module-level ``def`` of that name (the factory). Use sites are found by a small LibCST visitor over the files that
     mention a relevant name (whole identifiers) where a finding can be; CPython's ``ast``
     says which those are, and no other file is parsed with LibCST.
 Suppression
@@ -34,7 +34,7 @@ import ast
 import functools
 import re
 import sys
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
@@ -155,7 +155,7 @@ class CheckResult:
     warnings: list[str] = field(default_factory=list)
     scanned: int = 0
     parsed: int = 0
-    #: Modules that ``apply`` already converted (they hold ``class Features``).
+    #: Modules that ``apply`` already converted (their factories are in a ``Features``).
     converted_modules: list[str] = field(default_factory=list)
 
     @property
@@ -297,36 +297,37 @@ class _Target:
     feature: str
 
 
-def _converted_names(tree: ast.Module, module: str) -> list[_Target]:
-    """What ``apply`` left in a module: a factory or a kept class per ``Features`` member.
+def _converted_names(tree: ast.Module, defined_in: Callable[[str], ast.Module | None]) -> list[_Target]:
+    """What ``apply`` left behind, read from a runtime module it wrote: a factory or a kept
+    class per member of its ``Features`` class.
 
-    Each member's value is the former class's qualified name; the module defines a
-    function of that name (the factory) or, for a class ``apply`` kept as a shadow, the
-    class itself. A ``Features`` class whose members match neither is not ``apply``'s.
+    Each member's value is the former class's qualified name; the module it names
+    (``defined_in`` gives its tree) defines a function of that name (the factory) or, for a
+    class ``apply`` kept as a shadow, the class itself. A member that matches neither is
+    not ``apply``'s.
     """
-    features: dict[str, str] = {}  # member -> former class name
-    functions: set[str] = set()
-    classes: set[str] = set()
+    features: dict[str, str] = {}  # member -> former class's qualified name
     for stmt in tree.body:
-        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            functions.add(stmt.name)
-        elif isinstance(stmt, ast.ClassDef) and stmt.name != FEATURES_NAME:
-            classes.add(stmt.name)
-        elif isinstance(stmt, ast.ClassDef):
+        if isinstance(stmt, ast.ClassDef) and stmt.name == FEATURES_NAME:
             for member in stmt.body:
                 if isinstance(member, ast.Assign) and len(member.targets) == 1 \
-                        and isinstance(member.targets[0], ast.Name):
-                    value = member.value
-                    text = value.value if isinstance(value, ast.Constant) else None
-                    name = member.targets[0].id
-                    features[name] = text.rpartition(".")[2] \
-                        if isinstance(text, str) and text else name
+                        and isinstance(member.targets[0], ast.Name) \
+                        and isinstance(member.value, ast.Constant) \
+                        and isinstance(member.value.value, str) and member.value.value:
+                    features[member.targets[0].id] = member.value.value
     out = []
-    for member, name in sorted(features.items()):
-        if name in functions:
-            out.append(_Target("factory", name, module, member))
-        elif name in classes:
-            out.append(_Target("shadow", name, module, member))
+    for member, qualname in sorted(features.items()):
+        module, _, name = qualname.rpartition(".")
+        there = defined_in(module)
+        if there is None:
+            continue
+        for stmt in there.body:
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.name == name:
+                out.append(_Target("factory", name, module, member))
+                break
+            if isinstance(stmt, ast.ClassDef) and stmt.name == name:
+                out.append(_Target("shadow", name, module, member))
+                break
     return out
 
 
@@ -849,6 +850,15 @@ def _check_tree(paths: list[Path], options: Options, scope: Scope) -> CheckResul
             targets[q] = _Target("class" if p.converted else "kept", p.name, p.facts.module,
                                  p.name)
     converted_modules: list[str] = []
+    module_paths: dict[str, Path] = {}
+
+    def defined_in(module: str) -> ast.Module | None:
+        """The tree of ``module`` (a file of the run), for a runtime module's members."""
+        if not module_paths:
+            module_paths.update((module_name_for(p), p) for p in run.sources)
+        path = module_paths.get(module)
+        return asts.tree(path) if path is not None else None
+
     for path, source in sorted(run.sources.items()):
         by_features = FEATURES_NAME in source.text and _FEATURES_CLASS.search(source.text)
         # The substring test first: a multi-line regex over every file costs ~0.4 s on a
@@ -857,13 +867,17 @@ def _check_tree(paths: list[Path], options: Options, scope: Scope) -> CheckResul
             tree = asts.tree(path)
             module = module_name_for(path)
             left = [] if tree is None else (
-                _converted_names(tree, module) if by_features else []) or _factories(tree, module)
-            if left:
-                converted_modules.append(module)
-                for target in left:
-                    qual = f"{module}.{target.name}" if module else target.name
-                    # A shadow is also a Parameter class of the plan: "kept" wins.
-                    targets.setdefault(qual, target)
+                _converted_names(tree, defined_in) if by_features else []) or _factories(tree, module)
+            for target in left:
+                if target.module not in converted_modules:
+                    converted_modules.append(target.module)
+                qual = f"{target.module}.{target.name}" if target.module else target.name
+                # A shadow is also a Parameter class of the plan: "kept" wins; a runtime
+                # module's member names the factory's ``Features`` member exactly.
+                if by_features and qual in targets and targets[qual].kind == "factory":
+                    targets[qual] = target
+                targets.setdefault(qual, target)
+    converted_modules.sort()
 
     # CM002/CM003/CM004: class-style uses, in the files that name a target there.
     names = frozenset(t.name for t in targets.values()) | api.hierarchy_names(

@@ -24,7 +24,7 @@ import click
 from codemod import api
 from codemod.config import ConfigError, load_config
 from codemod.discovery import DiscoveryError
-from codemod.fileio import SourceError, encode_source, write_files_atomic
+from codemod.fileio import SourceError, SourceFile, encode_source, write_files_atomic
 from codemod.output.diff import unified_diff
 from codemod.planning.write_order import write_order
 from codemod.types import DEFAULT_EXCLUDES, Options
@@ -103,7 +103,8 @@ def apply(paths: tuple[Path, ...], dry_run: bool, exclude: tuple[str, ...],
     if dry_run:
         for file in changed:
             assert file.new_text is not None and file.old_text is not None
-            click.echo(unified_diff(file.path, file.old_text, file.new_text), nl=False)
+            click.echo(unified_diff(file.path, file.old_text, file.new_text,
+                                    new_file=file.path not in result.sources), nl=False)
     elif changed and result.failed():
         # A file that failed may use a class converted elsewhere: write nothing.
         _err("error: nothing written: fix or exclude the files above, then run again",
@@ -114,16 +115,19 @@ def apply(paths: tuple[Path, ...], dry_run: bool, exclude: tuple[str, ...],
         # Modules that define converted classes go last (subclasses' before their
         # bases'): a run killed half-way leaves their classes in place, so a second run
         # still sees them and finishes the job.
+        # The runtime modules go first: every file written after them may import them.
+        runtimes = {r.path for r in result.plan.runtimes.values()} if result.plan else set()
         by_path = {f.path: f for f in changed}
-        ordered = [by_path[p] for p in write_order(list(by_path), result.plan)]
+        ordered = [by_path[p] for p in sorted(runtimes & set(by_path))] + [
+            by_path[p] for p in write_order([p for p in by_path if p not in runtimes], result.plan)]
+        sources = {f.path: result.sources.get(f.path) or _new_source(f.path, result) for f in ordered}
         try:
             # Encodes and stages every file before it replaces any: one that cannot be
             # written (read-only, disk full, unencodable) leaves all of them unchanged.
             write_files_atomic([
-                (f.path, encode_source(f.new_text or "", result.sources[f.path]),
-                 result.sources[f.path].mode)
+                (f.path, encode_source(f.new_text or "", sources[f.path]), sources[f.path].mode)
                 for f in ordered
-            ], read_as={f.path: result.sources[f.path].digest for f in ordered})
+            ], read_as={f.path: sources[f.path].digest for f in ordered if sources[f.path].digest})
             written = len(ordered)
         except SourceError as exc:
             _err(f"error: {exc}", fg="red")
@@ -136,12 +140,25 @@ def apply(paths: tuple[Path, ...], dry_run: bool, exclude: tuple[str, ...],
     raise _Exit(EXIT_CHANGES if changed or real_refusals else EXIT_CLEAN)
 
 
+def _new_source(path: Path, result: api.RunResult) -> SourceFile:
+    """How to write a file ``apply`` creates (a runtime module): UTF-8, ``\n`` line ends,
+    the permissions of the root module it sits beside."""
+    roots = [r.root_path for r in result.plan.runtimes.values() if r.path == path] \
+        if result.plan else []
+    like = result.sources.get(roots[0]) if roots else None
+    return SourceFile(path, "\n", "utf-8", False, like.mode if like else 0o644)
+
+
 def _changes_beyond(result: api.RunResult, paths: tuple[Path, ...], dry_run: bool) -> bool:
     """Whether the conversion of the tree changes files outside the given ``paths``;
     if so, say which, and which directory to run on (nothing is written then: the given
     files alone would leave the rest of the tree using classes that became functions)."""
     scope = result.scope
-    outside = [f.path for f in result.changed() if scope is not None and not scope.in_focus(f.path)]
+    # A runtime module is in focus with the root module it sits beside.
+    runtime_roots = {r.path: r.root_path for r in result.plan.runtimes.values()} \
+        if result.plan else {}
+    outside = [f.path for f in result.changed() if scope is not None and not scope.in_focus(
+        runtime_roots.get(f.path, f.path))]
     if not outside:
         return False
     trees = ", ".join(str(path) for path in scope.walk) if scope is not None else ""
@@ -215,9 +232,13 @@ def _summary(result: api.RunResult, dry_run: bool, written: int) -> None:
     converted = len(plan.converted()) if plan else 0
     counts = result.counts()
     verb = "would change" if dry_run else "changed"
-    n_changed = len(result.changed()) if dry_run else written
+    # New files (runtime modules) are not among those scanned: named apart.
+    n_new = sum(1 for f in result.changed() if f.path not in result.sources) if written or dry_run else 0
+    n_changed = (len(result.changed()) if dry_run else written) - n_new
     detail = ", ".join(f"{k}: {v}" for k, v in sorted(counts.items()))
     line = f"{verb} {n_changed} file(s) of {result.scanned} scanned ({result.parsed} parsed)"
+    if n_new:
+        line += f" and {'would add' if dry_run else 'added'} {n_new} runtime module(s)"
     if n_changed and converted:
         line += f"; {'would convert' if dry_run else 'converted'} {converted} class(es)"
     if n_changed and detail:

@@ -500,18 +500,24 @@ def converted_names(converted: Path | Tree, original: Path | Tree | None = None,
 
 
 def _names_from_features(tree: Tree) -> set[str]:
-    """Module-level functions named like a member of a generated ``class Features``."""
+    """Module-level functions that a member of a generated ``class Features`` names: the
+    member's value is the former class's qualified name (``pkg.params.Packed``), the
+    class lives in the family's runtime module (``pkg/params_features.py``)."""
     names: set[str] = set()
     for module in tree.modules.values():
         if module.tree is None or "class Features" not in module.text:
             continue
-        functions = {n.name for n in module.tree.body if isinstance(n, ast.FunctionDef)}
         for node in module.tree.body:
             if isinstance(node, ast.ClassDef) and node.name == "Features":
                 for item in node.body:
-                    if isinstance(item, ast.Assign) and isinstance(item.targets[0], ast.Name) \
-                            and item.targets[0].id in functions:
-                        names.add(f"{module.name}.{item.targets[0].id}")
+                    if isinstance(item, ast.Assign) and isinstance(item.value, ast.Constant) \
+                            and isinstance(item.value.value, str):
+                        qualname = item.value.value
+                        owner = tree.modules.get(qualname.rpartition(".")[0])
+                        if owner is not None and owner.tree is not None and any(
+                                isinstance(n, ast.FunctionDef) and n.name == qualname.rpartition(".")[2]
+                                for n in owner.tree.body):
+                            names.add(qualname)
     return names
 
 

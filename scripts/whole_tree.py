@@ -43,7 +43,7 @@ if str(REPO_ROOT) not in sys.path:
 CODEMOD = [sys.executable, "-c", "import sys; from codemod.cli import main; sys.exit(main(sys.argv[1:]))"]
 SUMMARY = re.compile(
     r"changed (?P<changed>\d+) file\(s\) of (?P<scanned>\d+) scanned \(\d+ parsed\)"
-    r"(?:; converted (?P<converted>\d+) class\(es\))?(?: \[(?P<rewrites>[^\]]*)\])?"
+    r"(?: and added (?P<added>\d+) runtime module\(s\))?(?:; converted (?P<converted>\d+) class\(es\))?(?: \[(?P<rewrites>[^\]]*)\])?"
 )
 REFUSAL = re.compile(r"^\s+(?P<where>\S+:\d+): (?P<cls>\w+): (?P<reason>.*)$")
 
@@ -85,7 +85,8 @@ def parse_apply_summary(stderr: str) -> ApplySummary:
     summary = ApplySummary()
     match = SUMMARY.search(stderr)
     if match:
-        summary.changed = int(match["changed"])
+        # The runtime modules ``apply`` adds are files that differ too.
+        summary.changed = int(match["changed"]) + int(match["added"] or 0)
         summary.scanned = int(match["scanned"])
         summary.converted = int(match["converted"] or 0)
         summary.rewrites = match["rewrites"] or ""

@@ -17,8 +17,10 @@ def _lines(text: str) -> list[str]:
     return _LINE.findall(text)
 
 
-def unified_diff(path: Path | str, old: str, new: str, context: int = 3) -> str:
-    """A unified diff from ``old`` to ``new`` with ``--- a/path`` / ``+++ b/path`` headers.
+def unified_diff(path: Path | str, old: str, new: str, context: int = 3,
+                 new_file: bool = False) -> str:
+    """A unified diff from ``old`` to ``new`` with ``--- a/path`` / ``+++ b/path`` headers
+    (``--- /dev/null`` for a ``new_file``, as ``git diff`` shows a file it adds).
 
     Line endings are kept as they are; a last line without a line end is followed by the
     usual ``\\ No newline at end of file`` marker. Returns ``""`` when the texts are equal.
@@ -28,7 +30,8 @@ def unified_diff(path: Path | str, old: str, new: str, context: int = 3) -> str:
     name = PurePath(path).as_posix()
     out: list[str] = []
     for line in difflib.unified_diff(
-        _lines(old), _lines(new), fromfile=f"a/{name}", tofile=f"b/{name}", n=context
+        _lines(old), _lines(new), fromfile="/dev/null" if new_file else f"a/{name}",
+        tofile=f"b/{name}", n=context
     ):
         if line.endswith(("\n", "\r")):
             out.append(line)

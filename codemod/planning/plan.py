@@ -41,35 +41,10 @@ from codemod.analysis.index import ClassIndex
 from codemod.analysis.names import is_name_or_literal
 from codemod.planning import naming
 from codemod.planning.new_chain import NewRefusal, compose, names_bound, read_link
+from codemod.runtime.emit import FEATURES_NAME as FEATURES_NAME  # for the transforms and check
+from codemod.runtime.emit import RuntimeModule, runtime_module_for, written_members
 from codemod.types import TENSOR_DATA_DESCRIPTORS, UNINITIALIZED_QUALNAMES, Refusal
 
-#: Names that the runtime defines in the module that carries it.
-RUNTIME_NAMES = (
-    "BoundParamMethod",
-    "bind_param_method",
-    "bind_param_methods",
-    "add_param_feature",
-    "has_param_feature",
-    "isinstance_or_param_feature",
-    "set_param_field",
-    "check_param_kwargs",
-    "param_kind_is",
-    "_install_copy_hooks",
-    "_deepcopy_param",
-    "_reduce_param",
-    "_rebuild_param",
-    "rebind_param_methods",
-    "param_attr_dict",
-    "PARAM_FIELDS",
-    "register_param_fields",
-    "_fields_of",
-    "param_field",
-    "has_param_field",
-)
-#: Modules the runtime imports by their own name (``import copy``): a module that binds
-#: one of these names to something else cannot hold the runtime.
-RUNTIME_IMPORTS = ("copy", "weakref", "torch")
-FEATURES_NAME = "Features"
 
 
 @dataclass
@@ -157,7 +132,7 @@ class ClassPlan:
     new: NewFacts | None = None
     #: Qualnames whose wraps the factory calls, base first (reverse MRO).
     wrap_chain: list[str] = field(default_factory=list)
-    #: Module carrying the runtime for this class's hierarchy.
+    #: The runtime module of this class's family (``Features``, the helpers).
     runtime_module: str = ""
     #: Kept as a class (a subclass is refused) but also given a wrap function, so its
     #: converted subclasses still get its attributes and methods.
@@ -192,7 +167,7 @@ class Plan:
     classes: dict[str, ClassPlan]
     #: Backing field -> public property name, over all converted classes.
     fields: dict[str, str]
-    #: Modules that carry the runtime.
+    #: The runtime modules ``apply`` writes (dotted names), one per family root module.
     runtime_modules: set[str]
     #: Accept every value use of a converted class (it then holds the factory).
     allow_value_uses: bool = False
@@ -200,6 +175,8 @@ class Plan:
     feature_prefix: str = ""
     #: Which value uses of a class are proven harmless (``class_values``); none without.
     values: ClassValues = field(default_factory=ClassValues)
+    #: Each runtime module of ``runtime_modules``: its path and ``Features`` members.
+    runtimes: dict[str, RuntimeModule] = field(default_factory=dict)
 
     def value_use_kept(self, path: Path, line: int, column: int) -> bool:
         """Whether the value use at ``path:line:column`` of a converted class stays valid:
@@ -430,13 +407,14 @@ class Planner:
         #: them only in ways a rewrite carries to both kinds).
         self._backing_fields = frozenset(f for p in plans.values() for f in p.properties.values())
         self._settle(plans)
-        runtime_modules = self._assign_runtime(plans)
-        self._check_names(plans, runtime_modules)
+        runtimes = self._assign_runtime(plans)
+        self._check_names(plans, runtimes)
         self._settle(plans)
-        runtime_modules = self._assign_runtime(plans)
+        runtimes = self._assign_runtime(plans)
         return Plan(idx, plans, {f: p for f, p in fields.items()
                                  if any((pl.converted or pl.shadow) and p in pl.properties
-                                        for pl in plans.values())}, runtime_modules)
+                                        for pl in plans.values())}, set(runtimes),
+                    runtimes=runtimes)
 
     # -- per-class checks ----------------------------------------------------------------
     def _check_own(self, plan: ClassPlan) -> None:
@@ -1145,21 +1123,47 @@ class Planner:
         plan.static_funcs = {m: f"{name}.{m}" for m in plan.facts.staticmethods}
         plan.constants = {c: f"{name}.{c}" for c, _ in plan.facts.class_attrs}
 
-    def _assign_runtime(self, plans: dict[str, ClassPlan]) -> set[str]:
-        modules: set[str] = set()
-        for group in self.components(plans):
+    def _assign_runtime(self, plans: dict[str, ClassPlan]) -> dict[str, RuntimeModule]:
+        """One runtime module per module defining a family's root (``runtime_module_for``),
+        with a ``Features`` member per converted or shadow class of the families it serves."""
+        runtimes: dict[str, RuntimeModule] = {}
+        for group in sorted(self.components(plans), key=sorted):
             live = [plans[q] for q in group if plans[q].converted or plans[q].shadow]
             if not live:
                 continue
             roots = [p for p in live if not self.index.param_bases(p.facts.qualname)]
             root = min(roots or live, key=lambda p: (p.facts.module, p.facts.line))
+            module, path = runtime_module_for(root.facts.module, root.facts.path)
+            runtime = runtimes.get(module)
+            if runtime is None:
+                runtime = runtimes[module] = RuntimeModule(module, path, root.facts.module,
+                                                           root.facts.path)
+                runtime.written = _written_members(path) or {}
             for p in live:
-                p.runtime_module = root.facts.module
-            modules.add(root.facts.module)
-        return modules
+                p.runtime_module = module
+        for p in sorted(plans.values(), key=lambda p: (p.facts.module, p.facts.line)):
+            runtime = runtimes.get(p.runtime_module)
+            if runtime is not None and (p.converted or p.shadow):
+                runtime.members.setdefault(p.name, p.feature_value)
+        for runtime in runtimes.values():  # the root module's classes first
+            root_first = sorted(runtime.members.items(), key=lambda item: not item[1].startswith(
+                f"{runtime.root_module}."))
+            runtime.members = dict(root_first)
+        return runtimes
 
-    def _check_names(self, plans: dict[str, ClassPlan], runtime_modules: set[str]) -> None:
-        """Generated names must not collide with names the module already defines."""
+    def _check_names(self, plans: dict[str, ClassPlan], runtimes: dict[str, RuntimeModule]) -> None:
+        """Generated names must not collide with names the module already defines; a
+        runtime module must not replace a file ``apply`` did not write, and its
+        ``Features`` members (named after the classes) must be unique."""
+        by_runtime: dict[str, list[ClassPlan]] = {}
+        for p in plans.values():
+            if (p.converted or p.shadow) and p.runtime_module in runtimes:
+                by_runtime.setdefault(p.runtime_module, []).append(p)
+        for module, family in by_runtime.items():
+            reason = _runtime_clash(runtimes[module], family)
+            if reason is not None:
+                for p in family:
+                    p.refusal = Refusal(p.facts.path, p.facts.line, p.name, reason)
         by_module: dict[str, list[ClassPlan]] = {}
         for p in plans.values():
             if p.converted or p.shadow:
@@ -1168,18 +1172,7 @@ class Planner:
             ff = self.index.files[module]
             taken = set(ff.globals) | set(ff.bindings)
             taken -= {p.name for p in group if p.converted}
-            generated = [FEATURES_NAME]
-            if module in runtime_modules:
-                generated += list(RUNTIME_NAMES)
-                clash = next((n for n in RUNTIME_IMPORTS if n in taken and ff.bindings.get(n) != n), None)
-                if clash is not None:
-                    for p in group:
-                        p.refusal = Refusal(
-                            p.facts.path, p.facts.line, p.name,
-                            f"{module} binds {clash!r} to something other than the module "
-                            f"`import {clash}` gives, which the generated runtime needs",
-                        )
-                    continue
+            generated: list[str] = []
             for p in group:
                 generated.append(p.wrap_name)
                 if p.converted:
@@ -1195,6 +1188,32 @@ class Planner:
                         )
                     break
                 seen.add(name)
+
+
+def _written_members(path: Path) -> dict[str, str] | None:
+    """The ``Features`` members of the runtime module ``apply`` wrote at ``path`` earlier
+    ({} when there is no file; None when a file there is not ``apply``'s)."""
+    if not path.exists() and not path.with_suffix("").exists():
+        return {}
+    try:
+        return written_members(path.read_text("utf-8"))
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def _runtime_clash(runtime: RuntimeModule, family: list[ClassPlan]) -> str | None:
+    """Why ``runtime``'s module cannot be written for ``family`` (None when it can)."""
+    where = runtime.path if runtime.path.exists() else runtime.path.with_suffix("")
+    if where.exists() and _written_members(runtime.path) is None:
+        return (f"{where}:1: already exists and was not written by codemod; the family's "
+                f"runtime module {runtime.module} would replace it (rename or move it)")
+    owners: dict[str, str] = dict(runtime.written)
+    for p in sorted(family, key=lambda p: (p.facts.module, p.facts.line)):
+        other = owners.setdefault(p.name, p.feature_value)
+        if other != p.feature_value:
+            return (f"{p.facts.path}:{p.facts.line}: {p.feature_value} and {other} would "
+                    f"both be Features.{p.name} in the runtime module {runtime.module}")
+    return None
 
 
 def _forwards_torch_function(fn: cst.FunctionDef) -> bool:
@@ -1241,4 +1260,6 @@ def build_plan(index: ClassIndex, allow_classes: tuple[str, ...] = (),
     plan = Planner(index, allow_classes, forced).plan()
     plan.allow_value_uses = allow_value_uses
     plan.feature_prefix = feature_prefix
+    for runtime in plan.runtimes.values():
+        runtime.members = {f"{feature_prefix}{name}": value for name, value in runtime.members.items()}
     return plan

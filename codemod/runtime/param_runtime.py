@@ -1,11 +1,12 @@
-"""Runtime that converted modules carry: feature tags, exact kinds, per-parameter methods.
+"""Runtime that converted engines carry: feature tags, exact kinds, per-parameter methods.
 
-The text below the ``BEGIN RUNTIME`` marker is copied verbatim (minus its imports, which
-are added with ``AddImportsVisitor``) into the module that defined the root of a converted
-hierarchy. This module exists so that the runtime is itself importable and unit-tested;
-``codemod`` never imports it (nor torch) while converting code.
+The text below the ``BEGIN RUNTIME`` marker, with this module's imports, is what
+``apply`` writes into each family's runtime module (``codemod.runtime.emit``, which adds
+the module docstring and the family's ``Features`` class). This module exists so that the
+runtime is itself importable and unit-tested; ``codemod`` never imports it (nor torch)
+while converting code.
 
-Why this shape (DESIGN.md section 2, measured on torch 2.13 CPU):
+Why this shape (measured on torch 2.13 CPU):
 
 * Methods are ``BoundParamMethod`` objects stored on the parameter. ``param.load_x(...)``
   keeps working at every call site, and ``torch.compile(fullgraph=True)`` traces through

@@ -4,8 +4,8 @@ What it does
     ``class X(Base): ...`` becomes ``def X(<__new__'s parameters>) -> Parameter`` (the
     class docstring moves onto it), ``def wrap_x(param, <__init__'s parameters>, **kwargs)``
     (feature tag, methods, class constants, the ``__init__`` body, properties as
-    attributes) and one module-level function per method. The module that carries the
-    hierarchy's root also gets the runtime helpers; each defining module gets ``Features``.
+    attributes) and one module-level function per method. ``Features`` and the runtime
+    helpers are imported from the family's runtime module (``codemod.runtime.emit``).
 Why
     Parameter subclasses break ``torch.compile`` and clash with other tensor subclasses;
     a plain ``nn.Parameter`` with attributes and per-instance methods does not.
@@ -26,28 +26,20 @@ Fix safety
 from __future__ import annotations
 
 from collections.abc import Callable
-from importlib import resources
 
 import libcst as cst
 import libcst.matchers as m
 from libcst.codemod import CodemodContext
-from libcst.codemod.visitors import AddImportsVisitor
 
 from codemod.analysis.classes import FileFacts
 from codemod.analysis.names import dotted, is_name_or_literal, variables_used
-from codemod.planning.plan import FEATURES_NAME, ClassPlan, Plan
+from codemod.planning.plan import ClassPlan, Plan
 from codemod.transforms.refs import FileRefs, StoreTargets
 
-_RUNTIME_MARKER = "# BEGIN RUNTIME"
-
-
-def runtime_statements() -> tuple[list[cst.BaseStatement], list[str]]:
-    """The runtime's statements and the modules it imports (``codemod.runtime``)."""
-    text = resources.files("codemod.runtime").joinpath("param_runtime.py").read_text("utf-8")
-    head, _, body = text.partition(_RUNTIME_MARKER)
-    imports = [line.split()[1] for line in head.splitlines() if line.startswith("import ")]
-    module = cst.parse_module(body.lstrip("\n"))
-    return list(module.body), imports
+def _is_import_line(stmt: cst.BaseStatement) -> bool:
+    """Whether ``stmt`` is a line of ``import`` / ``from ... import`` statements."""
+    return isinstance(stmt, cst.SimpleStatementLine) and all(
+        isinstance(small, (cst.Import, cst.ImportFrom)) for small in stmt.body)
 
 
 def _two_blank_lines(stmt: cst.BaseStatement) -> cst.BaseStatement:
@@ -377,7 +369,14 @@ class DefinitionsTransformer(cst.CSTTransformer):
                     body.extend(self._preamble())
                     inserted = True
             if name in self.mine:
-                body.extend(self._convert(stmt, self.mine[name]))  # type: ignore[arg-type]
+                converted = self._convert(stmt, self.mine[name])  # type: ignore[arg-type]
+                if body and _is_import_line(body[-1]) and not isinstance(
+                        converted[0], (cst.FunctionDef, cst.ClassDef)):
+                    # One blank line between the imports and a constant (isort's layout).
+                    converted[0] = converted[0].with_changes(leading_lines=[
+                        cst.EmptyLine(), *[line for line in converted[0].leading_lines  # type: ignore[attr-defined]
+                                           if line.comment is not None]])
+                body.extend(converted)
                 self.count += 1
             elif name in self.shadows:
                 self.shadow_count += 1
@@ -390,28 +389,9 @@ class DefinitionsTransformer(cst.CSTTransformer):
         return updated_node.with_changes(body=body)
 
     def _preamble(self) -> list[cst.BaseStatement]:
-        out: list[cst.BaseStatement] = []
-        if self.ff.module_name in self.plan.runtime_modules:
-            statements, imports = runtime_statements()
-            for module in imports:
-                AddImportsVisitor.add_needed_import(self.context, module)
-            out.extend(_two_blank_lines(s) if i else _two_blank_lines(s)
-                       for i, s in enumerate(statements))
-        members = "\n".join(
-            f'    {self.plan.feature_name(p.facts.qualname)} = "{p.feature_value}"'
-            for p in sorted([*self.mine.values(), *self.shadows.values()],
-                            key=lambda p: p.facts.line)
-        )
-        features = cst.parse_statement(
-            f"class {FEATURES_NAME}:\n"
-            f'    """Feature tags of the former Parameter classes of this module.\n\n'
-            f"    ``isinstance(p, X)`` is now ``has_param_feature(p, {FEATURES_NAME}.X)`` and\n"
-            f"    ``type(p) is X`` is now ``param_kind_is(p, {FEATURES_NAME}.X)``.\n"
-            f'    """\n\n'
-            f"{members}\n"
-        )
-        out.append(_two_blank_lines(features))
-        return out
+        """Nothing: ``Features`` and the helpers live in the family's runtime module
+        (``codemod.runtime.emit``), which ``apply`` writes as a file of its own."""
+        return []
 
     def _dedent(self, stmt: cst.BaseStatement) -> cst.BaseStatement:
         """A docstring moved out of a class body loses one level of indentation.

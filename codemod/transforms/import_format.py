@@ -91,9 +91,10 @@ def format_imports(original: cst.Module, tree: cst.Module, codes: list[str] | No
                             "\n" in original.code_for_node(stmt).rstrip("\r\n"))
     limit = _line_limit(original.code if original_code is None else original_code)
     indent = original.default_indent
-    body = list(tree.body)
+    body: list[cst.BaseStatement] = []
     changed = False
-    for index, stmt in enumerate(body):
+    for stmt in tree.body:
+        body.append(stmt)
         if not isinstance(stmt, cst.SimpleStatementLine) or len(stmt.body) != 1:
             continue
         node = stmt.body[0]
@@ -102,22 +103,37 @@ def format_imports(original: cst.Module, tree: cst.Module, codes: list[str] | No
         if tree.code_for_node(stmt) in before:
             continue
         old_names, multiline = was.get(_source(tree, node), ([], False))
+        added: list[cst.ImportAlias] = []
         if old_names:
             # Keep the file's names where they were; the added ones follow.
             def rank(alias: cst.ImportAlias) -> tuple[int, int]:
                 text = tree.code_for_node(alias).rstrip(", \n")
                 return (0, old_names.index(text)) if text in old_names else (1, 0)
 
-            node = node.with_changes(names=sorted(node.names, key=rank))  # type: ignore[arg-type]
-        flat = stmt.with_changes(body=[_one_line(node)])
-        if not multiline and len(tree.code_for_node(flat).rstrip("\r\n")) <= limit:
-            new = flat
-        else:
-            new = stmt.with_changes(body=[_one_per_line(node, indent)])
-        if not new.deep_equals(stmt):
-            body[index] = new
-            changed = True
+            names = sorted(node.names, key=rank)  # type: ignore[arg-type]
+            kept = [a for a in names if rank(a)[0] == 0]
+            if any(a.asname is not None for a in kept) and len(kept) < len(names):
+                # isort keeps ``import X as Y`` on a line of its own: the added names
+                # go on a line of their own just below.
+                added = names[len(kept):]
+                names = kept
+            node = node.with_changes(names=names)
+        body[-1] = _laid_out(stmt, node, tree, multiline, limit, indent)
+        if added:
+            extra = stmt.with_changes(body=[node.with_changes(names=added)], leading_lines=[])
+            body.append(_laid_out(extra, extra.body[0], tree, False, limit, indent))  # type: ignore[arg-type]
+        changed = changed or added != [] or not body[-1].deep_equals(stmt)
     return tree.with_changes(body=body) if changed else tree
+
+
+def _laid_out(stmt: cst.SimpleStatementLine, node: cst.ImportFrom, tree: cst.Module,
+              multiline: bool, limit: int, indent: str) -> cst.SimpleStatementLine:
+    """``stmt`` holding ``node`` on one line if it fits (and did not span lines), else one
+    name per line."""
+    flat = stmt.with_changes(body=[_one_line(node)])
+    if not multiline and len(tree.code_for_node(flat).rstrip("\r\n")) <= limit:
+        return flat
+    return stmt.with_changes(body=[_one_per_line(node, indent)])
 
 
 def _plain_import_module(stmt: cst.BaseStatement) -> str | None:
@@ -142,12 +158,40 @@ def _import_module(stmt: cst.BaseStatement) -> str | None:
     return None
 
 
-def _section(module: str) -> int:
-    """0: ``__future__``, 1: the standard library, 2: everything else (isort's order)."""
+def _section(module: str, first_party: str = "") -> int:
+    """0: ``__future__``, 1: the standard library, 2: third party, 3: ``first_party`` (the
+    file's own top-level package), 4: relative imports (isort's order)."""
     top = module.split(".")[0]
     if top == "__future__":
         return 0
-    return 1 if top and top in sys.stdlib_module_names else 2
+    if not top:
+        return 4
+    if top == first_party:
+        return 3
+    return 1 if top in sys.stdlib_module_names else 2
+
+
+def _order(stmt: cst.BaseStatement) -> tuple[bool, str]:
+    """isort's order inside a section: ``import m`` lines first, then by module name."""
+    node = stmt.body[0]  # type: ignore[attr-defined]
+    return isinstance(node, cst.ImportFrom), (_import_module(stmt) or "").lower()
+
+
+def _added_line(stmt: cst.BaseStatement, tree: cst.Module, before: set[str],
+                old_from: set[str], first_party: str, movable: frozenset[str]) -> bool:
+    """Whether ``stmt`` is an import line the rewrite added that may move: a plain
+    ``import m``, or a ``from`` import of a module the file did not import from, either
+    from outside the file's own package or one of ``movable`` (modules that import
+    nothing of the tree: importing them earlier changes no import order that matters)."""
+    if tree.code_for_node(stmt) in before:
+        return False
+    if _plain_import_module(stmt) is not None:
+        return True
+    if not isinstance(stmt, cst.SimpleStatementLine) or len(stmt.body) != 1 \
+            or not isinstance(stmt.body[0], cst.ImportFrom):
+        return False
+    module = _import_module(stmt) or ""
+    return module not in old_from and (module in movable or _section(module, first_party) < 3)
 
 
 def _blank_line_before(stmt: cst.BaseStatement) -> cst.BaseStatement:
@@ -157,8 +201,43 @@ def _blank_line_before(stmt: cst.BaseStatement) -> cst.BaseStatement:
     return stmt.with_changes(leading_lines=[cst.EmptyLine(), *lines])
 
 
+def _laid_out_alone(tree: cst.Module, added_at: set[int], first_party: str) -> cst.Module:
+    """A file whose only imports the rewrite added: they stay where the visitor put them,
+    in isort's order, a blank line between sections."""
+    body = list(tree.body)
+    at = min(added_at)
+    head = body[at].leading_lines  # type: ignore[attr-defined]
+    added = sorted((body[i] for i in added_at),
+                   key=lambda stmt: (_section(_import_module(stmt) or "", first_party), _order(stmt)))
+    block: list[cst.BaseStatement] = []
+    for i, stmt in enumerate(added):
+        section = _section(_import_module(stmt) or "", first_party)
+        previous = _section(_import_module(added[i - 1]) or "", first_party) if i else section
+        lines = head if i == 0 else [cst.EmptyLine()] if section != previous else []
+        block.append(stmt.with_changes(leading_lines=lines))
+    rest = [stmt for i, stmt in enumerate(body) if i not in added_at]
+    if at < len(rest) and _import_module(rest[at]) is None:
+        rest[at] = _spaced_after_imports(rest[at])
+    rest[at:at] = block
+    return tree.with_changes(body=rest)
+
+
+def _spaced_after_imports(stmt: cst.BaseStatement) -> cst.BaseStatement:
+    """``stmt`` after an import block: two blank lines above a ``def`` or ``class`` (with
+    its decorators), one above anything else, or more if it had them."""
+    wanted = 2 if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)) else 1
+    lines = list(stmt.leading_lines)  # type: ignore[attr-defined]
+    blank = 0
+    while blank < len(lines) and lines[blank].comment is None:
+        blank += 1
+    if blank >= wanted:
+        return stmt
+    return stmt.with_changes(leading_lines=[cst.EmptyLine()] * (wanted - blank) + lines)
+
+
 def group_added_imports(original: cst.Module, tree: cst.Module,
-                        codes: list[str] | None = None) -> cst.Module:
+                        codes: list[str] | None = None, first_party: str = "",
+                        movable: frozenset[str] = frozenset()) -> cst.Module:
     """Move the plain ``import m`` lines a rewrite added into the file's import sections.
 
     ``codes``: ``original.code_for_node`` of each of its top-level statements, when the
@@ -174,27 +253,34 @@ def group_added_imports(original: cst.Module, tree: cst.Module,
     before one, never removed).
     """
     before = set(codes) if codes is not None else {original.code_for_node(stmt) for stmt in original.body}
+    old_from = {_import_module(stmt) or "" for stmt in original.body
+                if isinstance(stmt, cst.SimpleStatementLine) and stmt.body
+                and isinstance(stmt.body[0], cst.ImportFrom)}
     body = list(tree.body)
     added_at = {i for i, stmt in enumerate(body)
-                if _plain_import_module(stmt) is not None and tree.code_for_node(stmt) not in before}
+                if _added_line(stmt, tree, before, old_from, first_party, movable)}
     if not added_at:
         return tree
-    added = sorted((body[i] for i in added_at), key=lambda stmt: _plain_import_module(stmt) or "")
+    added = sorted((body[i] for i in added_at), key=_order)
     rest = [stmt for i, stmt in enumerate(body) if i not in added_at]
     first = next((i for i, stmt in enumerate(rest) if _import_module(stmt) is not None), None)
     if first is None:
-        return tree  # the file imported nothing: the block is all new, as the visitor laid it
+        return _laid_out_alone(tree, added_at, first_party)
     end = first
     while end < len(rest) and _import_module(rest[end]) is not None:
         end += 1
     head = list(rest[first].leading_lines)  # type: ignore[attr-defined]
     # (section, statement, added by the tool)
-    entries = [(_section(_import_module(stmt) or ""), stmt, False) for stmt in rest[first:end]]
+    entries = [(_section(_import_module(stmt) or "", first_party), stmt, False)
+               for stmt in rest[first:end]]
     for stmt in added:
-        mine = _section(_plain_import_module(stmt) or "")
+        mine = _section(_import_module(stmt) or "", first_party)
         same = [i for i, (section, _, _) in enumerate(entries) if section == mine]
         if same:
-            at = same[-1] + 1 if mine == 1 else same[0]
+            # Before the first line of the section that sorts after it (the file's own
+            # lines keep their order), else after the section's last line.
+            later = [i for i in same if _order(entries[i][1]) > _order(stmt)]
+            at = later[0] if later else same[-1] + 1
         else:
             at = next((i for i, (section, _, _) in enumerate(entries) if section > mine), len(entries))
         entries.insert(at, (mine, stmt.with_changes(leading_lines=[]), True))

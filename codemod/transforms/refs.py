@@ -25,12 +25,9 @@ class FileRefs:
         self.module = ff.module_name
         self._taken = set(ff.globals) | set(ff.bindings)
         self._imported: dict[tuple[str, str], str] = {}
-        #: Names this file defines after conversion (Features, runtime, wraps...).
+        #: Names this file defines after conversion (wraps, method functions...).
         self.local_defs: set[str] = set()
-        self.defines_features = any(
-            (p.converted or p.shadow) and p.facts.module == self.module
-            for p in plan.classes.values()
-        )
+        #: Whether this file is a runtime module (never: ``apply`` writes those itself).
         self.is_runtime = self.module in plan.runtime_modules
 
     def _import(self, module: str, name: str) -> str:
@@ -42,7 +39,15 @@ class FileRefs:
         if bound == f"{module}.{name}":
             self._imported[key] = name
             return name
-        if name in self._taken or (name == FEATURES_NAME and self.defines_features):
+        if name in self._taken and name == FEATURES_NAME and "." in module:
+            # A second family's (or a name the file binds): ``parameter_features.Features``.
+            package, _, last = module.rpartition(".")
+            if last not in self._taken:
+                AddImportsVisitor.add_needed_import(self.context, package, last)
+                self._taken.add(last)
+                self._imported[key] = local = f"{last}.{name}"
+                return local
+        if name in self._taken:
             local = f"{name}_{module.rsplit('.', 1)[-1]}"
             while local in self._taken:
                 local += "_"
@@ -57,15 +62,15 @@ class FileRefs:
         """A module-level name of ``module`` (or ``Class.member``) as this file can spell it."""
         head, _, rest = name.partition(".")
         local = head if module == self.module else self._import(module, head)
-        if not rest:
+        if not rest and "." not in local:
             return cst.Name(local)
-        return cst.parse_expression(f"{local}.{rest}")  # type: ignore[return-value]
+        return cst.parse_expression(f"{local}.{rest}" if rest else local)  # type: ignore[return-value]
 
     def feature(self, qualname: str) -> cst.Attribute:
-        """``Features.X`` for the converted class ``qualname``."""
+        """``Features.X`` for the converted class ``qualname`` (from its family's runtime module)."""
         plan = self.plan.classes[qualname]
         return cst.Attribute(
-            value=self.name_in(plan.facts.module, FEATURES_NAME),  # type: ignore[arg-type]
+            value=self.name_in(plan.runtime_module, FEATURES_NAME),  # type: ignore[arg-type]
             attr=cst.Name(self.plan.feature_name(qualname)),
         )
 

@@ -36,7 +36,7 @@ from .scenarios import (
     assert_same_tensor,
     outcome,
 )
-from .twin import Twin, each_tp_rank, stub_weight_loader, tp_grid
+from .twin import Twin, each_tp_rank, runtime_of, stub_weight_loader, tp_grid
 
 Parameter = torch.nn.Parameter
 
@@ -87,7 +87,7 @@ class Report:
 
 
 def _features(conv):
-    return conv.Features
+    return runtime_of(conv).Features
 
 
 def _same_param(report: Report, old: Any, new: Any, what: str) -> None:
@@ -167,9 +167,9 @@ def _kinds(report: Report, orig, conv) -> None:
         wrong = []
         for name in CLASS_NAMES:
             cls, feature = getattr(orig, name), getattr(_features(conv), name)
-            if isinstance(old, cls) != bool(conv.has_param_feature(new, feature)):
+            if isinstance(old, cls) != bool(runtime_of(conv).has_param_feature(new, feature)):
                 wrong.append(f"isinstance(<{kind}>, {name}) was {isinstance(old, cls)}")
-            if (type(old) is cls) != bool(conv.param_kind_is(new, feature)):
+            if (type(old) is cls) != bool(runtime_of(conv).param_kind_is(new, feature)):
                 wrong.append(f"type(<{kind}>) is {name} was {type(old) is cls}")
         assert not wrong, "; ".join(wrong)
 
@@ -180,8 +180,8 @@ def _kinds(report: Report, orig, conv) -> None:
         for value in (torch.zeros(2), Parameter(torch.zeros(2)), None, 3):
             for name in CLASS_NAMES:
                 feature = getattr(_features(conv), name)
-                assert not conv.has_param_feature(value, feature), (value, name)
-                assert not conv.param_kind_is(value, feature), (value, name)
+                assert not runtime_of(conv).has_param_feature(value, feature), (value, name)
+                assert not runtime_of(conv).param_kind_is(value, feature), (value, name)
 
     report.run("isinstance/type", "plain values", plain)
 
@@ -270,7 +270,7 @@ def _copies(report: Report, twin: Twin, orig, conv) -> None:
         report.same_tensor(param.data, loaded.data, "pickle data")
         assert_same_attrs(param, loaded)
         feature = getattr(_features(conv), name)
-        assert conv.param_kind_is(loaded, feature), "kind lost in pickle"
+        assert runtime_of(conv).param_kind_is(loaded, feature), "kind lost in pickle"
 
     for name in CLASS_NAMES:
         report.run("deepcopy", name, lambda name=name: deep(name))

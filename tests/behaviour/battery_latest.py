@@ -198,6 +198,10 @@ class Sides:
         self.engine = engine
         self.param = engine.module(PARAMETER)
         self.kv = engine.module(KV_CACHE)
+        #: Where ``Features`` and the runtime helpers live: in a converted copy, the
+        #: family's runtime module ``apply`` wrote beside the root module.
+        self.param_rt = engine.modules.get(f"{PARAMETER}_features", self.param)
+        self.kv_rt = engine.modules.get(f"{KV_CACHE}_features", self.kv)
         self.probe = engine.module(PROBE)
         self.layerwise = engine.module(LAYERWISE)
         self.meta = engine.module(META)
@@ -253,7 +257,7 @@ def _structure(report: Report, twin: Twin, old: Sides, new: Sides) -> None:
         assert isinstance(getattr(old.param, name), type), f"{name} was no class before"
         factory = getattr(new.param, name)
         assert not isinstance(factory, type) and callable(factory), f"{name} is still a class"
-        assert hasattr(new.param.Features, name), f"Features.{name} is missing"
+        assert hasattr(new.param_rt.Features, name), f"Features.{name} is missing"
         assert type(new.make(ONE_PER_CLASS_LATEST[name])) is Parameter
 
     for name in CONVERTED:
@@ -264,7 +268,7 @@ def _structure(report: Report, twin: Twin, old: Sides, new: Sides) -> None:
             assert isinstance(getattr(new.param, name), type), f"{name} is no longer a class"
         assert issubclass(new.param.SharedWeightParameter, new.param.BasevLLMParameter)
         assert callable(new.param.wrap_base_vllm_parameter), "no wrap_base_vllm_parameter"
-        assert hasattr(new.param.Features, SHADOW), "Features.BasevLLMParameter is missing"
+        assert hasattr(new.param_rt.Features, SHADOW), "Features.BasevLLMParameter is missing"
         assert type(new.make(ONE_PER_CLASS_LATEST[SHADOW])) is new.param.BasevLLMParameter
 
     report.run("structure", "BasevLLMParameter and SharedWeightParameter stay classes", kept)
@@ -273,7 +277,7 @@ def _structure(report: Report, twin: Twin, old: Sides, new: Sides) -> None:
         assert isinstance(old.kv.KVCacheScaleParameter, type)
         assert not isinstance(new.kv.KVCacheScaleParameter, type)
         assert type(new.kv.KVCacheScaleParameter()) is Parameter
-        assert hasattr(new.kv.Features, KV_CLASS)
+        assert hasattr(new.kv_rt.Features, KV_CLASS)
 
     report.run("structure", "KVCacheScaleParameter is a factory", kv)
 
@@ -354,23 +358,23 @@ def _kind_objects(side: Sides) -> dict[str, Any]:
 def _converted_isinstance(new: Sides, obj: Any, name: str) -> bool:
     """What the converted code answers for the former ``isinstance(obj, name)``."""
     if name == KV_CLASS:
-        return bool(new.kv.has_param_feature(obj, new.kv.Features.KVCacheScaleParameter))
+        return bool(new.kv_rt.has_param_feature(obj, new.kv_rt.Features.KVCacheScaleParameter))
     if name == SHADOW:
         return isinstance(obj, new.param.BasevLLMParameter) or bool(
-            new.param.has_param_feature(obj, new.param.Features.BasevLLMParameter)
+            new.param_rt.has_param_feature(obj, new.param_rt.Features.BasevLLMParameter)
         )
     if name in KEPT:
         return isinstance(obj, getattr(new.param, name))
-    return bool(new.param.has_param_feature(obj, getattr(new.param.Features, name)))
+    return bool(new.param_rt.has_param_feature(obj, getattr(new.param_rt.Features, name)))
 
 
 def _converted_type_is(new: Sides, obj: Any, name: str) -> bool:
     """What the converted code answers for the former ``type(obj) is name``."""
     if name == KV_CLASS:
-        return bool(new.kv.param_kind_is(obj, new.kv.Features.KVCacheScaleParameter))
+        return bool(new.kv_rt.param_kind_is(obj, new.kv_rt.Features.KVCacheScaleParameter))
     if name == SHADOW or name in KEPT:
         return type(obj) is getattr(new.param, name)
-    return bool(new.param.param_kind_is(obj, getattr(new.param.Features, name)))
+    return bool(new.param_rt.param_kind_is(obj, getattr(new.param_rt.Features, name)))
 
 
 def _kinds(report: Report, twin: Twin, old: Sides, new: Sides) -> None:

@@ -22,7 +22,7 @@ from typing import Any
 import torch
 
 from .scenarios import MISSING, PUBLIC_ATTRS, assert_same_tensor, read_attr
-from .twin import PACKAGE, EngineCopy, Twin
+from .twin import PACKAGE, EngineCopy, Twin, runtime_of
 
 Parameter = torch.nn.Parameter
 
@@ -173,8 +173,8 @@ def kind_answers(copy: EngineCopy, converted: bool, param: Any) -> dict[str, tup
     for name, module_name in KINDS.items():
         module = copy.module(module_name)
         if converted:
-            runtime = copy.module(PARAMETER)
-            feature = getattr(module.Features, name)
+            runtime = runtime_of(copy.module(PARAMETER))
+            feature = getattr(runtime.Features, name)
             answers[name] = (
                 bool(runtime.has_param_feature(param, feature)),
                 bool(runtime.param_kind_is(param, feature)),

@@ -47,7 +47,7 @@ from .linear_support import (  # noqa: E402
     sample_input,
 )
 from .scenarios import assert_same_outcome, assert_same_tensor, outcome  # noqa: E402
-from .twin import each_tp_rank, load_twin, tp_grid  # noqa: E402
+from .twin import each_tp_rank, load_twin, runtime_of, tp_grid  # noqa: E402
 
 Parameter = torch.nn.Parameter
 
@@ -124,7 +124,7 @@ def test_every_class_of_the_tree_became_a_factory(twin):
         new = getattr(twin.after.module(module_name), name)
         assert isinstance(old, type) and issubclass(old, Parameter), name
         assert not isinstance(new, type) and callable(new), name
-        assert hasattr(twin.after.module(module_name).Features, name), name
+        assert hasattr(runtime_of(twin.after.module(module_name)).Features, name), name
 
 
 def test_package_reexports_still_work(twin):
@@ -135,7 +135,7 @@ def test_package_reexports_still_work(twin):
     doubled = twin.after.module(PLUGIN).DoubledScaleParameter(
         data=torch.zeros(4, 1), output_dim=0, weight_loader=None
     )
-    runtime = twin.after.module(PARAMETER)
+    runtime = runtime_of(twin.after.module(PARAMETER))
     assert runtime.has_param_feature(doubled, runtime.Features.ChannelQuantScaleParameter)
     assert twin.after.module(PLUGIN).is_doubled(doubled)
 

@@ -48,6 +48,7 @@ from .twin import (  # noqa: E402
     copy_tree,
     each_tp_rank,
     load_twin,
+    runtime_of,
     snapshot,
     stub_weight_loader,
     tp_grid,
@@ -120,7 +121,7 @@ def _pair(orig, conv, build: Build, seed: int = 0):
 
 
 def _feature(conv, name: str):
-    return getattr(conv.Features, name)
+    return getattr(runtime_of(conv).Features, name)
 
 
 # ---------------------------------------------------------------------------------------
@@ -152,7 +153,7 @@ def test_public_names_still_exported(orig, conv):
         assert hasattr(conv, name)
     assert callable(conv.permute_param_layout_)
     for name in CLASS_NAMES:
-        assert hasattr(conv.Features, name), f"Features.{name} is missing"
+        assert hasattr(runtime_of(conv).Features, name), f"Features.{name} is missing"
 
 
 # ---------------------------------------------------------------------------------------
@@ -246,9 +247,9 @@ def test_isinstance_and_exact_kind_answers(orig, conv, kind):
     wrong = []
     for name in CLASS_NAMES:
         cls, feature = getattr(orig, name), _feature(conv, name)
-        if isinstance(old, cls) != bool(conv.has_param_feature(new, feature)):
+        if isinstance(old, cls) != bool(runtime_of(conv).has_param_feature(new, feature)):
             wrong.append(f"isinstance(<{kind}>, {name}) was {isinstance(old, cls)}")
-        if (type(old) is cls) != bool(conv.param_kind_is(new, feature)):
+        if (type(old) is cls) != bool(runtime_of(conv).param_kind_is(new, feature)):
             wrong.append(f"type(<{kind}>) is {name} was {type(old) is cls}")
     assert not wrong, "; ".join(wrong)
 
@@ -256,8 +257,8 @@ def test_isinstance_and_exact_kind_answers(orig, conv, kind):
 def test_plain_tensors_have_no_features(conv):
     for value in (torch.zeros(2), Parameter(torch.zeros(2)), None, 3):
         for name in CLASS_NAMES:
-            assert not conv.has_param_feature(value, _feature(conv, name))
-            assert not conv.param_kind_is(value, _feature(conv, name))
+            assert not runtime_of(conv).has_param_feature(value, _feature(conv, name))
+            assert not runtime_of(conv).param_kind_is(value, _feature(conv, name))
 
 
 # ---------------------------------------------------------------------------------------
@@ -384,9 +385,9 @@ def _assert_loads_into_itself(twin, orig, param, other, case: LoadCase = P_AWQ_M
 def _assert_same_kind(conv, original, other, name="PackedvLLMParameter"):
     feature = _feature(conv, name)
     for param in (original, other):
-        assert conv.has_param_feature(param, feature)
-        assert conv.param_kind_is(param, feature)
-    assert not conv.has_param_feature(other, _feature(conv, "PerTensorScaleParameter"))
+        assert runtime_of(conv).has_param_feature(param, feature)
+        assert runtime_of(conv).param_kind_is(param, feature)
+    assert not runtime_of(conv).has_param_feature(other, _feature(conv, "PerTensorScaleParameter"))
 
 
 def test_deepcopy_keeps_attributes_and_rebinds(twin, orig, conv):

@@ -249,3 +249,11 @@ def snapshot(root: Path | str) -> dict[str, bytes]:
         for path in sorted(root.rglob("*"))
         if path.is_file() and "__pycache__" not in path.parts and path.suffix != ".pyc"
     }
+
+
+def runtime_of(module: types.ModuleType) -> types.SimpleNamespace:
+    """The runtime module whose helpers a converted module uses (``apply`` writes it beside
+    the family's root module), read through ``add_param_feature``'s globals, so that it is
+    the one of the same engine copy."""
+    return types.SimpleNamespace(**module.add_param_feature.__globals__)
+

@@ -179,7 +179,7 @@ def converted_once(tmp_path_factory) -> Path:
     """BASE_TREE after ``codemod apply`` (made once; tests take copies)."""
     root = _tree(tmp_path_factory.mktemp("converted"))
     assert main(["apply", str(root)]) == 1
-    assert "class Features" in (root / "pkg/params.py").read_text()
+    assert "class Features" in (root / "pkg/params_features.py").read_text()
     return root
 
 
@@ -348,7 +348,7 @@ def test_feature_prefix(fixtures_dir, tmp_path, capsys):
     result = run(capsys, "check", root)
     assert result.findings() == [("new.py", 5, "CM004")]
     member = re.search(r"^    (\w+) = \"foo\.params\.ShardedFooParameter\"$",
-                       (root / "foo/params.py").read_text(), re.MULTILINE)[1]
+                       (root / "foo/params_features.py").read_text(), re.MULTILINE)[1]
     assert f"`has_param_feature(obj, Features.{member})`" in result.out
 
 

@@ -46,9 +46,11 @@ from .trees import (
 )
 
 PARAMS, USE, OTHER = "tree/pkg/params.py", "tree/pkg/use.py", "tree/pkg/other.py"
-CONVERTED = frozenset({PARAMS, USE})
+#: The family's runtime module, which ``apply`` adds beside ``params.py``.
+RUNTIME = "tree/pkg/params_features.py"
+CONVERTED = frozenset({PARAMS, USE, RUNTIME})
 #: The summary line of a run that converted the two modules of the base tree.
-CONVERTED_4 = r"changed 2 file\(s\) of 4 scanned \(\d+ parsed\); converted 2 class\(es\)"
+CONVERTED_4 = r"changed 2 file\(s\) of 4 scanned \(\d+ parsed\) and added 1 runtime module\(s\); converted 2 class\(es\)"
 NOTHING: frozenset[str] = frozenset()
 #: The line just after the hierarchy module, where cases append their trouble.
 AFTER = HIERARCHY.count("\n") + 1

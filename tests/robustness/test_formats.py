@@ -99,7 +99,8 @@ def test_format_survives_apply(
     code, out, err = run_main(["apply", "tree"], tmp_path, capsys)
     assert code == 1, err
     assert "error" not in err
-    assert changed(before, snapshot(tmp_path)) == {"tree/pkg/params.py", "tree/pkg/use.py"}
+    assert changed(before, snapshot(tmp_path)) == {"tree/pkg/params.py", "tree/pkg/use.py",
+                                                     "tree/pkg/params_features.py"}
 
     for name, old in originals.items():
         path = tree / "pkg" / f"{name}.py"

@@ -107,7 +107,7 @@ def test_apply_on_random_code_is_safe_and_idempotent(
     for rel in diff:
         compile(first[rel][0], rel, "exec", dont_inherit=True)  # type: ignore[index]
     if code == 1:
-        assert diff == {"tree/pkg/params.py", "tree/pkg/use.py"}, err
+        assert diff == {"tree/pkg/params.py", "tree/pkg/use.py", "tree/pkg/params_features.py"}, err
 
     code2, _, err2 = run_main(["apply", "tree"], root, capsys)
     _no_crash(code2, err2, {0, 2})

@@ -154,13 +154,14 @@ def test_same_tree_same_text_whatever_the_hash_seed(tmp_path):
 def test_summary_words_match_what_happened(tmp_path, capsys):
     pkg = _tree(tmp_path / "a", {"pkg/params.py": SIMPLE, "pkg/use.py": USE})
     _, _, err = _run(capsys, "apply", "--dry-run", pkg)
-    assert "would change 2 file(s) of 3 scanned" in err
+    assert "would change 2 file(s) of 3 scanned (2 parsed) and would add 1 runtime module(s)" in err
     assert "; would convert 2 class(es) [" in err and " converted" not in err
     _, _, err = _run(capsys, "apply", pkg)
-    assert "changed 2 file(s) of 3 scanned (2 parsed); converted 2 class(es) [" in err
+    assert "changed 2 file(s) of 3 scanned (2 parsed) and added 1 runtime module(s); " \
+           "converted 2 class(es) [" in err
     # A second run writes nothing: it says nothing about classes or rewrites.
     _, _, err = _run(capsys, "apply", pkg)
-    assert err.splitlines()[0].startswith("changed 0 file(s) of 3 scanned")
+    assert err.splitlines()[0].startswith("changed 0 file(s) of 4 scanned")
     assert "convert" not in err and "[" not in err
     # Everything refused: nothing written, nothing "converted".
     refused = _tree(tmp_path / "b", {"pkg/params.py": FAMILY})

@@ -150,7 +150,8 @@ def test_chained_field_write_goes_through_the_helper(tmp_path, capsys):
     ''')
     _apply(capsys, pkg)
     assert (pkg / "use.py").read_text() == textwrap.dedent('''\
-        from pkg.params import set_param_field
+        from pkg.params_features import set_param_field
+
 
         def relabel(p, d):
             old = d

@@ -1,0 +1,135 @@
+"""The runtime module ``apply`` writes beside the root module of each converted family.
+
+What it does
+    ``runtime_module_for`` names the module (``<root module>_features``, or
+    ``param_features`` in a package whose ``__init__.py`` defines the root) and
+    ``runtime_module_text`` writes it: a module docstring, the helpers of
+    ``param_runtime`` (everything below its ``BEGIN RUNTIME`` marker, with its imports) and
+    one ``class Features`` whose members, named after the former classes, hold their
+    qualified names. ``written_members`` reads an earlier output back.
+Why
+    The engine's own modules stay as their authors wrote them, apart from the classes
+    that became functions; the helpers live in one module of their own that imports only
+    ``copy``, ``weakref`` and ``torch``, so any engine module can import it at the top.
+Fix safety
+    A file of that name that ``apply`` did not write is never replaced (the planner
+    refuses the family); one it wrote keeps its members, so a run resumed after a kill
+    (or a later run converting more of the family) still finds every ``Features.X`` that
+    converted modules already use.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+
+#: The name of the class holding the feature tags, in every runtime module.
+FEATURES_NAME = "Features"
+#: The first line of every runtime module's docstring: how ``apply`` recognises its own.
+GENERATED_MARK = "Parameter features and helpers, written by ``codemod apply``"
+_RUNTIME_MARKER = "# BEGIN RUNTIME"
+_DOC_TEMPLATE = '''"""{mark} for the former
+Parameter subclasses of ``{root}``.
+
+``isinstance(p, X)`` is now ``has_param_feature(p, Features.X)`` and ``type(p) is X`` is
+now ``param_kind_is(p, Features.X)``; each former class ``X`` is a factory function of the
+same name that builds a plain ``torch.nn.Parameter`` and tags it with ``Features.X``.
+
+* Methods are ``BoundParamMethod`` objects stored on the parameter: ``param.load_x(...)``
+  keeps working at every call site, and ``torch.compile(fullgraph=True)`` traces through
+  them. Dynamo refuses a per-instance callable whose ``__name__`` equals the attribute it
+  is stored under, so ``__name__`` carries a suffix.
+* A method holds its parameter through a weak reference, so ``param -> method -> param``
+  is no reference cycle: a dropped parameter is freed by reference counting alone.
+* ``copy.deepcopy`` and ``pickle`` look ``__deepcopy__`` / ``__reduce_ex__`` up on the
+  instance, so each parameter carries its own: a deep copy keeps every attribute and its
+  methods act on the copy; an unpickled parameter gets its attributes and methods back.
+"""
+'''
+
+
+@dataclass
+class RuntimeModule:
+    """One runtime module: where it goes and the feature tags it defines."""
+
+    #: Dotted module name (``vllm.model_executor.parameter_features``).
+    module: str
+    path: Path
+    #: The module defining the family's root class, which the docstring names.
+    root_module: str
+    root_path: Path
+    #: ``Features`` member -> former class's qualified name, in order of definition.
+    members: dict[str, str] = field(default_factory=dict)
+    #: Members an earlier run wrote into the existing file (kept: modules use them).
+    written: dict[str, str] = field(default_factory=dict)
+
+
+def runtime_module_for(root_module: str, root_path: Path) -> tuple[str, Path]:
+    """The dotted name and path of the runtime module of a family rooted in ``root_module``
+    (whose file is ``root_path``): ``<stem>_features`` beside it, or ``param_features``
+    inside the package when the root is defined in an ``__init__.py``."""
+    if root_path.name == "__init__.py":
+        return f"{root_module}.param_features", root_path.with_name("param_features.py")
+    stem = root_path.stem
+    package = root_module.rpartition(".")[0]
+    name = f"{stem}_features"
+    return (f"{package}.{name}" if package else name), root_path.with_name(f"{name}.py")
+
+
+def is_generated(text: str) -> bool:
+    """Whether ``text`` is a runtime module ``apply`` wrote (its docstring starts with
+    ``GENERATED_MARK``)."""
+    return text.lstrip("\ufeff").startswith(f'"""{GENERATED_MARK}')
+
+
+def written_members(text: str) -> dict[str, str] | None:
+    """The ``Features`` members of a runtime module ``apply`` wrote (None if it did not
+    write ``text``, or it no longer parses)."""
+    if not is_generated(text):
+        return None
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return None
+    members: dict[str, str] = {}
+    for stmt in tree.body:
+        if isinstance(stmt, ast.ClassDef) and stmt.name == FEATURES_NAME:
+            for item in stmt.body:
+                if isinstance(item, ast.Assign) and len(item.targets) == 1 \
+                        and isinstance(item.targets[0], ast.Name) \
+                        and isinstance(item.value, ast.Constant) and isinstance(item.value.value, str):
+                    members[item.targets[0].id] = item.value.value
+    return members
+
+
+def _helpers() -> tuple[str, str]:
+    """The runtime's import lines and its body (the text below ``BEGIN RUNTIME``)."""
+    text = resources.files("codemod.runtime").joinpath("param_runtime.py").read_text("utf-8")
+    head, _, body = text.partition(_RUNTIME_MARKER)
+    imports = "".join(line + "\n" for line in head.splitlines()
+                      if line.startswith(("import ", "from ")) and "__future__" not in line)
+    return imports, body.strip("\n")
+
+
+def _member_line(name: str, value: str) -> str:
+    """``    Name = "qualname"``, the value on a line of its own when too long for one."""
+    line = f'    {name} = "{value}"\n'
+    return line if len(line) <= 89 else f'    {name} = (\n        "{value}"\n    )\n'
+
+
+def runtime_module_text(runtime: RuntimeModule) -> str:
+    """The source of ``runtime``'s module: docstring, imports, helpers, ``Features``."""
+    imports, body = _helpers()
+    imports = imports.replace("\nimport torch", "\n\nimport torch", 1)
+    members = {**runtime.written, **runtime.members}
+    lines = "".join(_member_line(name, value) for name, value in members.items())
+    features = (
+        f"class {FEATURES_NAME}:\n"
+        f'    """Feature tags of the former Parameter subclasses: ``Features.X`` stands for\n'
+        f'    class ``X``, and holds its qualified name."""\n\n'
+        f"{lines}"
+    )
+    doc = _DOC_TEMPLATE.format(mark=GENERATED_MARK, root=runtime.root_module)
+    return f"{doc}\n{imports}\n\n{features}\n\n{body}\n"
