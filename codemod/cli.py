@@ -248,7 +248,7 @@ def check(paths: tuple[Path, ...], output_format: str, statistics: bool, output_
     Exit code 0: clean; 1: findings; 2: usage, configuration or input error. Codes are
     documented in docs/checks.md; `# codemod: ignore[CODE]` on a line suppresses them.
     """
-    from codemod.check import run_check
+    from codemod.check.command import run_check
 
     if statistics and output_format not in ("text", "json"):
         raise click.UsageError("--statistics works with --format text or json")

@@ -56,7 +56,7 @@ def _plan(tmp_path: Path, tail: str) -> Plan:
     (package / "__init__.py").write_text("")
     (package / "params.py").write_text(HEAD + tail)
     result = api.read_tree([tmp_path], Options())
-    return build_plan(api._analyse(result.sources, result))
+    return build_plan(api.analyse(result.sources, result))
 
 
 def _by_name(plan: Plan, name: str):
