@@ -132,7 +132,7 @@ def apply(paths: tuple[Path, ...], dry_run: bool, exclude: tuple[str, ...],
     _summary(result, dry_run, written)
     if result.failed() or (beyond and not dry_run):
         raise _Exit(EXIT_ERROR)
-    real_refusals = [r for r in result.refusals if "allow-classes" not in r.reason]
+    real_refusals = [r for r in result.refusals if not r.chosen]
     raise _Exit(EXIT_CHANGES if changed or real_refusals else EXIT_CLEAN)
 
 

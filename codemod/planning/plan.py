@@ -41,7 +41,7 @@ from codemod.analysis.index import ClassIndex
 from codemod.analysis.names import is_name_or_literal
 from codemod.planning import naming
 from codemod.planning.new_chain import NewRefusal, compose, names_bound, read_link
-from codemod.types import TENSOR_DATA_DESCRIPTORS, UNINITIALIZED_QUALNAMES, Refusal
+from codemod.types import TENSOR_DATA_DESCRIPTORS, UNINITIALIZED_QUALNAMES, Refusal, RefusalKind
 
 #: Names that the runtime defines in the module that carries it.
 RUNTIME_NAMES = (
@@ -242,10 +242,14 @@ class Plan:
 
 
 class _Refuse(Exception):
-    def __init__(self, reason: str, line: int = 0) -> None:
+    """A refusal rule's verdict: the reason, its kind, and the line it names (0: the class's)."""
+
+    def __init__(self, reason: str, line: int = 0,
+                 kind: RefusalKind = RefusalKind.UNCONVERTIBLE) -> None:
         super().__init__(reason)
         self.reason = reason
         self.line = line
+        self.kind = kind
 
 
 def _is_super_call(node: cst.CSTNode, method: str | None = None) -> bool:
@@ -417,14 +421,14 @@ class Planner:
                 self._check_own(plan)
             except _Refuse as exc:
                 plan.refusal = Refusal(plan.facts.path, exc.line or plan.facts.line,
-                                       plan.facts.name, exc.reason)
+                                       plan.facts.name, exc.reason, exc.kind)
         for qualname, plan in plans.items():
             if plan.refusal is None:
                 try:
                     self._check_hierarchy(plan, plans)
                 except _Refuse as exc:
                     plan.refusal = Refusal(plan.facts.path, exc.line or plan.facts.line,
-                                           plan.facts.name, exc.reason)
+                                           plan.facts.name, exc.reason, exc.kind)
         fields = self._fields(plans)
         #: Every backing field of a property of the tree (a shadow's functions must touch
         #: them only in ways a rewrite carries to both kinds).
@@ -443,9 +447,10 @@ class Planner:
         facts = plan.facts
         idx = self.index
         if facts.qualname in self.forced:
-            raise _Refuse(self.forced[facts.qualname])
+            raise _Refuse(self.forced[facts.qualname], kind=RefusalKind.USE_SITE)
         if facts.name in self.allow or facts.qualname in self.allow:
-            raise _Refuse("allowed to stay a Parameter subclass by [tool.codemod] allow-classes")
+            raise _Refuse("allowed to stay a Parameter subclass by [tool.codemod] allow-classes",
+                          kind=RefusalKind.ALLOWED)
         if facts.qualname in idx.mro_errors:
             raise _Refuse(f"its MRO cannot be computed: {idx.mro_errors[facts.qualname]}")
         for base_expr, base in zip(facts.base_exprs, idx.base_qualnames(facts.qualname)):
@@ -1026,7 +1031,7 @@ class Planner:
             plan.shadow = False
         for group in self.components(plans):
             refused = {q for q in group if plans[q].refusal is not None
-                       and not plans[q].refusal.reason.startswith("kept as a class")}
+                       and plans[q].refusal.kind is not RefusalKind.KEPT}
             if not refused:
                 continue
             below = set(refused)
@@ -1062,8 +1067,9 @@ class Planner:
                 plan.shadow = q not in below and any(q in plans[c].mro for c in converted)
                 if plan.refusal is not None and q in refused:
                     continue
-                why = self._kept_reason(q, plans, refused, kept, blockers, kept_for_base)
-                plan.refusal = Refusal(plan.facts.path, plan.facts.line, plan.name, why)
+                why, cause = self._kept_reason(q, plans, refused, kept, blockers, kept_for_base)
+                plan.refusal = Refusal(plan.facts.path, plan.facts.line, plan.name, why,
+                                       RefusalKind.KEPT, cause)
             for q in kept:
                 if plans[q].shadow:
                     self._as_shadow(plans[q])
@@ -1074,10 +1080,12 @@ class Planner:
         return self.index.mros.get(qualname, [qualname])[1:]
 
     def _kept_reason(self, q: str, plans: dict[str, ClassPlan], refused: set[str],
-                     kept: set[str], blockers: dict[str, str], kept_for_base: dict[str, str]) -> str:
+                     kept: set[str], blockers: dict[str, str], kept_for_base: dict[str, str],
+                     ) -> tuple[str, RefusalKind | None]:
         """Why ``q`` stays a class, naming its true relation to the class that caused it:
         a refused base it derives from, a base that cannot be a shadow, or a subclass
-        that is refused or stays a class. Among several, the first by path and line."""
+        that is refused or stays a class. Among several, the first by path and line.
+        Also the kind of the refusal the reason quotes (None: it quotes none)."""
         def first(candidates: set[str]) -> ClassPlan:
             return plans[min(candidates, key=lambda c: (str(plans[c].facts.path), plans[c].facts.line, c))]
 
@@ -1086,26 +1094,31 @@ class Planner:
         if refused_bases:
             base = first(refused_bases)
             return (f"kept as a class because it derives from {base.name}, which is refused: "
-                    f"{base.refusal.reason}")  # type: ignore[union-attr]
+                    f"{base.refusal.reason}", base.refusal.kind)  # type: ignore[union-attr]
         if q in kept_for_base:
             base = plans[kept_for_base[q]]
             return (f"kept as a class because it derives from {base.name}, which stays a class "
-                    f"and cannot also serve converted subclasses: {blockers[kept_for_base[q]]}")
+                    f"and cannot also serve converted subclasses: {blockers[kept_for_base[q]]}", None)
         descendants = self._descendants(q)
+        quoted: Refusal | None = None
         if refused & descendants:
             sub = first(refused & descendants)
+            quoted = sub.refusal
             cause = f"its subclass {sub.name} is refused ({sub.refusal.reason})"  # type: ignore[union-attr]
         elif kept & descendants:
             cause = f"its subclass {first(kept & descendants).name} stays a class"
         else:
             related = first(refused)
+            quoted = related.refusal
             cause = f"{related.name} of its hierarchy is refused ({related.refusal.reason})"  # type: ignore[union-attr]
+        kind = quoted.kind if quoted is not None else None
         if plan.shadow:
             return (f"kept as a class because {cause}; its converted subclasses get its "
-                    f"attributes and methods through {plan.wrap_name}")
+                    f"attributes and methods through {plan.wrap_name}", kind)
         if q in blockers:
-            return f"kept as a class because {cause}; it cannot also serve converted subclasses: {blockers[q]}"
-        return f"kept as a class because {cause}"
+            return (f"kept as a class because {cause}; it cannot also serve converted "
+                    f"subclasses: {blockers[q]}", kind)
+        return f"kept as a class because {cause}", kind
 
     def _shadow_blocker(self, plan: ClassPlan) -> str | None:
         """Why a kept class cannot also serve converted subclasses, or None if it can.
