@@ -1,8 +1,8 @@
 """Frozen values shared by every module: options, per-file results, refusals.
 
-Results are values, not exceptions (DESIGN.md section 5.2): the engine returns a
-``FileResult`` whose ``outcome`` says what happened, and the CLI decides what to print,
-write and which exit code to return.
+Results are values, not exceptions: the engine returns a ``FileResult`` whose
+``outcome`` says what happened, and the CLI decides what to print, write and which exit
+code to return.
 """
 
 from __future__ import annotations

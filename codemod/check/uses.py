@@ -72,8 +72,8 @@ class ClassStyleUses(cst.CSTVisitor):
                           if n in ff.globals or n in ff.bindings}
         #: ids of isinstance calls or-ed with a ``has_param_feature`` call.
         self._paired: set[int] = set()
-        #: How many nodes of each kind (see ``_Locator``) the walk met, and the
-        #: (kind, ordinal) of each reported node: how ``_Locator`` finds its position.
+        #: How many nodes of each kind (see ``locate.Locator``) the walk met, and the
+        #: (kind, ordinal) of each reported node: how ``locate.Locator`` finds its position.
         self.counts: dict[str, int] = {"class": 0, "call": 0, "cmp": 0}
         self.ordinals: dict[int, tuple[str, int]] = {}
 
