@@ -130,9 +130,13 @@ class Planner(HierarchyChecks, Settling):
         self._backing_fields = frozenset(f for p in plans.values() for f in p.properties.values())
         self._settle(plans)
         runtime_modules = self._assign_runtime(plans)
+        before_names = [p.refusal for p in plans.values()]
         self._check_names(plans, runtime_modules)
-        self._settle(plans)
-        runtime_modules = self._assign_runtime(plans)
+        if any(p.refusal is not was for p, was in zip(plans.values(), before_names)):
+            # A name clash refused more classes: settle their hierarchies again. Without
+            # one, settling again gives the same plan (same refusals in, same out).
+            self._settle(plans)
+            runtime_modules = self._assign_runtime(plans)
         return Plan(idx, plans, {f: p for f, p in fields.items()
                                  if any((pl.converted or pl.shadow) and p in pl.properties
                                         for pl in plans.values())}, runtime_modules)
