@@ -145,7 +145,7 @@ class HierarchyChecks(Relays):
             touched = sorted((use.reads | use.writes | use.calls) & members)
             if touched:
                 raise Refuse(f"__new__ uses self.{touched[0]} before the wraps give a plain "
-                              "Parameter the class's members")
+                             "Parameter the class's members")
         passed_on = {n for q in plan.mro if plans[q].init is not None
                      for n in plans[q].init.param_names}  # type: ignore[union-attr]
         star_kwarg = composed.params.star_kwarg
@@ -161,10 +161,10 @@ class HierarchyChecks(Relays):
                            if rebound[0] in names_bound([*link.prelude, *link.post])), links[0])
             if binder is links[0]:
                 raise Refuse(f"__new__ rebinds its parameter {rebound[0]!r}, which __init__ "
-                              "received unchanged; the factory passes one name to both")
+                             "received unchanged; the factory passes one name to both")
             raise Refuse(f"{binder.owner}.__new__ assigns {rebound[0]!r}, also a parameter of "
-                          f"{links[0].owner}.__new__ that __init__ received unchanged; the "
-                          "factory passes one name to both")
+                         f"{links[0].owner}.__new__ that __init__ received unchanged; the "
+                         "factory passes one name to both")
         return NewFacts(params=composed.params, call_args=composed.call_args,
                         docstring=composed.docstring, prelude=composed.prelude,
                         post=composed.post)

@@ -150,7 +150,7 @@ class Planner(HierarchyChecks, Settling):
             raise Refuse(self.forced[facts.qualname], kind=RefusalKind.USE_SITE)
         if facts.name in self.allow or facts.qualname in self.allow:
             raise Refuse("allowed to stay a Parameter subclass by [tool.codemod] allow-classes",
-                          kind=RefusalKind.ALLOWED)
+                         kind=RefusalKind.ALLOWED)
         if facts.qualname in idx.mro_errors:
             raise Refuse(f"its MRO cannot be computed: {idx.mro_errors[facts.qualname]}")
         for base_expr, base in zip(facts.base_exprs, idx.base_qualnames(facts.qualname)):
@@ -169,7 +169,7 @@ class Planner(HierarchyChecks, Settling):
         overridden = next((n for n in members if n in TENSOR_DATA_DESCRIPTORS), None)
         if overridden is not None:
             raise Refuse(f"overrides `{overridden}`, the tensor's C-level attribute; "
-                          "a plain Parameter cannot")
+                         "a plain Parameter cannot")
         for stmt, what in facts.unsupported:
             line = facts.file.line_of(stmt) if facts.file is not None else 0
             raise Refuse(f"has {what}, which the converter has no rule for", line)
