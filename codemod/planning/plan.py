@@ -51,9 +51,10 @@ from codemod.analysis.init_shapes import (
 from codemod.planning import naming
 from codemod.planning.model import ClassPlan, NewFacts, Plan, RelayLink
 from codemod.planning.refuse import Refuse
+from codemod.planning.class_rules import CLASS_RULES, RuleInputs
 from codemod.planning.hierarchy_checks import HierarchyChecks
 from codemod.planning.settle import Settling
-from codemod.types import TENSOR_DATA_DESCRIPTORS, UNINITIALIZED_QUALNAMES, Refusal, RefusalKind
+from codemod.types import Refusal
 
 __all__ = ["FEATURES_NAME", "RUNTIME_IMPORTS", "RUNTIME_NAMES", "ClassPlan", "InitFacts", "NewFacts",
            "Plan", "Planner", "RelayLink", "build_plan"]
@@ -96,6 +97,7 @@ class Planner(HierarchyChecks, Settling):
         self.allow = set(allow_classes)
         #: Qualname -> reason, from use sites found unconvertible by a transform.
         self.forced = dict(forced or {})
+        self.rule_inputs = RuleInputs(index, frozenset(self.allow), self.forced)
         #: Qualname of a relaying class -> its chain, or why it has none (static facts only).
         self._relay_links: dict[str, RelayLink | str] = {}
         self._backing_fields: frozenset[str] = frozenset()
@@ -144,38 +146,14 @@ class Planner(HierarchyChecks, Settling):
     # -- per-class checks ----------------------------------------------------------------
 
     def _check_own(self, plan: ClassPlan) -> None:
+        """The rules that read the class alone (``class_rules.CLASS_RULES``, first verdict
+        wins), then its members: what it drops, the names its functions get, the shapes
+        of its properties and ``__init__``."""
         facts = plan.facts
-        idx = self.index
-        if facts.qualname in self.forced:
-            raise Refuse(self.forced[facts.qualname], kind=RefusalKind.USE_SITE)
-        if facts.name in self.allow or facts.qualname in self.allow:
-            raise Refuse("allowed to stay a Parameter subclass by [tool.codemod] allow-classes",
-                         kind=RefusalKind.ALLOWED)
-        if facts.qualname in idx.mro_errors:
-            raise Refuse(f"its MRO cannot be computed: {idx.mro_errors[facts.qualname]}")
-        for base_expr, base in zip(facts.base_exprs, idx.base_qualnames(facts.qualname)):
-            if base is None:
-                raise Refuse("has a dynamic base (not a name the tool can resolve statically)")
-            if base in UNINITIALIZED_QUALNAMES:
-                raise Refuse(f"derives from {base}, whose lazy shape a plain Parameter cannot hold")
-            if base not in idx.param_classes and not idx.is_param_root_base(base):
-                raise Refuse(f"mixes in {base}, which is not a Parameter class")
-        if facts.keywords:
-            raise Refuse(f"has class keywords ({', '.join(facts.keywords)}), e.g. a metaclass")
-        if facts.has_decorators:
-            raise Refuse("is decorated; a decorator may depend on it being a class")
-        members = [*facts.methods, *facts.properties, *facts.staticmethods, *facts.classmethods,
-                   *facts.decorated, *(name for name, _ in facts.class_attrs)]
-        overridden = next((n for n in members if n in TENSOR_DATA_DESCRIPTORS), None)
-        if overridden is not None:
-            raise Refuse(f"overrides `{overridden}`, the tensor's C-level attribute; "
-                         "a plain Parameter cannot")
-        for stmt, what in facts.unsupported:
-            line = facts.file.line_of(stmt) if facts.file is not None else 0
-            raise Refuse(f"has {what}, which the converter has no rule for", line)
-        for name in facts.methods:
-            if name.startswith("__") and name.endswith("__"):
-                raise Refuse(f"defines {name}, a special method a plain Parameter cannot carry")
+        for rule in CLASS_RULES:
+            verdict = rule(facts, self.rule_inputs)
+            if verdict is not None:
+                raise verdict
         for name, fn in facts.classmethods.items():
             if name == "__torch_function__" and forwards_torch_function(fn):
                 plan.dropped.append(name)
