@@ -536,7 +536,8 @@ def hierarchy_names(index: ClassIndex, facts: Iterable[FileFacts],
     return frozenset(names)
 
 
-def _parse(path: Path, text: str, result: RunResult) -> FileFacts | None:
+def parse_file(path: Path, text: str, result: RunResult) -> FileFacts | None:
+    """Parse and analyse one file into ``result`` (None, and a FAILED result, if it does not parse)."""
     ff, error = _analyse_file(path, text)
     if error is not None:
         result.files.append(FileResult(path, Outcome.FAILED, error=error))
@@ -638,13 +639,13 @@ class Mentions:
 
 def _parse_all(paths: list[Path], result: RunResult, progress: Progress | None) -> None:
     for done, path in enumerate(paths, 1):
-        _parse(path, result.sources[path].text, result)
+        parse_file(path, result.sources[path].text, result)
         if progress is not None:
             progress("parse", result.parsed, result.parsed + len(paths) - done)
 
 
-def _analyse(sources: dict[Path, SourceFile], result: RunResult,
-             progress: Progress | None = None) -> ClassIndex:
+def analyse(sources: dict[Path, SourceFile], result: RunResult,
+            progress: Progress | None = None) -> ClassIndex:
     """Parse only the files that can matter, and index their classes (see ``_index``)."""
     with _fewer_collections():
         return _index(sources, result, progress)
@@ -689,7 +690,7 @@ def _index(sources: dict[Path, SourceFile], result: RunResult,
         through = hubs.imported_through(result.facts.values(), names)
         for path in sorted(uses - wanted):
             if path not in targets_of:
-                targets_of[path] = _import_targets(path, sources[path].text)
+                targets_of[path] = file_import_targets(path, sources[path].text)
             targets = targets_of[path]
             if targets is None:  # CPython cannot read it either: parse it here, report it
                 wanted.add(path)
@@ -701,7 +702,7 @@ def _index(sources: dict[Path, SourceFile], result: RunResult,
     return index
 
 
-def _import_targets(path: Path, text: str) -> list[tuple[str, str]] | None:
+def file_import_targets(path: Path, text: str) -> list[tuple[str, str]] | None:
     """(local name, qualified name) of every import in ``text``; None if it does not parse.
 
     Read from the import statements alone when ``discovery.import_spans`` finds them all
@@ -864,7 +865,7 @@ def _judge_undecodable(result: RunResult, plan: Plan) -> None:
 def _run(paths: list[Path], options: Options, progress: Progress | None,
          scope: Scope | None = None) -> RunResult:
     result = read_tree(paths, options, scope)
-    index = _analyse(result.sources, result, progress)
+    index = analyse(result.sources, result, progress)
     plan, candidates, conversions = settle_plan(result, index, options, progress)
     result.plan = plan
     for path in candidates:
@@ -1001,7 +1002,7 @@ def _escaped_uses(plan: Plan, result: RunResult, net: SafetyNet) -> Iterator[tup
             if not net.any_star() or not (dotted.search(source.text) or any(
                     (local in names or target.rpartition(".")[2] in names)
                     and plan.index.canonical(target) not in plan.classes
-                    for local, target in _import_targets(path, source.text) or ())):
+                    for local, target in file_import_targets(path, source.text) or ())):
                 continue
         for escape in net.escaped_uses(path, plan, names):
             yield path, escape

@@ -136,7 +136,7 @@ def apply(paths: tuple[Path, ...], dry_run: bool, exclude: tuple[str, ...],
     _summary(result, dry_run, written)
     if result.failed() or (beyond and not dry_run):
         raise _Exit(EXIT_ERROR)
-    real_refusals = [r for r in result.refusals if "allow-classes" not in r.reason]
+    real_refusals = [r for r in result.refusals if not r.chosen]
     raise _Exit(EXIT_CHANGES if changed or real_refusals else EXIT_CLEAN)
 
 
@@ -269,7 +269,7 @@ def check(paths: tuple[Path, ...], output_format: str, statistics: bool, output_
     Exit code 0: clean; 1: findings; 2: usage, configuration or input error. Codes are
     documented in docs/checks.md; `# codemod: ignore[CODE]` on a line suppresses them.
     """
-    from codemod.check import run_check
+    from codemod.check.command import run_check
 
     if statistics and output_format not in ("text", "json"):
         raise click.UsageError("--statistics works with --format text or json")

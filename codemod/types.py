@@ -1,8 +1,8 @@
 """Frozen values shared by every module: options, per-file results, refusals.
 
-Results are values, not exceptions (DESIGN.md section 5.2): the engine returns a
-``FileResult`` whose ``outcome`` says what happened, and the CLI decides what to print,
-write and which exit code to return.
+Results are values, not exceptions: the engine returns a ``FileResult`` whose
+``outcome`` says what happened, and the CLI decides what to print, write and which exit
+code to return.
 """
 
 from __future__ import annotations
@@ -64,6 +64,21 @@ class Outcome(enum.Enum):
     FAILED = "failed"
 
 
+class RefusalKind(enum.Enum):
+    """What kind of rule refused a class: the CLI's exit code and the planner's own
+    decisions read this, never the text of the reason."""
+
+    #: Listed in ``[tool.codemod] allow-classes``: stays a subclass by the user's choice.
+    ALLOWED = "allowed"
+    #: The class itself (its shape, bases, members, ``__init__``/``__new__``, generated
+    #: names) cannot become a factory.
+    UNCONVERTIBLE = "unconvertible"
+    #: A use of the class somewhere in the tree that no rewrite covers.
+    USE_SITE = "use-site"
+    #: Stays a class because a related class of its hierarchy is refused (``cause``).
+    KEPT = "kept"
+
+
 @dataclass(frozen=True)
 class Refusal:
     """Why a class (or a use site) is left unconverted: names the place and the reason."""
@@ -72,6 +87,16 @@ class Refusal:
     line: int
     subject: str
     reason: str
+    kind: RefusalKind = RefusalKind.UNCONVERTIBLE
+    #: For a KEPT refusal, the kind of the refusal it follows from, where its reason
+    #: names one (None when the class is kept by a base that cannot serve as a shadow).
+    cause: RefusalKind | None = None
+
+    @property
+    def chosen(self) -> bool:
+        """Whether the class stays a class by the configuration alone: it is allow-listed,
+        or kept because an allow-listed class of its hierarchy is."""
+        return RefusalKind.ALLOWED in (self.kind, self.cause)
 
     def render(self) -> str:
         """``path:line: subject: reason``, the form printed in summaries."""

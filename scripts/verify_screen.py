@@ -42,7 +42,7 @@ def _whole_module_leftovers(path: Path, text: str, plan) -> list:
 def compare(tree: Path, allow_value_uses: bool) -> int:
     options = Options(jobs=1, allow_value_uses=allow_value_uses)
     result = api.read_tree([tree], options)
-    index = api._analyse(result.sources, result)
+    index = api.analyse(result.sources, result)
     settled, _, _ = api.settle_plan(result, index, options, convert=False)
     first = build_plan(index, options.allow_classes, {}, allow_value_uses=allow_value_uses,
                        feature_prefix=options.feature_prefix)

@@ -6,10 +6,39 @@ Base names are resolved through imports and re-exports (``from .parameter import
 
 from __future__ import annotations
 
+from collections.abc import Callable, Container
 from dataclasses import dataclass, field
 
 from codemod.analysis.classes import ClassFacts, FileFacts
 from codemod.types import PARAMETER_QUALNAMES
+
+
+def follow_reexports(qualname: str | None, stop: Container[str],
+                     file_of: Callable[[str], FileFacts | None]) -> str | None:
+    """Follow re-exports: ``pkg.X`` -> ``pkg.mod.X`` when ``pkg/__init__.py`` imports it.
+
+    ``file_of`` gives the analysed file of a module name (None: not analysed); the walk
+    stops at a name in ``stop``, at a name no analysed module binds, and at a loop.
+    """
+    seen: set[str] = set()
+    while qualname is not None and qualname not in stop and qualname not in seen:
+        seen.add(qualname)
+        module, _, name = qualname.rpartition(".")
+        # The longest module prefix that is an analysed file.
+        while module:
+            ff = file_of(module)
+            if ff is not None:
+                break
+            module, _, parent = module.rpartition(".")
+            name = f"{parent}.{name}"
+        else:
+            return qualname
+        head, _, rest = name.partition(".")
+        target = ff.bindings.get(head)
+        if target is None:
+            return qualname
+        qualname = f"{target}.{rest}" if rest else target
+    return qualname
 
 
 class MROError(Exception):
@@ -63,24 +92,9 @@ class ClassIndex:
                 index.subclasses.setdefault(base, set()).add(qualname)
         return index
 
-    def canonical(self, qualname: str | None, _seen: frozenset[str] = frozenset()) -> str | None:
+    def canonical(self, qualname: str | None) -> str | None:
         """Follow re-exports: ``pkg.X`` -> ``pkg.mod.X`` when ``pkg/__init__.py`` imports it."""
-        if qualname is None or qualname in self.classes or qualname in _seen:
-            return qualname
-        module, _, name = qualname.rpartition(".")
-        # The longest module prefix that is an analysed file.
-        while module:
-            ff = self.files.get(module)
-            if ff is not None:
-                head, _, rest = name.partition(".")
-                target = ff.bindings.get(head)
-                if target is None:
-                    return qualname
-                full = f"{target}.{rest}" if rest else target
-                return self.canonical(full, _seen | {qualname})
-            module, _, parent = module.rpartition(".")
-            name = f"{parent}.{name}"
-        return qualname
+        return follow_reexports(qualname, self.classes, self.files.get)
 
     def base_qualnames(self, qualname: str) -> list[str | None]:
         """Canonical qualified names of a class's bases (None: not statically known)."""

@@ -23,11 +23,10 @@ import json
 from collections import Counter
 from importlib import metadata
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from urllib.parse import quote
 
-if TYPE_CHECKING:
-    from codemod.check import Finding
+from codemod.check.rules import RULES, RULES_BY_CODE, Finding, Rule
 
 #: The schema URI written into every SARIF log (SARIF 2.1.0, OASIS standard).
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -65,8 +64,6 @@ def render_statistics(findings: list[Finding], fmt: str) -> str:
     ``COUNT  CODE  [*] name`` (``[*]``: every finding of that code is fixable by ``apply``,
     ``[-]``: some are).
     """
-    from codemod.check import RULES_BY_CODE
-
     counts = Counter(f.code for f in findings)
     fixable = Counter(f.code for f in findings if f.fixable)
     order = sorted(counts, key=lambda code: (-counts[code], code))
@@ -133,7 +130,7 @@ def _uri(path: Path) -> str:
     return quote(path.as_posix())
 
 
-def _rule(rule: Any) -> dict[str, Any]:
+def _rule(rule: Rule) -> dict[str, Any]:
     return {
         "id": rule.code,
         "name": rule.name,
@@ -147,8 +144,6 @@ def _rule(rule: Any) -> dict[str, Any]:
 
 def sarif_log(findings: list[Finding], errors: list[str]) -> dict[str, Any]:
     """A SARIF 2.1.0 log with one run: every rule, one result per finding."""
-    from codemod.check import RULES
-
     index = {rule.code: i for i, rule in enumerate(RULES)}
     results = []
     for f in findings:

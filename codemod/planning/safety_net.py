@@ -40,15 +40,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from codemod.analysis import python_trees
+from codemod.analysis.ast_uses import dict_owner, spelled_name, type_name_comparisons, use_kind
 from codemod.analysis.class_values import char_column, physical_lines
 from codemod.analysis.names import import_targets, module_name_for
 from codemod.planning.plan import Plan
-
-#: Attributes a module-level function has with the same value the class had.
-_SAME_ON_FUNCTIONS = frozenset({"__name__", "__qualname__", "__module__"})
-
-#: Operators with which ``type(x) OP X`` compares a class.
-_TYPE_COMPARISONS = (ast.Is, ast.IsNot, ast.Eq, ast.NotEq, ast.In, ast.NotIn)
 
 #: (line, 1-based column, class qualname, source text, how the use was reached).
 Escape = tuple[int, int, str, str, str]
@@ -225,7 +220,7 @@ class SafetyNet:
                     path, node.lineno, self._column(path, node))):  # type: ignore[attr-defined]
                 out.append(_escape(node, found, how))
         tree = self.tree(path) if _quoted(names).search(self.texts[path]) else None
-        for node, name in _type_name_comparisons(tree, names) if tree is not None else ():
+        for node, name in type_name_comparisons(tree, names) if tree is not None else ():
             for qualname, class_plan in plan.classes.items():
                 if class_plan.converted and qualname.rpartition(".")[2] == name:
                     out.append(_escape(node, qualname, "the type's name is compared with the class's "
@@ -264,7 +259,7 @@ class SafetyNet:
         rounds ask again with fewer)."""
         cached = self._mention_cache.get(path)
         if cached is not None and names <= cached[0]:
-            return [m for m in cached[1] if _spelled_name(m[0]) in names]
+            return [m for m in cached[1] if spelled_name(m[0]) in names]
         tree = self.tree(path)
         if tree is None:
             return []
@@ -288,15 +283,15 @@ class SafetyNet:
         for parent in ast.walk(tree):
             for child in ast.iter_child_nodes(parent):
                 parents[id(child)] = parent
-                spelled = _spelled_name(child)
+                spelled = spelled_name(child)
                 if spelled is not None and spelled in names:
                     found.append(child)
         out = []
         for node in found:
             parent = parents.get(id(node))
-            if isinstance(parent, ast.Attribute) and parent.value is node and _spelled_name(parent) in names:
+            if isinstance(parent, ast.Attribute) and parent.value is node and spelled_name(parent) in names:
                 continue  # the longer chain is looked at instead
-            out.append((node, _kind(node, parents), _qualnames(node, bound, stars, module, True),
+            out.append((node, use_kind(node, parents), _qualnames(node, bound, stars, module, True),
                         _qualnames(node, bound, stars, module, False), _how(node, bound, stars)))
         self._mention_cache[path] = (names, out)
         return out
@@ -320,10 +315,10 @@ def _qualnames(node: ast.AST, bound: dict[str, list[str]], stars: list[str], mod
         return []
     if (looked_up := _module_by_string(node)) is not None:
         return [looked_up]
-    if isinstance(node, ast.Call) and _dict_owner(node) is None:  # getattr(owner, "X")
+    if isinstance(node, ast.Call) and dict_owner(node) is None:  # getattr(owner, "X")
         return [f"{q}.{node.args[1].value}"  # type: ignore[attr-defined]
                 for q in _qualnames(node.args[0], bound, stars, module, direct)]
-    if isinstance(node, ast.Subscript) and (owner := _dict_owner(node.value)) is not None:  # m.__dict__["X"]
+    if isinstance(node, ast.Subscript) and (owner := dict_owner(node.value)) is not None:  # m.__dict__["X"]
         return [f"{q}.{node.slice.value}"  # type: ignore[attr-defined]
                 for q in _qualnames(owner, bound, stars, module, direct)]
     if isinstance(node, ast.Subscript):  # globals()["X"]
@@ -352,65 +347,11 @@ def _module_by_string(node: ast.AST) -> str | None:
     return None
 
 
-def _dict_owner(node: ast.AST) -> ast.AST | None:
-    """``m`` of ``m.__dict__`` or ``vars(m)``."""
-    if isinstance(node, ast.Attribute) and node.attr == "__dict__":
-        return node.value
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "vars" \
-            and len(node.args) == 1:
-        return node.args[0]
-    return None
-
-
-def _type_name_comparisons(tree: ast.Module, names: frozenset[str]) -> Iterator[tuple[ast.AST, str]]:
-    """Each ``type(x).__name__ == "X"`` (``x.__class__``, ``__qualname__``, ``!=``, ``in``
-    a literal tuple, list or set too) in ``tree`` with ``"X"`` one of ``names``."""
-    for node in ast.walk(tree):
-        if not isinstance(node, ast.Compare):
-            continue
-        operands = [node.left, *node.comparators]
-        if not any(isinstance(o, ast.Attribute) and o.attr in ("__name__", "__qualname__")
-                   and (_is_type_call(o.value) or (isinstance(o.value, ast.Attribute)
-                                                   and o.value.attr == "__class__"))
-                   for o in operands):
-            continue
-        for operand in operands:
-            items = operand.elts if isinstance(operand, (ast.Tuple, ast.List, ast.Set)) else [operand]
-            for item in items:
-                if isinstance(item, ast.Constant) and item.value in names:
-                    yield node, item.value
-
-
-def _is_type_call(node: ast.AST) -> bool:
-    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "type" \
-        and len(node.args) == 1
-
-
-def _spelled_name(node: ast.AST) -> str | None:
-    """The class name ``node`` spells: ``X``, ``m.X``, ``getattr(m, "X")``, ``globals()["X"]``."""
-    if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
-        return node.id
-    if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
-        return node.attr
-    if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "getattr"
-            and len(node.args) >= 2 and isinstance(node.args[1], ast.Constant)
-            and isinstance(node.args[1].value, str)):
-        return node.args[1].value
-    if (isinstance(node, ast.Subscript) and isinstance(node.value, ast.Call)
-            and isinstance(node.value.func, ast.Name) and node.value.func.id == "globals"
-            and isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, str)):
-        return node.slice.value
-    if (isinstance(node, ast.Subscript) and _dict_owner(node.value) is not None
-            and isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, str)):
-        return node.slice.value
-    return None
-
-
 def _how(node: ast.AST, engine: dict[str, list[str]], stars: list[str]) -> str:
     """How an escaped use reaches its class, in words."""
     if isinstance(node, ast.Call):
         return "reached through `getattr` with a literal name, which no rewrite follows"
-    if isinstance(node, ast.Subscript) and _dict_owner(node.value) is not None:
+    if isinstance(node, ast.Subscript) and dict_owner(node.value) is not None:
         return "reached through a module's `__dict__`, which no rewrite follows"
     if isinstance(node, ast.Subscript):
         return "reached through `globals()`, which no rewrite follows"
@@ -427,48 +368,6 @@ def _how(node: ast.AST, engine: dict[str, list[str]], stars: list[str]) -> str:
 
 def _escape(node: ast.AST, qualname: str, how: str) -> Escape:
     return (node.lineno, node.col_offset + 1, qualname, ast.unparse(node), how)  # type: ignore[attr-defined]
-
-
-def _kind(node: ast.AST, parents: dict[int, ast.AST]) -> str:
-    """How ``node`` (which names a class) is used: ``call``, ``value``, ``match-class``, or
-    another word for a use that needs a class."""
-    parent = parents.get(id(node))
-    if isinstance(parent, ast.Attribute) and parent.value is node:
-        return "call" if parent.attr in _SAME_ON_FUNCTIONS else "attribute"
-    if isinstance(parent, ast.Call) and parent.func is node:
-        return "call"
-    if isinstance(parent, ast.Subscript) and parent.value is node:
-        return "subscript"
-    child, up = node, parent
-    union = False
-    while isinstance(up, (ast.Tuple, ast.List, ast.Set, ast.BinOp, ast.Starred)):
-        union = union or (isinstance(up, ast.BinOp) and isinstance(up.op, ast.BitOr))
-        child, up = up, parents.get(id(up))
-    if isinstance(up, ast.MatchClass) and up.cls is child:
-        return "match-class"
-    if isinstance(up, ast.Call) and isinstance(up.func, ast.Name) \
-            and up.func.id in ("isinstance", "issubclass", "super") and child in up.args:
-        return f"{up.func.id} union" if union else up.func.id
-    if isinstance(up, ast.Call) and isinstance(up.func, ast.Attribute) and up.func.attr == "register" \
-            and up.args and up.args[0] is child:
-        return "register"
-    if isinstance(up, ast.Compare) and all(isinstance(op, _TYPE_COMPARISONS) for op in up.ops) \
-            and any(_is_type_of(side) for side in [up.left, *up.comparators]):
-        return "type-comparison"
-    if isinstance(up, ast.ClassDef) and child in up.bases:
-        return "base"
-    if isinstance(up, ast.ExceptHandler) and up.type is child:
-        return "except"
-    if isinstance(up, (ast.arg, ast.AnnAssign)) and getattr(up, "annotation", None) is child \
-            or isinstance(up, (ast.FunctionDef, ast.AsyncFunctionDef)) and up.returns is child:
-        return "annotation"
-    return "union" if union else "value"
-
-
-def _is_type_of(node: ast.AST) -> bool:
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "type":
-        return True
-    return isinstance(node, ast.Attribute) and node.attr == "__class__"
 
 
 def _from_source(node: ast.ImportFrom, module: str, is_package: bool) -> str:

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from codemod.check import Finding, _suppressed
+from codemod.check.findings import is_suppressed
+from codemod.check.rules import Finding
 
 from .helpers import BASE_TREE, run, write_tree
 
@@ -36,7 +37,7 @@ LAZY = """
 )
 def test_suppression_comment_forms(comment, code, suppressed):
     finding = Finding(code, "m", Path("a.py"), 2, 1, True)
-    assert _suppressed(finding, ["x = 1", f"class A(Base):  {comment}"]) is suppressed
+    assert is_suppressed(finding, ["x = 1", f"class A(Base):  {comment}"]) is suppressed
 
 
 def test_suppression_in_a_tree(tmp_path, capsys):

@@ -7,7 +7,7 @@ import tomllib
 
 import pytest
 
-from codemod.check import RULES
+from codemod.check.rules import RULES
 
 from .helpers import run, write_tree
 

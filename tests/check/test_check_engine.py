@@ -50,11 +50,11 @@ def _any_layer_module(root: Path) -> Path:
 
 
 def test_before_apply_one_finding_per_class_and_per_check(before, capsys):
-    from codemod.check import _plan_tree
+    from codemod.check.planned import plan_tree
 
     engine = api.run([before], Options())
     converted = {p.name for p in engine.plan.converted().values()}
-    assert set(_plan_tree([before], Options()).plan.converted()) == set(engine.plan.converted())
+    assert set(plan_tree([before], Options()).plan.converted()) == set(engine.plan.converted())
     counts = engine.counts()
     result = run(capsys, "check", "--format", "json", before)
     assert result.rc == 1
@@ -116,10 +116,10 @@ def _golden_inputs() -> list[Path]:
 @pytest.mark.parametrize("root", _golden_inputs(), ids=lambda p: p.parent.name)
 def test_check_plans_like_apply(root):
     """``check`` plans without building texts; its decisions must be ``apply``'s."""
-    from codemod.check import _plan_tree
+    from codemod.check.planned import plan_tree
 
     def decisions(plan):
         return {q: (p.converted, p.refusal.reason if p.refusal else None)
                 for q, p in plan.classes.items()}
 
-    assert decisions(_plan_tree([root], Options()).plan) == decisions(api.run([root], Options()).plan)
+    assert decisions(plan_tree([root], Options()).plan) == decisions(api.run([root], Options()).plan)

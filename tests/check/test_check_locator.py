@@ -1,4 +1,4 @@
-"""``_Locator`` (positions from CPython's ast) agrees with LibCST's PositionProvider."""
+"""``Locator`` (positions from CPython's ast) agrees with LibCST's PositionProvider."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import textwrap
 import libcst as cst
 
 from codemod.analysis.classes import analyse_file
-from codemod.check import _Locator
+from codemod.check.locate import Locator
 
 SOURCE = textwrap.dedent('''
     import torch
@@ -64,7 +64,7 @@ def test_locator_matches_position_provider(tmp_path):
     walk = Walk()
     ff.module.visit(walk)
     assert walk.counts == {"class": 3, "call": 5, "cmp": 6}
-    locator = _Locator()
+    locator = Locator()
     for node, ordinal in walk.nodes:
         assert locator.place(ff, SOURCE, node, ordinal, walk.counts) == \
             (ff.line_of(node), ff.col_of(node)), ordinal
@@ -81,7 +81,7 @@ def test_locator_falls_back_when_counts_differ(tmp_path):
     ff.module.visit(walk)
     node, ordinal = walk.nodes[-1]
     wrong = dict(walk.counts, cmp=walk.counts["cmp"] + 1)
-    assert _Locator().place(ff, SOURCE, node, ordinal, wrong) == (ff.line_of(node), ff.col_of(node))
+    assert Locator().place(ff, SOURCE, node, ordinal, wrong) == (ff.line_of(node), ff.col_of(node))
     # ... and when ast cannot parse the text.
-    assert _Locator().place(ff, "def (:\n", node, ordinal, walk.counts) == \
+    assert Locator().place(ff, "def (:\n", node, ordinal, walk.counts) == \
         (ff.line_of(node), ff.col_of(node))

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from codemod.check import RULES, Finding
+from codemod.check.rules import RULES, Finding
 from codemod.output.reporters import render, render_statistics
 
 from .helpers import BASE_TREE, TEXT_LINE, run, write_tree

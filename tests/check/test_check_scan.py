@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from codemod.check import _AstFiles
+from codemod.check.scan import AstFiles
 
 from .helpers import BASE_TREE, run, write_tree
 
@@ -33,19 +33,19 @@ NAMES = frozenset({"Packed", "Base"})
     ],
 )
 def test_class_style(source, class_style):
-    files = _AstFiles({Path("m.py"): _source(source)})  # type: ignore[dict-item]
+    files = AstFiles({Path("m.py"): _source(source)})  # type: ignore[dict-item]
     assert files.class_style(Path("m.py"), NAMES) is class_style
 
 
 class _source:
-    """Just the ``text`` attribute ``_AstFiles`` reads."""
+    """Just the ``text`` attribute ``AstFiles`` reads."""
 
     def __init__(self, text: str) -> None:
         self.text = text
 
 
 def test_unparsable_text_is_none():
-    files = _AstFiles({Path("m.py"): _source("def (:\n")})  # type: ignore[dict-item]
+    files = AstFiles({Path("m.py"): _source("def (:\n")})  # type: ignore[dict-item]
     assert files.class_style(Path("m.py"), NAMES) is None
 
 

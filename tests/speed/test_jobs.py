@@ -141,7 +141,7 @@ def test_settle_plan_without_converting_plans_as_run(tree, jobs):
     """``check``'s view (leftovers only, no conversion) is ``apply``'s plan."""
     applied = api.run([tree], Options(jobs=jobs))
     result = api.read_tree([tree], Options(jobs=jobs))
-    index = api._analyse(result.sources, result)
+    index = api.analyse(result.sources, result)
     plan, _, conversions = api.settle_plan(result, index, Options(jobs=jobs), convert=False)
     assert [r.render() for r in plan.refusals()] == [r.render() for r in applied.refusals]
     assert sorted(plan.converted()) == sorted(applied.plan.converted())

@@ -27,7 +27,7 @@ def _plan(root: Path, allow_value_uses: bool, proofs: bool = False) -> tuple[api
     """The first plan (nothing refused for a use yet: the most mentions to classify);
     with ``proofs``, the value uses ``class_values`` proves, as ``settle_plan`` gives them."""
     result = api.read_tree([root], Options())
-    index = api._analyse(result.sources, result)
+    index = api.analyse(result.sources, result)
     plan = build_plan(index, (), {}, allow_value_uses=allow_value_uses)
     if proofs:
         plan.values = api._class_values(result, index, {p: s.text for p, s in result.sources.items()})

@@ -375,9 +375,9 @@ def test_import_targets_of_a_use_site(tmp_path):
         "pkg/sub/use.py": "import os; from ..layers import Packed as P\nimport a.b\nfrom . import c\n",
     })
     path = root / "pkg" / "sub" / "use.py"
-    targets = api._import_targets(path, path.read_text())
+    targets = api.file_import_targets(path, path.read_text())
     assert sorted(targets) == sorted([
         ("os", "os"), ("P", "pkg.layers.Packed"), ("a", "a"), ("c", "pkg.sub.c"),
     ])
     # Not every import at a line start: the whole file is read, and it does not parse.
-    assert api._import_targets(path, "x = 1; import os\ndef f(:\n") is None
+    assert api.file_import_targets(path, "x = 1; import os\ndef f(:\n") is None

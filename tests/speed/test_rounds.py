@@ -34,7 +34,7 @@ def _maps(root: Path, monkeypatch, convert: bool = True) -> list[list[str]]:
     else:
         options = Options()
         result = api.read_tree([root], options)
-        api.settle_plan(result, api._analyse(result.sources, result), options, convert=False)
+        api.settle_plan(result, api.analyse(result.sources, result), options, convert=False)
     return maps
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from codemod import api
-from codemod.check import _plan_tree
+from codemod.check.planned import plan_tree
 from codemod.cli import main
 from codemod.types import Options
 
@@ -77,7 +77,7 @@ def test_check_plans_as_apply(case):
     def decisions(plan):
         return {q: (p.converted, p.refusal.reason if p.refusal else None) for q, p in plan.classes.items()}
 
-    assert decisions(_plan_tree([root], Options()).plan) == decisions(api.run([root], Options()).plan)
+    assert decisions(plan_tree([root], Options()).plan) == decisions(api.run([root], Options()).plan)
 
 
 def test_check_reports_the_chain_and_is_clean_after_apply(tmp_path, capsys):

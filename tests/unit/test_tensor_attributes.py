@@ -51,7 +51,7 @@ def test_overriding_a_tensor_attribute_is_refused(tmp_path: Path, member: str) -
         + "\n\nclass Plain(torch.nn.Parameter):\n    def tag(self):\n        return 1\n"
     )
     result = api.read_tree([tmp_path], Options())
-    plan = build_plan(api._analyse(result.sources, result))
+    plan = build_plan(api.analyse(result.sources, result))
     by_name = {p.name: p for p in plan.classes.values()}
     name = member.split("def ")[-1].split("(")[0] if "def " in member else member.split()[0]
     assert by_name["Weight"].refusal is not None

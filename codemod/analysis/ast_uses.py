@@ -1,0 +1,113 @@
+"""How a mention of a class name is used, read from CPython's ``ast``: the use kinds
+(``call``, ``value``, ``isinstance``, ``base``, ``except``, ``match-class``...) that the
+safety net refuses by and ``codemod check`` reports by, and the spellings of a class
+name it follows (``getattr(m, "X")``, ``globals()["X"]``, ``m.__dict__["X"]``)."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+
+#: Attributes a module-level function has with the same value the class had.
+_SAME_ON_FUNCTIONS = frozenset({"__name__", "__qualname__", "__module__"})
+
+#: Operators with which ``type(x) OP X`` compares a class.
+_TYPE_COMPARISONS = (ast.Is, ast.IsNot, ast.Eq, ast.NotEq, ast.In, ast.NotIn)
+
+
+def dict_owner(node: ast.AST) -> ast.AST | None:
+    """``m`` of ``m.__dict__`` or ``vars(m)``."""
+    if isinstance(node, ast.Attribute) and node.attr == "__dict__":
+        return node.value
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "vars" \
+            and len(node.args) == 1:
+        return node.args[0]
+    return None
+
+
+def type_name_comparisons(tree: ast.Module, names: frozenset[str]) -> Iterator[tuple[ast.AST, str]]:
+    """Each ``type(x).__name__ == "X"`` (``x.__class__``, ``__qualname__``, ``!=``, ``in``
+    a literal tuple, list or set too) in ``tree`` with ``"X"`` one of ``names``."""
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Compare):
+            continue
+        operands = [node.left, *node.comparators]
+        if not any(isinstance(o, ast.Attribute) and o.attr in ("__name__", "__qualname__")
+                   and (_is_type_call(o.value) or (isinstance(o.value, ast.Attribute)
+                                                   and o.value.attr == "__class__"))
+                   for o in operands):
+            continue
+        for operand in operands:
+            items = operand.elts if isinstance(operand, (ast.Tuple, ast.List, ast.Set)) else [operand]
+            for item in items:
+                if isinstance(item, ast.Constant) and item.value in names:
+                    yield node, item.value
+
+
+def _is_type_call(node: ast.AST) -> bool:
+    """``type(x)``."""
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "type" \
+        and len(node.args) == 1
+
+
+def spelled_name(node: ast.AST) -> str | None:
+    """The class name ``node`` spells: ``X``, ``m.X``, ``getattr(m, "X")``, ``globals()["X"]``."""
+    if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+        return node.id
+    if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
+        return node.attr
+    if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "getattr"
+            and len(node.args) >= 2 and isinstance(node.args[1], ast.Constant)
+            and isinstance(node.args[1].value, str)):
+        return node.args[1].value
+    if (isinstance(node, ast.Subscript) and isinstance(node.value, ast.Call)
+            and isinstance(node.value.func, ast.Name) and node.value.func.id == "globals"
+            and isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, str)):
+        return node.slice.value
+    if (isinstance(node, ast.Subscript) and dict_owner(node.value) is not None
+            and isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, str)):
+        return node.slice.value
+    return None
+
+
+def use_kind(node: ast.AST, parents: dict[int, ast.AST]) -> str:
+    """How ``node`` (which names a class) is used: ``call``, ``value``, ``match-class``, or
+    another word for a use that needs a class."""
+    parent = parents.get(id(node))
+    if isinstance(parent, ast.Attribute) and parent.value is node:
+        return "call" if parent.attr in _SAME_ON_FUNCTIONS else "attribute"
+    if isinstance(parent, ast.Call) and parent.func is node:
+        return "call"
+    if isinstance(parent, ast.Subscript) and parent.value is node:
+        return "subscript"
+    child, up = node, parent
+    union = False
+    while isinstance(up, (ast.Tuple, ast.List, ast.Set, ast.BinOp, ast.Starred)):
+        union = union or (isinstance(up, ast.BinOp) and isinstance(up.op, ast.BitOr))
+        child, up = up, parents.get(id(up))
+    if isinstance(up, ast.MatchClass) and up.cls is child:
+        return "match-class"
+    if isinstance(up, ast.Call) and isinstance(up.func, ast.Name) \
+            and up.func.id in ("isinstance", "issubclass", "super") and child in up.args:
+        return f"{up.func.id} union" if union else up.func.id
+    if isinstance(up, ast.Call) and isinstance(up.func, ast.Attribute) and up.func.attr == "register" \
+            and up.args and up.args[0] is child:
+        return "register"
+    if isinstance(up, ast.Compare) and all(isinstance(op, _TYPE_COMPARISONS) for op in up.ops) \
+            and any(_is_type_of(side) for side in [up.left, *up.comparators]):
+        return "type-comparison"
+    if isinstance(up, ast.ClassDef) and child in up.bases:
+        return "base"
+    if isinstance(up, ast.ExceptHandler) and up.type is child:
+        return "except"
+    if isinstance(up, (ast.arg, ast.AnnAssign)) and getattr(up, "annotation", None) is child \
+            or isinstance(up, (ast.FunctionDef, ast.AsyncFunctionDef)) and up.returns is child:
+        return "annotation"
+    return "union" if union else "value"
+
+
+def _is_type_of(node: ast.AST) -> bool:
+    """``type(...)`` or ``x.__class__``."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "type":
+        return True
+    return isinstance(node, ast.Attribute) and node.attr == "__class__"

@@ -1,0 +1,39 @@
+"""``codemod check``: the CI guard against ``torch.nn.Parameter`` subclass style.
+
+What it does
+    Reports, each with a stable code and ``path:line:col`` (reference: docs/checks.md):
+
+    * ``CM001`` a class deriving, directly or through other classes of the tree, from
+      ``torch.nn.Parameter``;
+    * ``CM002`` an ``isinstance``/``issubclass``/``type(x) is``/``x.__class__ ==`` check (or
+      a class base) naming a Parameter class that ``codemod apply`` converts;
+    * ``CM003`` ``class Y(X)`` where ``X`` is a factory function that ``apply`` made;
+    * ``CM004`` a class-style check against such a factory function;
+    * ``CM005`` a tree that is only partly converted.
+Why
+    After a migration nothing should bring subclasses back: ``isinstance(p, X)`` against a
+    factory raises ``TypeError``, ``type(p) is X`` is silently always false, and
+    ``class Y(X)`` fails at import.
+How
+    The engine decides, exactly as for ``apply`` (same prefilter, same planner, same
+    "use no rewrite covers" refusal rounds), which Parameter classes exist and which
+    ``apply`` would convert; only the conversion texts are not built. Converted modules
+    are recognised by what ``apply`` leaves: the family's runtime module holds a
+    ``class Features:`` whose members hold the former classes' qualified names, and each
+    module named there a module-level ``def`` of that name (the factory). Use sites are found by a small LibCST visitor over the files that
+    mention a relevant name (whole identifiers) where a finding can be; CPython's ``ast``
+    says which those are, and no other file is parsed with LibCST.
+Suppression
+    ``# codemod: ignore`` (every code) or ``# codemod: ignore[CM001,CM004]`` on the
+    finding's line; ``[tool.codemod] allow-classes`` for classes that may stay subclasses.
+
+Modules
+    ``rules``: the finding codes and the ``Finding`` value (what the reporters read);
+    ``engine``: plans the tree as ``apply`` does and collects the findings;
+    ``converted``: what ``apply`` left in a module it converted;
+    ``scan``: a cheap look with CPython's ``ast`` before parsing with LibCST;
+    ``uses``: the LibCST visitor of class-style uses and its name resolver;
+    ``locate``: line and column of the nodes findings point at;
+    ``findings``: uses and classes turned into findings, suppression comments;
+    ``command``: prints findings and the summary, returns the exit code.
+"""

@@ -1,0 +1,60 @@
+"""``codemod check`` as a command: run the check, print findings in the chosen format and
+the summary, return the exit code (0 clean, 1 findings, 2 error)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import TextIO
+
+from codemod.check.engine import CheckResult, check_tree
+from codemod.output.reporters import render, render_statistics
+from codemod.types import Options
+
+#: Output formats of ``codemod check --format``.
+FORMATS = ("text", "json", "github", "sarif")
+
+
+def _summary(result: CheckResult) -> str:
+    scanned = f"{result.scanned} file(s) scanned, {result.parsed} parsed"
+    suppressed = f"; {len(result.suppressed)} suppressed" if result.suppressed else ""
+    errors = (f"\n{len(result.errors)} file(s) could not be checked (errors above)"
+              if result.errors else "")
+    if not result.findings:
+        if errors:
+            return f"No findings in what could be checked ({scanned}{suppressed}).{errors}"
+        return f"All checks passed ({scanned}{suppressed})."
+    n = len(result.findings)
+    fixable = result.fixable
+    line = f"Found {n} finding(s) ({scanned}{suppressed}).{errors}"
+    if fixable:
+        line += (f"\n{fixable} fixable with `codemod apply` "
+                 "(`codemod apply --dry-run PATH...` shows the diff).")
+    if n - fixable:
+        line += f"\n{n - fixable} need(s) a change by hand or an allow-list entry (see docs/checks.md)."
+    return line
+
+
+def run_check(paths: list[Path], options: Options, *, output_format: str = "text",
+              statistics: bool = False, output: TextIO | None = None,
+              err: TextIO | None = None, color: bool | None = None) -> int:
+    """Check ``paths``, print findings (``output``, default stdout) and the summary
+    (``err``, default stderr); return the exit code: 0 clean, 1 findings, 2 error."""
+    import click
+
+    result = check_tree(paths, options)
+    out = output if output is not None else sys.stdout
+    err_stream = err if err is not None else sys.stderr
+    for error in result.errors:
+        click.secho(f"error: {error}", fg="red", file=err_stream, color=color)
+    for warning in result.warnings:
+        click.secho(f"warning: {warning}", fg="yellow", file=err_stream, color=color)
+    if statistics:
+        text = render_statistics(result.findings, output_format)
+    else:
+        text = render(result.findings, output_format, errors=result.errors)
+    if text:
+        out.write(text)
+        out.flush()
+    click.secho(_summary(result), bold=True, file=err_stream, color=color)
+    return result.exit_code

@@ -1,0 +1,210 @@
+"""Uses and classes turned into ``codemod check`` findings (CM001-CM005 texts), the
+class-only uses of a factory the use visitor does not see, and suppression comments."""
+
+from __future__ import annotations
+
+import ast
+import functools
+import re
+from pathlib import Path
+
+from codemod import api
+from codemod.analysis.classes import ClassFacts, FileFacts
+from codemod.check.converted import Target
+from codemod.check.locate import Locator
+from codemod.check.rules import Finding
+from codemod.discovery import prefilter
+from codemod.planning.plan import Plan
+from codemod.planning.safety_net import SafetyNet
+from codemod.types import PARAMETER_QUALNAMES
+
+
+#: What each other class-only use of a factory does, by ``safety_net`` kind.
+_FAILS = {
+    "attribute": "reads an attribute of the former class, which the function does not have "
+                 "(an unbound method is a module-level function now)",
+    "except": "`except` needs an exception class: it raises TypeError when the handler is tried",
+    "match-class": "a `case` class pattern needs a class: it raises TypeError",
+    "super": "`super()` needs a class: it raises TypeError",
+    "register": "`register()` needs a class: it raises TypeError",
+    "subscript": "a function cannot be subscripted: it raises TypeError",
+    "union": "`|` between functions raises TypeError",
+    "isinstance union": "a union with a function raises TypeError in `isinstance`",
+    "issubclass union": "a union with a function raises TypeError in `issubclass`",
+    "isinstance": "`isinstance` against a function raises TypeError",
+    "issubclass": "`issubclass` against a function raises TypeError",
+    "type-comparison": "comparing a type with a function never matches",
+    "base": "subclassing a function fails at import",
+}
+
+
+def other_class_only_uses(run: api.RunResult, factories: dict[str, Target],
+                           findings: list[Finding], mentioning: list[Path]) -> list[Finding]:
+    """CM003/CM004 for the class-only uses of ``factories`` that ``ClassStyleUses`` does
+    not report: attribute reads, unions, ``except``, ``case``, ``super()``,
+    ``register()``, subscripts; and checks or bases that reach a factory through a star
+    import, ``getattr(module, "X")`` or ``globals()["X"]``. One finding per line and name."""
+    names = frozenset(t.name for t in factories.values())
+    net = SafetyNet({path: source.text for path, source in run.sources.items()})
+    reported = {(f.path, f.line) for f in findings if f.code in ("CM003", "CM004")}
+    out: list[Finding] = []
+    failed = {f.path for f in run.failed()}
+    other_forms = _other_forms(names)
+    for path in mentioning:
+        source = run.sources[path]
+        if path in failed or not prefilter(source.text, names):
+            continue
+        if not (other_forms.search(source.text) or net.own_escape(path, names) or (
+                net.any_star() and any(local in names and target not in factories for local, target
+                                       in api.file_import_targets(path, source.text) or ()))):
+            continue  # only what ``ClassStyleUses`` looks at can be in it
+        for node, kind, direct, qual, how in net.uses(path, names, lambda q: q in factories, reexports=True):
+            if kind not in _FAILS or (direct and kind in _VISITOR_KINDS):
+                continue
+            if kind.endswith(" union") and (path, node.lineno) in reported:  # type: ignore[attr-defined]
+                continue  # already reported as a check against the factory
+            target = factories[qual]
+            code = ast.unparse(node)
+            via = "" if direct else f" ({how.split(',')[0]})"
+            what = f"`{code}`{via} is" if code == target.name else f"`{code}`{via} is `{target.name}`,"
+            line, col = node.lineno, node.col_offset + 1  # type: ignore[attr-defined]
+            col = len(source.text.splitlines()[line - 1].encode("utf-8")[:col - 1].decode(
+                "utf-8", errors="replace")) + 1
+            out.append(Finding(
+                "CM003" if kind == "base" else "CM004",
+                f"{what} a factory function now (converted by `codemod apply`): {_FAILS[kind]}",
+                path, line, col, False,
+            ))
+    return out
+
+
+@functools.lru_cache(maxsize=8)
+def _other_forms(names: frozenset[str]) -> re.Pattern[str]:
+    """Text of a use ``ClassStyleUses`` does not report: ``X.attr``, ``X[``, ``X |``,
+    ``| X``, ``except ... X``, ``super(X``, ``register(X`` (a cheap gate: the AST decides)."""
+    alt = "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True))
+    return re.compile(rf"(?<!\w)(?:{alt})\s*[.\[|]|\|\s*[\w.]*(?<!\w)(?:{alt})(?!\w)"
+                      rf"|\bexcept\b[^\n:]*(?<!\w)(?:{alt})(?!\w)|\bsuper\s*\(\s*(?:{alt})(?!\w)"
+                      rf"|\bregister\s*\(\s*[\w.]*(?<!\w)(?:{alt})(?!\w)")
+
+
+#: Kinds ``ClassStyleUses`` reports when the file's imports name the factory.
+_VISITOR_KINDS = frozenset({"isinstance", "issubclass", "type-comparison", "base"})
+
+
+def _names(named: list[tuple[str, Target]]) -> str:
+    return ", ".join(f"`{spelling}`" for spelling, _ in named)
+
+
+def use_findings(ff: FileFacts, place: tuple[int, int], kind: str,
+                 named: list[tuple[str, Target]]) -> list[Finding]:
+    """CM002 for names ``apply`` rewrites, CM003/CM004 for what it left behind.
+
+    A kept class (shadow) stays a class: only ``isinstance`` against it changes meaning
+    (its converted subclasses are plain Parameters now); ``type(p) is Kept`` and class
+    bases are unaffected (a subclass of it is a Parameter class: CM001).
+    """
+    line, col = place
+    is_base = kind.startswith("class ")
+    out = []
+    classes = [(s, t) for s, t in named
+               if t.kind == "class" or (t.kind == "kept" and kind == "isinstance")]
+    factories = [(s, t) for s, t in named if t.kind == "factory"]
+    shadows = [(s, t) for s, t in named if t.kind == "shadow" and kind == "isinstance"]
+    if classes:
+        what = f"{kind} derives from" if is_base else f"`{kind}` check against"
+        out.append(Finding(
+            "CM002",
+            f"{what} Parameter class {_names(classes)}; `codemod apply` rewrites it",
+            ff.path, line, col, True,
+        ))
+    if factories and is_base:
+        spelled, _ = factories[0]
+        out.append(Finding(
+            "CM003",
+            f"{kind} derives from {_names(factories)}, a factory function now "
+            f"(converted by `codemod apply`): subclassing a function fails at import; "
+            f"write a factory that calls `{spelled}(...)` and then its own wrap function",
+            ff.path, line, col, False,
+        ))
+    elif factories:
+        target = factories[0][1]
+        feature = f"Features.{target.feature}"
+        if kind in ("isinstance", "issubclass"):
+            effect = "raises TypeError"
+            instead = (f"`has_param_feature(obj, {feature})` (both from `{target.module}`)"
+                       if kind == "isinstance" else
+                       "a feature check on an instance (`has_param_feature`)")
+        else:
+            # A comparison with a function never matches a type.
+            negated = kind.endswith((" is not", " !=", " not in"))
+            effect = "is always true" if negated else "is always false"
+            instead = f"`param_kind_is(obj, {feature})` (both from `{target.module}`)"
+        out.append(Finding(
+            "CM004",
+            f"`{kind}` check against {_names(factories)}, a factory function now "
+            f"(converted by `codemod apply`): it {effect}; write {instead}",
+            ff.path, line, col, False,
+        ))
+    if shadows:
+        spelled, target = shadows[0]
+        out.append(Finding(
+            "CM004",
+            f"`isinstance` check against {_names(shadows)}, a class `codemod apply` kept whose "
+            f"converted subclasses are plain Parameters now: it misses them; write "
+            f"`has_param_feature(obj, Features.{target.feature}) or isinstance(obj, {spelled})` "
+            f"(`Features`, `has_param_feature` from `{target.module}`)",
+            ff.path, line, col, False,
+        ))
+    return out
+
+
+def class_place(run: api.RunResult, locator: Locator, facts: ClassFacts) -> tuple[int, int]:
+    if facts.file is None:
+        return facts.line, 1
+    return locator.place_class(facts.file, run.sources[facts.path].text, facts.node)
+
+
+def class_finding(plan: Plan, qualname: str, place: tuple[int, int]) -> Finding:
+    """CM001 for one Parameter class of the plan."""
+    cp = plan.classes[qualname]
+    facts = cp.facts
+    bases = plan.index.param_bases(qualname)
+    via = ""
+    if bases and not any(q in PARAMETER_QUALNAMES for q in plan.index.base_qualnames(qualname)):
+        via = f" (through `{plan.classes[bases[0]].name}`)" if bases[0] in plan.classes else ""
+    if cp.converted:
+        tail = "`codemod apply` turns it into a factory function"
+    else:
+        reason = cp.refusal.reason if cp.refusal is not None else "refused"
+        tail = f"`codemod apply` keeps it a class: {reason}"
+    return Finding(
+        "CM001",
+        f"`{facts.name}` derives from torch.nn.Parameter{via}; {tail}",
+        facts.path, place[0], place[1], cp.converted,
+    )
+
+
+def allowed(plan: Plan, qualname: str, allow: tuple[str, ...]) -> bool:
+    facts = plan.classes[qualname].facts
+    return facts.name in allow or facts.qualname in allow
+
+
+#: ``# codemod: ignore`` or ``# codemod: ignore[CM001, CM004]``.
+_SUPPRESSION = re.compile(r"#\s*codemod\s*:\s*ignore\b(?:\[(?P<codes>[^\]]*)\])?", re.IGNORECASE)
+
+
+def is_suppressed(finding: Finding, lines: list[str]) -> bool:
+    """Whether the finding's line carries a suppression comment that covers its code."""
+    if not 0 < finding.line <= len(lines):
+        return False
+    text = lines[finding.line - 1]
+    if "codemod" not in text:
+        return False
+    for match in _SUPPRESSION.finditer(text):
+        codes = match.group("codes")
+        if codes is None:
+            return True
+        if finding.code in {c.strip().upper() for c in codes.split(",")}:
+            return True
+    return False

@@ -1,0 +1,117 @@
+"""The refusal rules that read one class on its own, before anything is planned for it.
+
+Each rule is a function ``(facts, inputs) -> Refuse | None``: the verdict of that rule
+alone. ``CLASS_RULES`` lists them in the order the planner asks them; the first verdict
+is the class's refusal, so a class with two faults is always refused for the same one.
+Rules that also record what the class keeps (dropped members, generated names) stay in
+``Planner._check_own``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from codemod.analysis.classes import ClassFacts
+from codemod.analysis.index import ClassIndex
+from codemod.planning.refuse import Refuse
+from codemod.types import TENSOR_DATA_DESCRIPTORS, UNINITIALIZED_QUALNAMES, RefusalKind
+
+
+@dataclass(frozen=True)
+class RuleInputs:
+    """What the class rules read besides the class: the index and the configuration."""
+
+    index: ClassIndex
+    #: ``[tool.codemod] allow-classes`` (bare or qualified names).
+    allow: frozenset[str]
+    #: Qualname -> reason, from use sites no rewrite covers.
+    forced: dict[str, str]
+
+
+def used_where_no_rewrite_reaches(facts: ClassFacts, inputs: RuleInputs) -> Refuse | None:
+    """A use of the class elsewhere in the tree that converting it would break."""
+    reason = inputs.forced.get(facts.qualname)
+    return Refuse(reason, kind=RefusalKind.USE_SITE) if reason is not None else None
+
+
+def allow_listed(facts: ClassFacts, inputs: RuleInputs) -> Refuse | None:
+    """Listed in ``[tool.codemod] allow-classes``."""
+    if facts.name in inputs.allow or facts.qualname in inputs.allow:
+        return Refuse("allowed to stay a Parameter subclass by [tool.codemod] allow-classes",
+                      kind=RefusalKind.ALLOWED)
+    return None
+
+
+def mro_fails(facts: ClassFacts, inputs: RuleInputs) -> Refuse | None:
+    """An MRO Python itself would reject."""
+    error = inputs.index.mro_errors.get(facts.qualname)
+    return Refuse(f"its MRO cannot be computed: {error}") if error is not None else None
+
+
+def base_not_convertible(facts: ClassFacts, inputs: RuleInputs) -> Refuse | None:
+    """A base that is not statically known, a lazy ``UninitializedParameter``, or a
+    mixin that is not a Parameter class (the first such base)."""
+    index = inputs.index
+    for base in index.base_qualnames(facts.qualname)[:len(facts.base_exprs)]:
+        if base is None:
+            return Refuse("has a dynamic base (not a name the tool can resolve statically)")
+        if base in UNINITIALIZED_QUALNAMES:
+            return Refuse(f"derives from {base}, whose lazy shape a plain Parameter cannot hold")
+        if base not in index.param_classes and not index.is_param_root_base(base):
+            return Refuse(f"mixes in {base}, which is not a Parameter class")
+    return None
+
+
+def has_class_keywords(facts: ClassFacts, inputs: RuleInputs) -> Refuse | None:
+    """Class keywords such as ``metaclass=``."""
+    if facts.keywords:
+        return Refuse(f"has class keywords ({', '.join(facts.keywords)}), e.g. a metaclass")
+    return None
+
+
+def is_decorated(facts: ClassFacts, inputs: RuleInputs) -> Refuse | None:
+    """A class decorator, which may depend on it being a class."""
+    return Refuse("is decorated; a decorator may depend on it being a class") \
+        if facts.has_decorators else None
+
+
+def overrides_tensor_attribute(facts: ClassFacts, inputs: RuleInputs) -> Refuse | None:
+    """A member named like one of the tensor's C-level data descriptors."""
+    members = [*facts.methods, *facts.properties, *facts.staticmethods, *facts.classmethods,
+               *facts.decorated, *(name for name, _ in facts.class_attrs)]
+    overridden = next((n for n in members if n in TENSOR_DATA_DESCRIPTORS), None)
+    if overridden is not None:
+        return Refuse(f"overrides `{overridden}`, the tensor's C-level attribute; "
+                      "a plain Parameter cannot")
+    return None
+
+
+def has_unsupported_statement(facts: ClassFacts, inputs: RuleInputs) -> Refuse | None:
+    """A statement in the class body the converter has no rule for (the first one)."""
+    for stmt, what in facts.unsupported:
+        line = facts.file.line_of(stmt) if facts.file is not None else 0
+        return Refuse(f"has {what}, which the converter has no rule for", line)
+    return None
+
+
+def defines_special_method(facts: ClassFacts, inputs: RuleInputs) -> Refuse | None:
+    """A special method (``__x__``) among the methods: a plain Parameter cannot carry it."""
+    for name in facts.methods:
+        if name.startswith("__") and name.endswith("__"):
+            return Refuse(f"defines {name}, a special method a plain Parameter cannot carry")
+    return None
+
+
+#: The class rules, in the order they are asked.
+CLASS_RULES: tuple[Callable[[ClassFacts, RuleInputs], Refuse | None], ...] = (
+    used_where_no_rewrite_reaches,
+    allow_listed,
+    mro_fails,
+    base_not_convertible,
+    has_class_keywords,
+    is_decorated,
+    overrides_tensor_attribute,
+    has_unsupported_statement,
+    defines_special_method,
+)

@@ -1,0 +1,170 @@
+"""Checks across a class's hierarchy: what its MRO's ``__init__`` chain, ``__new__``
+chain, relays, properties and ``super()`` calls allow its factory and wraps to repeat."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from codemod.analysis.init_shapes import SelfUse, first_param
+from codemod.planning.model import ClassPlan, NewFacts, property_fields_of, self_attrs_used
+from codemod.planning.new_chain import NewRefusal, compose, names_bound, read_link
+from codemod.planning.refuse import Refuse
+from codemod.planning.relays import Relays
+
+
+class HierarchyChecks(Relays):
+    """The planner's checks of a class against its MRO and its subclasses."""
+
+    def _check_hierarchy(self, plan: ClassPlan, plans: dict[str, ClassPlan]) -> None:
+        facts = plan.facts
+        mro = plan.mro
+        chain = [plans[q] for q in mro]
+        relays = [p for p in chain if p.init is not None and p.init.relays]
+        # The factory calls the wraps up to the first relay; each relay's wrap calls the rest.
+        top = mro.index(relays[0].facts.qualname) + 1 if relays else len(mro)
+        plan.wrap_chain = list(reversed(mro[:top]))
+        # __new__: the first class in the MRO that defines it, reaching the next by super().
+        news = [p for p in chain if p.facts.new is not None]
+        if news:
+            plan.new = self._new_facts(plan, news, plans)
+        # The cooperative __init__ chain must reach every __init__ of the MRO.
+        with_init = [p for p in chain if p.init is not None]
+        # Relays first, the base-most first: a subclass waits for its base relay's verdict.
+        for relay in reversed(relays):
+            try:
+                plans[relay.facts.qualname].relay = self._relay_link(relay, plans)
+            except Refuse:
+                if relay is plan:
+                    raise
+                return  # that relay is refused on its own; this class stays with it
+        for i, p in enumerate(with_init[:-1]):
+            if p.init.super_stmt is None:  # type: ignore[union-attr]
+                raise Refuse(
+                    f"{p.name}.__init__ does not call super().__init__(), so "
+                    f"{with_init[i + 1].name}.__init__ would be skipped"
+                )
+            if p.init.relays:  # type: ignore[union-attr]
+                continue  # its wrap passes on exactly what it passed
+            self._check_forwarder_before_relay(p, with_init[i + 1:], plans)
+            for later in with_init[i + 1:]:
+                for name in later.init.param_names:  # type: ignore[union-attr]
+                    passes = name in p.init.forwarded or (  # type: ignore[union-attr]
+                        p.init.forwards_rest and name not in p.init.param_names  # type: ignore[union-attr]
+                    )
+                    if not passes:
+                        raise Refuse(
+                            f"{p.name}.__init__ does not pass {name!r} on to "
+                            f"{later.name}.__init__; the wraps could not tell"
+                        )
+        plan.accepted_keywords = self._accepted_keywords(with_init, plans)
+        # Statements before super().__init__() run after the bases' bodies now (except in
+        # a relay, whose wrap calls the bases' wraps where it called super().__init__()).
+        for p in with_init:
+            pre = p.init.pre  # type: ignore[union-attr]
+            if not pre or p.init.relays:  # type: ignore[union-attr]
+                continue
+            pre_use = SelfUse(p.init.self_name)  # type: ignore[union-attr]
+            cst.Module(body=list(pre)).visit(pre_use)
+            for other in with_init:
+                if other is p:
+                    continue
+                touched = other.init.writes | other.init.reads  # type: ignore[union-attr]
+                clash = pre_use.writes & touched
+                if clash or pre_use.reads - pre_use.writes:
+                    raise Refuse(
+                        f"{p.name}.__init__ sets or reads {sorted(clash or pre_use.reads)[0]!r} "
+                        "before super().__init__() in a way the base order would change"
+                    )
+        # An __init__ must not call methods of self: their target depends on the subclass.
+        all_methods = {n for p in chain for n in p.facts.methods}
+        for p in with_init:
+            use = SelfUse(p.init.self_name)  # type: ignore[union-attr]
+            cst.Module(body=list(p.init.pre + p.init.post)).visit(use)  # type: ignore[union-attr]
+            called = use.calls & all_methods
+            if called:
+                raise Refuse(f"{p.name}.__init__ calls self.{sorted(called)[0]}() while constructing")
+        # Instance attributes set by an __init__ must not collide with methods/constants.
+        instance_attrs = {a for p in with_init for a in p.init.writes}  # type: ignore[union-attr]
+        class_names = {n for p in chain
+                       for n in list(p.facts.methods) + list(p.constants) + list(p.static_funcs)}
+        clash = instance_attrs & class_names
+        if clash:
+            raise Refuse(f"{sorted(clash)[0]!r} is both an instance attribute and a class member")
+        # Properties: where their field is set. A converted parameter stores the attribute
+        # alone, so every class of the MRO that touches the field must know the property.
+        for prop, fld in plan.properties.items():
+            if not any(p.init is not None and fld in p.init.writes for p in chain):
+                raise Refuse(f"property {prop!r} reads {fld!r}, which no __init__ of its bases sets")
+            for other in chain[1:]:
+                if fld in property_fields_of(other.mro, plans):
+                    continue
+                if fld in self_attrs_used(other):
+                    raise Refuse(
+                        f"{other.name} uses {fld!r} as a plain field, which backs the property "
+                        f"{prop!r} of {plan.name}; a converted parameter holds only the attribute"
+                    )
+        # super().m() inside methods: one target for every concrete subclass.
+        for name, fn in facts.methods.items():
+            use = SelfUse(first_param(fn))
+            fn.body.visit(use)
+            for called, _ in use.super_calls:
+                targets: set[str] = set()
+                for concrete in {facts.qualname} | self._descendants(facts.qualname):
+                    kmro = self.index.mros.get(concrete, [])
+                    after = kmro[kmro.index(facts.qualname) + 1:] if facts.qualname in kmro else []
+                    target = next((q for q in after if called in plans[q].facts.methods), None)
+                    if target is None:
+                        raise Refuse(
+                            f"method {name!r} calls super().{called}(), which reaches torch's "
+                            "own Parameter/Tensor; the converter has no rule for that"
+                        )
+                    targets.add(target)
+                if len(targets) > 1:
+                    raise Refuse(
+                        f"method {name!r} calls super().{called}(), whose target depends on "
+                        "the subclass"
+                    )
+                plan.super_targets[(name, called)] = targets.pop()
+
+    def _new_facts(self, plan: ClassPlan, news: list[ClassPlan],
+                   plans: dict[str, ClassPlan]) -> NewFacts:
+        """The ``__new__`` chain ``news`` (MRO order) as steps on a plain ``Parameter``
+        (``codemod.planning.new_chain``): the factory builds the data, creates the tensor
+        and sets its attributes as the chain did, before any ``__init__`` runs."""
+        try:
+            links = [read_link(p.facts.new, p.name, p.facts.module) for p in news]  # type: ignore[arg-type]
+            composed = compose(links, plan.facts.module, {p.name for p in plans.values()})
+        except NewRefusal as refusal:
+            raise Refuse(refusal.reason) from None
+        members = {n for q in plan.mro for n in [
+            *plans[q].facts.methods, *plans[q].constants, *plans[q].static_funcs,
+            *plans[q].properties]} | property_fields_of(plan.mro, plans)
+        for instance, stmts in composed.post:
+            use = SelfUse(instance)
+            cst.Module(body=list(stmts)).visit(use)
+            touched = sorted((use.reads | use.writes | use.calls) & members)
+            if touched:
+                raise Refuse(f"__new__ uses self.{touched[0]} before the wraps give a plain "
+                             "Parameter the class's members")
+        passed_on = {n for q in plan.mro if plans[q].init is not None
+                     for n in plans[q].init.param_names}  # type: ignore[union-attr]
+        star_kwarg = composed.params.star_kwarg
+        factory_params = {p.name.value for p in [*composed.params.params,
+                                                 *composed.params.kwonly_params]}
+        if isinstance(star_kwarg, cst.Param):
+            factory_params.add(star_kwarg.name.value)
+            passed_on |= factory_params
+        steps = [*composed.prelude, *(s for _, stmts in composed.post for s in stmts)]
+        rebound = sorted(names_bound(steps) & factory_params & passed_on)
+        if rebound:
+            binder = next((link for link in links
+                           if rebound[0] in names_bound([*link.prelude, *link.post])), links[0])
+            if binder is links[0]:
+                raise Refuse(f"__new__ rebinds its parameter {rebound[0]!r}, which __init__ "
+                             "received unchanged; the factory passes one name to both")
+            raise Refuse(f"{binder.owner}.__new__ assigns {rebound[0]!r}, also a parameter of "
+                         f"{links[0].owner}.__new__ that __init__ received unchanged; the "
+                         "factory passes one name to both")
+        return NewFacts(params=composed.params, call_args=composed.call_args,
+                        docstring=composed.docstring, prelude=composed.prelude,
+                        post=composed.post)
