@@ -33,7 +33,7 @@ import libcst.matchers as m
 from libcst.codemod import CodemodContext
 from libcst.codemod.visitors import AddImportsVisitor
 
-from codemod.analysis.classes import FileFacts
+from codemod.analysis.classes import FileFacts, docstring_and_body
 from codemod.analysis.names import dotted, is_name_or_literal, variables_used
 from codemod.planning.plan import FEATURES_NAME, ClassPlan, Plan
 from codemod.transforms.refs import FileRefs, StoreTargets
@@ -630,11 +630,9 @@ class DefinitionsTransformer(cst.CSTTransformer):
         body_stmts: list[cst.BaseStatement] = []
         if init is not None:
             init_node = self._member(node, "__init__")
-            # Re-read the (use-site rewritten) body in the same shape the planner saw.
-            stmts = list(init_node.body.body)  # type: ignore[union-attr]
-            if init.docstring is not None:
-                stmts = stmts[1:]
-            body_stmts = stmts
+            # Re-read the (use-site rewritten) body in the same shape the planner saw
+            # (a one-line ``def __init__(self, x): self.x = x`` is one statement line).
+            body_stmts = list(docstring_and_body(init_node)[1])
             self_name = init.self_name
         else:
             self_name = "self"
