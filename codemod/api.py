@@ -17,21 +17,27 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeGuard
 
 import libcst as cst
 from libcst.codemod import CodemodContext
 from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
 
 from codemod import parallel
-from codemod.analysis.classes import FileFacts, analyse_file
-from codemod.analysis.compiles import RUNNING_PYTHON, cpython_rejects, needs_newer_python
-from codemod.analysis.index import ClassIndex
-from codemod.analysis.import_graph import loaded_while_importing
 from codemod.analysis import roots
 from codemod.analysis.class_values import ClassValues, prove_class_values
+from codemod.analysis.classes import FileFacts, analyse_file
+from codemod.analysis.compiles import RUNNING_PYTHON, cpython_rejects, needs_newer_python
+from codemod.analysis.import_graph import loaded_while_importing
+from codemod.analysis.index import ClassIndex
 from codemod.analysis.names import import_targets, module_name_for
 from codemod.discovery import (
-    defines_or_aliases, import_spans, inert, iter_python_files, may_define_root, mentioned,
+    defines_or_aliases,
+    import_spans,
+    inert,
+    iter_python_files,
+    may_define_root,
+    mentioned,
     prefilter,
 )
 from codemod.fileio import SourceError, SourceFile, UndecodableSource, read_source
@@ -79,7 +85,7 @@ class RunResult:
     #: Files parsed by conversion workers (not kept in ``facts``).
     parsed_elsewhere: set[Path] = field(default_factory=set)
     #: Which names each file mentions, so that no file is scanned twice for a name.
-    mentions: "Mentions" = field(default_factory=lambda: Mentions())
+    mentions: Mentions = field(default_factory=lambda: Mentions())
     #: Files whose bytes do not decode, until the plan says whether they can matter:
     #: path -> (error, text with the bad bytes replaced).
     undecodable: dict[Path, tuple[str, str]] = field(default_factory=dict)
@@ -230,7 +236,7 @@ def _visit_mentioning(module: cst.Module, transformer: cst.CSTTransformer,
         if isinstance(new, cst.FlattenSentinel):
             body.extend(new.nodes)
         elif not isinstance(new, cst.RemovalSentinel):
-            body.append(new)  # type: ignore[arg-type]
+            body.append(new)
     return module.with_changes(body=body)
 
 
@@ -243,7 +249,7 @@ def _visit_mentioning(module: cst.Module, transformer: cst.CSTTransformer,
 _PLACEHOLDER = "__codemod_placeholder_{}__"
 
 
-def _is_import_line(stmt: cst.BaseStatement) -> bool:
+def _is_import_line(stmt: cst.BaseStatement) -> TypeGuard[cst.SimpleStatementLine]:
     return isinstance(stmt, cst.SimpleStatementLine) and any(
         isinstance(small, (cst.Import, cst.ImportFrom)) for small in stmt.body
     )
@@ -285,7 +291,7 @@ def _add_imports(tree: cst.Module, context: CodemodContext) -> cst.Module:
         elif _same_lines(original.leading_lines, stmt.leading_lines):  # type: ignore[attr-defined]
             body.append(original)
         else:
-            body.append(original.with_changes(leading_lines=stmt.leading_lines))  # type: ignore[attr-defined]
+            body.append(original.with_changes(leading_lines=stmt.leading_lines))
     return done.with_changes(body=body)
 
 
@@ -375,7 +381,7 @@ def _remove_imports(tree: cst.Module, names: set[str], context: CodemodContext) 
     """
     code = tree.code
     import_code = {
-        index: [tree.code_for_node(small) for small in stmt.body  # type: ignore[attr-defined]
+        index: [tree.code_for_node(small) for small in stmt.body
                 if isinstance(small, (cst.Import, cst.ImportFrom))]
         for index, stmt in enumerate(tree.body) if _is_import_line(stmt)
     }
@@ -490,10 +496,8 @@ def _proven_used(tree: cst.Module, names: set[str],
 def _top_level_imported(module: cst.Module) -> set[str]:
     """Local names bound by the top-level import statements of ``module``."""
     bound: set[str] = set()
-    for stmt in module.body:
-        if not _is_import_line(stmt):
-            continue
-        for small in stmt.body:  # type: ignore[attr-defined]
+    for stmt in filter(_is_import_line, module.body):
+        for small in stmt.body:
             if isinstance(small, cst.ImportFrom) and not isinstance(small.names, cst.ImportStar):
                 bound.update(a.evaluated_alias or a.evaluated_name for a in small.names)
             elif isinstance(small, cst.Import):
@@ -865,7 +869,7 @@ def _run(paths: list[Path], options: Options, progress: Progress | None,
 
 def settle_plan(result: RunResult, index: ClassIndex, options: Options,
                 progress: Progress | None = None, *, convert: bool = True,
-                ) -> tuple[Plan, list[Path], dict[Path, "_Converted"]]:
+                ) -> tuple[Plan, list[Path], dict[Path, _Converted]]:
     """Plan, then refuse every class used as a class where no rewrite reaches, and plan
     again, until nothing changes: the plan ``apply`` carries out and ``check`` reports.
 

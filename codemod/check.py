@@ -42,9 +42,9 @@ from typing import TextIO
 import libcst as cst
 
 from codemod import api
+from codemod.analysis import roots
 from codemod.analysis.class_specs import is_union
 from codemod.analysis.classes import ClassFacts, FileFacts
-from codemod.analysis import roots
 from codemod.analysis.names import dotted, module_name_for
 from codemod.discovery import prefilter
 from codemod.fileio import SourceFile
@@ -322,11 +322,11 @@ def _converted_names(tree: ast.Module, module: str) -> list[_Target]:
                     features[name] = text.rpartition(".")[2] \
                         if isinstance(text, str) and text else name
     out = []
-    for member, name in sorted(features.items()):
+    for feature, name in sorted(features.items()):
         if name in functions:
-            out.append(_Target("factory", name, module, member))
+            out.append(_Target("factory", name, module, feature))
         elif name in classes:
-            out.append(_Target("shadow", name, module, member))
+            out.append(_Target("shadow", name, module, feature))
     return out
 
 
@@ -913,8 +913,8 @@ def _check_tree(paths: list[Path], options: Options, scope: Scope) -> CheckResul
         if not scope.in_focus(finding.path):
             continue
         if finding.path not in lines_cache:
-            source = run.sources.get(finding.path)
-            lines_cache[finding.path] = _lines(source.text) if source is not None else []
+            cached = run.sources.get(finding.path)
+            lines_cache[finding.path] = _lines(cached.text) if cached is not None else []
         if _suppressed(finding, lines_cache[finding.path]):
             result.suppressed.append(finding)
         else:

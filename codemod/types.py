@@ -1,6 +1,6 @@
 """Frozen values shared by every module: options, per-file results, refusals.
 
-Results are values, not exceptions (DESIGN.md section 5.2): the engine returns a
+Results are values, not exceptions (docs/ARCHITECTURE.md, "Results are values"): the engine returns a
 ``FileResult`` whose ``outcome`` says what happened, and the CLI decides what to print,
 write and which exit code to return.
 """

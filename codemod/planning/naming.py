@@ -30,7 +30,7 @@ def method_function_name(class_name: str, method: str) -> str:
     """Name of the module-level function implementing ``class_name.method``.
 
     It never equals ``method`` itself: torch.compile refuses a per-instance callable whose
-    ``__name__`` equals the attribute it is stored under (DESIGN.md section 2).
+    ``__name__`` equals the attribute it is stored under (docs/ARCHITECTURE.md, "The contract").
     """
     return f"_{snake_case(class_name)}_{method}"
 

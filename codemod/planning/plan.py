@@ -1,7 +1,7 @@
 """One ``ClassPlan`` per Parameter class: convert it, or refuse it with a reason.
 
 The planner checks every condition under which the generated factory + wraps behave
-exactly like the class did (DESIGN.md section 2); when one does not hold, the class is
+exactly like the class did (docs/ARCHITECTURE.md, "The contract"); when one does not hold, the class is
 refused, and so is every class in its hierarchy (a base whose subclass stays a class
 must stay a class too, and a subclass of a refused base cannot be converted), so a
 hierarchy is converted whole or not at all.
@@ -29,6 +29,7 @@ the old constructor accepted are traced link by link (``accepted_keywords``).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -295,6 +296,11 @@ class _SelfUse(cst.CSTVisitor):
         self.bad: list[str] = []
         self._super_ok: set[int] = set()
 
+    def read_statements(self, statements: Iterable[cst.BaseStatement]) -> None:
+        """Visit ``statements`` in order, as a module holding just them would be."""
+        for stmt in statements:
+            stmt.visit(self)
+
     def visit_Assign(self, node: cst.Assign) -> None:
         for target in node.targets:
             self._record_write(target.target)
@@ -412,13 +418,13 @@ class Planner:
             plan.snake = naming.snake_case(facts.name)
             plan.wrap_name = naming.wrap_name(facts.name)
             plans[qualname] = plan
-        for qualname, plan in plans.items():
+        for plan in plans.values():
             try:
                 self._check_own(plan)
             except _Refuse as exc:
                 plan.refusal = Refusal(plan.facts.path, exc.line or plan.facts.line,
                                        plan.facts.name, exc.reason)
-        for qualname, plan in plans.items():
+        for plan in plans.values():
             if plan.refusal is None:
                 try:
                     self._check_hierarchy(plan, plans)
@@ -448,7 +454,7 @@ class Planner:
             raise _Refuse("allowed to stay a Parameter subclass by [tool.codemod] allow-classes")
         if facts.qualname in idx.mro_errors:
             raise _Refuse(f"its MRO cannot be computed: {idx.mro_errors[facts.qualname]}")
-        for base_expr, base in zip(facts.base_exprs, idx.base_qualnames(facts.qualname)):
+        for base in idx.base_qualnames(facts.qualname):
             if base is None:
                 raise _Refuse("has a dynamic base (not a name the tool can resolve statically)")
             if base in UNINITIALIZED_QUALNAMES:
@@ -495,10 +501,10 @@ class Planner:
             plan.constants[name] = naming.constant_name(facts.name, name)
         if facts.init is not None:
             plan.init = self._init_facts(facts.init)
-        for name, fn in facts.methods.items():
+        for fn in facts.methods.values():
             self._check_method(fn)
 
-    def _property_field(self, prop) -> tuple[str, bool]:  # type: ignore[no-untyped-def]
+    def _property_field(self, prop) -> tuple[str, bool]:
         """The backing field of a property that behaves as a plain attribute.
 
         Accepted: a getter ``return self._f`` (optionally preceded by ``if self._f is None:
@@ -531,7 +537,7 @@ class Planner:
                 f"property {prop.name!r} computes its value; only a plain read of a backing "
                 "field becomes an attribute"
             )
-        fld = body[0].body[0].value.attr.value  # type: ignore[attr-defined,union-attr]
+        fld = body[0].body[0].value.attr.value  # type: ignore[attr-defined]
         if nullable_field is not None and nullable_field != fld:
             raise _Refuse(f"property {prop.name!r} checks one field and returns another")
         if prop.setter is not None:
@@ -581,7 +587,7 @@ class Planner:
                     raise _Refuse("__init__ calls super().__init__() twice")
                 super_index = i
         use = _SelfUse(self_name)
-        cst.Module(body=list(body)).visit(use)
+        use.read_statements(body)
         if use.bad:
             raise _Refuse(f"__init__ {use.bad[0]}")
         inits = [c for c, _ in use.super_calls if c == "__init__"]
@@ -697,7 +703,7 @@ class Planner:
             if not pre or p.init.relays:  # type: ignore[union-attr]
                 continue
             pre_use = _SelfUse(p.init.self_name)  # type: ignore[union-attr]
-            cst.Module(body=list(pre)).visit(pre_use)
+            pre_use.read_statements(pre)
             for other in with_init:
                 if other is p:
                     continue
@@ -712,10 +718,10 @@ class Planner:
         all_methods = {n for p in chain for n in p.facts.methods}
         for p in with_init:
             use = _SelfUse(p.init.self_name)  # type: ignore[union-attr]
-            cst.Module(body=list(p.init.pre + p.init.post)).visit(use)  # type: ignore[union-attr]
-            called = use.calls & all_methods
-            if called:
-                raise _Refuse(f"{p.name}.__init__ calls self.{sorted(called)[0]}() while constructing")
+            use.read_statements(p.init.pre + p.init.post)  # type: ignore[union-attr]
+            own_calls = use.calls & all_methods
+            if own_calls:
+                raise _Refuse(f"{p.name}.__init__ calls self.{sorted(own_calls)[0]}() while constructing")
         # Instance attributes set by an __init__ must not collide with methods/constants.
         instance_attrs = {a for p in with_init for a in p.init.writes}  # type: ignore[union-attr]
         class_names = {n for p in chain
@@ -859,9 +865,9 @@ class Planner:
         init = relay.init
         assert init is not None and init.super_stmt is not None
         pre_use = _SelfUse(init.self_name)
-        cst.Module(body=list(init.pre)).visit(pre_use)
+        pre_use.read_statements(init.pre)
         use = _SelfUse(init.self_name)
-        cst.Module(body=[*init.pre, init.super_stmt]).visit(use)
+        use.read_statements([*init.pre, init.super_stmt])
         qualname = relay.facts.qualname
         family = {*relay.mro, *self._descendants(qualname)}
         members: set[str] = set()
@@ -944,7 +950,7 @@ class Planner:
             *plans[q].properties]} | _property_fields(plan.mro, plans)
         for instance, stmts in composed.post:
             use = _SelfUse(instance)
-            cst.Module(body=list(stmts)).visit(use)
+            use.read_statements(stmts)
             touched = sorted((use.reads | use.writes | use.calls) & members)
             if touched:
                 raise _Refuse(f"__new__ uses self.{touched[0]} before the wraps give a plain "
@@ -1025,8 +1031,8 @@ class Planner:
         for plan in plans.values():
             plan.shadow = False
         for group in self.components(plans):
-            refused = {q for q in group if plans[q].refusal is not None
-                       and not plans[q].refusal.reason.startswith("kept as a class")}
+            refused = {q for q in group if (refusal := plans[q].refusal) is not None
+                       and not refusal.reason.startswith("kept as a class")}
             if not refused:
                 continue
             below = set(refused)
@@ -1045,6 +1051,7 @@ class Planner:
                     for base in self._ancestors_in_order(q):
                         if base not in kept:
                             continue
+                        reason: str | None
                         if base in below:
                             reason = f"{plans[base].name} is refused"
                         else:

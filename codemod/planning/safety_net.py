@@ -139,8 +139,8 @@ class SafetyNet:
             return None
         info = _ModuleInfo()
         self._infos[module] = info
-        for local, target in import_targets(tree, module, path.name == "__init__.py"):
-            info.explicit.setdefault(local, []).append(target)
+        for local, imported in import_targets(tree, module, path.name == "__init__.py"):
+            info.explicit.setdefault(local, []).append(imported)
         for stmt in _module_level(tree.body):
             if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 info.explicit.setdefault(stmt.name, []).append(f"{module}.{stmt.name}")
@@ -270,8 +270,8 @@ class SafetyNet:
         module = module_name_for(path)
         is_package = path.name == "__init__.py"
         bound: dict[str, list[str]] = {}
-        for local, target in import_targets(tree, module, is_package):
-            bound.setdefault(local, []).append(target)
+        for local, imported in import_targets(tree, module, is_package):
+            bound.setdefault(local, []).append(imported)
         for stmt in _module_level(tree.body):
             if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 bound.setdefault(stmt.name, []).append(f"{module}.{stmt.name}")
@@ -292,8 +292,9 @@ class SafetyNet:
                     found.append(child)
         out = []
         for node in found:
-            parent = parents.get(id(node))
-            if isinstance(parent, ast.Attribute) and parent.value is node and _spelled_name(parent) in names:
+            enclosing = parents.get(id(node))
+            if isinstance(enclosing, ast.Attribute) and enclosing.value is node \
+                    and _spelled_name(enclosing) in names:
                 continue  # the longer chain is looked at instead
             out.append((node, _kind(node, parents), _qualnames(node, bound, stars, module, True),
                         _qualnames(node, bound, stars, module, False), _how(node, bound, stars)))
@@ -376,7 +377,7 @@ def _type_name_comparisons(tree: ast.Module, names: frozenset[str]) -> Iterator[
         for operand in operands:
             items = operand.elts if isinstance(operand, (ast.Tuple, ast.List, ast.Set)) else [operand]
             for item in items:
-                if isinstance(item, ast.Constant) and item.value in names:
+                if isinstance(item, ast.Constant) and isinstance(item.value, str) and item.value in names:
                     yield node, item.value
 
 

@@ -5,7 +5,7 @@ are added with ``AddImportsVisitor``) into the module that defined the root of a
 hierarchy. This module exists so that the runtime is itself importable and unit-tested;
 ``codemod`` never imports it (nor torch) while converting code.
 
-Why this shape (DESIGN.md section 2, measured on torch 2.13 CPU):
+Why this shape (docs/ARCHITECTURE.md, "The contract"; measured on torch 2.13 CPU):
 
 * Methods are ``BoundParamMethod`` objects stored on the parameter. ``param.load_x(...)``
   keeps working at every call site, and ``torch.compile(fullgraph=True)`` traces through

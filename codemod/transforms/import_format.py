@@ -9,7 +9,7 @@ What it does
     keeps one name per line. Names the file already imported keep their order, and the
     names the tool added follow them.
 Why
-    Generated code is code people will own (DESIGN.md section 5.8).
+    Generated code is code people will own (docs/ARCHITECTURE.md, "Generated code").
 Fix safety
     Only the layout of import statements that already differ from the original changes:
     the same names, aliases and order of statements; untouched statements keep every byte.
@@ -104,11 +104,11 @@ def format_imports(original: cst.Module, tree: cst.Module, codes: list[str] | No
         old_names, multiline = was.get(_source(tree, node), ([], False))
         if old_names:
             # Keep the file's names where they were; the added ones follow.
-            def rank(alias: cst.ImportAlias) -> tuple[int, int]:
+            def rank(alias: cst.ImportAlias, old_names: list[str] = old_names) -> tuple[int, int]:
                 text = tree.code_for_node(alias).rstrip(", \n")
                 return (0, old_names.index(text)) if text in old_names else (1, 0)
 
-            node = node.with_changes(names=sorted(node.names, key=rank))  # type: ignore[arg-type]
+            node = node.with_changes(names=sorted(node.names, key=rank))
         flat = stmt.with_changes(body=[_one_line(node)])
         if not multiline and len(tree.code_for_node(flat).rstrip("\r\n")) <= limit:
             new = flat
@@ -150,8 +150,10 @@ def _section(module: str) -> int:
     return 1 if top and top in sys.stdlib_module_names else 2
 
 
-def _blank_line_before(stmt: cst.BaseStatement) -> cst.BaseStatement:
-    lines = list(stmt.leading_lines)  # type: ignore[attr-defined]
+def _blank_line_before(
+    stmt: cst.SimpleStatementLine | cst.BaseCompoundStatement,
+) -> cst.SimpleStatementLine | cst.BaseCompoundStatement:
+    lines = list(stmt.leading_lines)
     if lines and lines[0].comment is None:
         return stmt
     return stmt.with_changes(leading_lines=[cst.EmptyLine(), *lines])
@@ -187,7 +189,7 @@ def group_added_imports(original: cst.Module, tree: cst.Module,
     end = first
     while end < len(rest) and _import_module(rest[end]) is not None:
         end += 1
-    head = list(rest[first].leading_lines)  # type: ignore[attr-defined]
+    head = list(rest[first].leading_lines)
     # (section, statement, added by the tool)
     entries = [(_section(_import_module(stmt) or ""), stmt, False) for stmt in rest[first:end]]
     for stmt in added:
@@ -215,7 +217,7 @@ def group_added_imports(original: cst.Module, tree: cst.Module,
             j = i - 1
             while j > 0 and entries[j - 1][2] and entries[j - 1][0] == section:
                 j -= 1
-            lines = list(block[i].leading_lines)  # type: ignore[attr-defined]
+            lines = list(block[i].leading_lines)
             if lines and all(line.comment is None for line in lines) and j > 0:
                 block[j] = block[j].with_changes(leading_lines=lines)
                 block[i] = block[i].with_changes(leading_lines=[])
