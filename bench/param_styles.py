@@ -1,4 +1,4 @@
-"""Measure the generated parameter style against the original subclasses (DESIGN.md section 2).
+"""Measure the generated parameter style against the original subclasses (docs/ARCHITECTURE.md, "The contract").
 
     python bench/param_styles.py [--count N]
 

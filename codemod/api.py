@@ -17,22 +17,27 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeGuard
 
 import libcst as cst
 from libcst.codemod import CodemodContext
 from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
 
 from codemod import parallel
-from codemod.analysis import python_trees
+from codemod.analysis import python_trees, roots
+from codemod.analysis.class_values import ClassValues, prove_class_values
 from codemod.analysis.classes import FileFacts, analyse_file
 from codemod.analysis.compiles import RUNNING_PYTHON, cpython_rejects, needs_newer_python
-from codemod.analysis.index import ClassIndex
 from codemod.analysis.import_graph import loaded_while_importing
-from codemod.analysis import roots
-from codemod.analysis.class_values import ClassValues, prove_class_values
+from codemod.analysis.index import ClassIndex
 from codemod.analysis.names import import_targets, module_name_for
 from codemod.discovery import (
-    defines_or_aliases, import_spans, inert, iter_python_files, may_define_root, mentioned,
+    defines_or_aliases,
+    import_spans,
+    inert,
+    iter_python_files,
+    may_define_root,
+    mentioned,
     prefilter,
 )
 from codemod.fileio import SourceError, SourceFile, UndecodableSource, read_source
@@ -82,7 +87,7 @@ class RunResult:
     #: Files parsed by conversion workers (not kept in ``facts``).
     parsed_elsewhere: set[Path] = field(default_factory=set)
     #: Which names each file mentions, so that no file is scanned twice for a name.
-    mentions: "Mentions" = field(default_factory=lambda: Mentions())
+    mentions: Mentions = field(default_factory=lambda: Mentions())
     #: Files whose bytes do not decode, until the plan says whether they can matter:
     #: path -> (error, text with the bad bytes replaced).
     undecodable: dict[Path, tuple[str, str]] = field(default_factory=dict)
@@ -238,7 +243,7 @@ def _visit_mentioning(module: cst.Module, transformer: cst.CSTTransformer,
         if isinstance(new, cst.FlattenSentinel):
             body.extend(new.nodes)
         elif not isinstance(new, cst.RemovalSentinel):
-            body.append(new)  # type: ignore[arg-type]
+            body.append(new)
     return module.with_changes(body=body)
 
 
@@ -251,7 +256,7 @@ def _visit_mentioning(module: cst.Module, transformer: cst.CSTTransformer,
 _PLACEHOLDER = "__codemod_placeholder_{}__"
 
 
-def _is_import_line(stmt: cst.BaseStatement) -> bool:
+def _is_import_line(stmt: cst.BaseStatement) -> TypeGuard[cst.SimpleStatementLine]:
     return isinstance(stmt, cst.SimpleStatementLine) and any(
         isinstance(small, (cst.Import, cst.ImportFrom)) for small in stmt.body
     )
@@ -293,7 +298,7 @@ def _add_imports(tree: cst.Module, context: CodemodContext) -> cst.Module:
         elif _same_lines(original.leading_lines, stmt.leading_lines):  # type: ignore[attr-defined]
             body.append(original)
         else:
-            body.append(original.with_changes(leading_lines=stmt.leading_lines))  # type: ignore[attr-defined]
+            body.append(original.with_changes(leading_lines=stmt.leading_lines))
     return done.with_changes(body=body)
 
 
@@ -383,7 +388,7 @@ def _remove_imports(tree: cst.Module, names: set[str], context: CodemodContext) 
     """
     code = tree.code
     import_code = {
-        index: [tree.code_for_node(small) for small in stmt.body  # type: ignore[attr-defined]
+        index: [tree.code_for_node(small) for small in stmt.body
                 if isinstance(small, (cst.Import, cst.ImportFrom))]
         for index, stmt in enumerate(tree.body) if _is_import_line(stmt)
     }
@@ -421,7 +426,7 @@ def _remove_imports(tree: cst.Module, names: set[str], context: CodemodContext) 
     # The blank lines above an import that goes (a section break) stay above the next line.
     blank: list[cst.EmptyLine] = []
     for index, stmt in enumerate(tree.body):
-        if blank and not stmt.leading_lines:  # type: ignore[attr-defined]
+        if blank and not stmt.leading_lines:
             stmt = stmt.with_changes(leading_lines=blank)
         blank = []
         if index in import_code and any(
@@ -430,7 +435,7 @@ def _remove_imports(tree: cst.Module, names: set[str], context: CodemodContext) 
             alone = tree.with_changes(body=[stmt], header=(), footer=())
             kept_part = RemoveImportsVisitor(only).transform_module(alone).body
             if not kept_part:
-                blank = [line for line in stmt.leading_lines  # type: ignore[attr-defined]
+                blank = [line for line in stmt.leading_lines
                          if line.comment is None][:1]
             body.extend(kept_part)
         else:
@@ -507,10 +512,8 @@ def _proven_used(tree: cst.Module, names: set[str],
 def _top_level_imported(module: cst.Module) -> set[str]:
     """Local names bound by the top-level import statements of ``module``."""
     bound: set[str] = set()
-    for stmt in module.body:
-        if not _is_import_line(stmt):
-            continue
-        for small in stmt.body:  # type: ignore[attr-defined]
+    for stmt in filter(_is_import_line, module.body):
+        for small in stmt.body:
             if isinstance(small, cst.ImportFrom) and not isinstance(small.names, cst.ImportStar):
                 bound.update(a.evaluated_alias or a.evaluated_name for a in small.names)
             elif isinstance(small, cst.Import):
@@ -916,7 +919,7 @@ def _add_runtime_modules(result: RunResult, plan: Plan) -> None:
 
 def settle_plan(result: RunResult, index: ClassIndex, options: Options,
                 progress: Progress | None = None, *, convert: bool = True,
-                ) -> tuple[Plan, list[Path], dict[Path, "_Converted"]]:
+                ) -> tuple[Plan, list[Path], dict[Path, _Converted]]:
     """Plan, then refuse every class used as a class where no rewrite reaches, and plan
     again, until nothing changes: the plan ``apply`` carries out and ``check`` reports.
 

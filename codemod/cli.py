@@ -1,9 +1,9 @@
 """Command line: ``codemod apply [--dry-run] PATH...`` and ``codemod check PATH...``.
 
 The CLI only reads configuration, calls the engine, writes files, prints and exits
-(DESIGN.md section 3). Diffs and findings go to stdout; progress, warnings and the
-summary to stderr. Exit codes as ruff/black: 0 nothing to do, 1 changes made or needed
-(or findings), 2 usage, configuration, input or internal error.
+(docs/ARCHITECTURE.md, "Files, output and exit codes"). Diffs and findings go to stdout;
+progress, warnings and the summary to stderr. Exit codes as ruff/black: 0 nothing to do,
+1 changes made or needed (or findings), 2 usage, configuration, input or internal error.
 """
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ import sys
 import threading
 import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Sequence, TextIO
+from typing import TYPE_CHECKING, TextIO
 
 import click
 

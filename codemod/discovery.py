@@ -1,6 +1,6 @@
 """Which files to read: walking the given paths, excludes, and a cheap text prefilter.
 
-Parsing is the expensive step (DESIGN.md section 6), so discovery stays on plain strings
+Parsing is the expensive step (docs/ARCHITECTURE.md, "Speed budget"), so discovery stays on plain strings
 and ``os.scandir`` (no ``Path`` objects or stat calls per entry while walking), and the
 text tests here let the engine skip files without parsing them: ``may_define_root`` (can
 this file start a Parameter hierarchy?), ``prefilter`` (does it mention one of these

@@ -1,9 +1,10 @@
 """Reading and writing source files byte-faithfully.
 
 A rewritten file must differ from the original only where the codemod changed code
-(DESIGN.md section 3): same encoding, same BOM, same line endings, same trailing newline,
-same mode, and the write is atomic. So files are read as bytes and decoded here, never via
-text mode (which would translate ``\\r\\n``), and written through a temp file + rename.
+(docs/ARCHITECTURE.md, "Files, output and exit codes"): same encoding, same BOM, same line
+endings, same trailing newline, same mode, and the write is atomic. So files are read as
+bytes and decoded here, never via text mode (which would translate ``\\r\\n``), and
+written through a temp file + rename.
 
 What a kill (SIGKILL, power loss) can leave behind: a target is only ever replaced by
 ``os.replace`` of a complete, fsynced temp file, so every file is either its old or its

@@ -40,7 +40,7 @@ def type_name_comparisons(tree: ast.Module, names: frozenset[str]) -> Iterator[t
         for operand in operands:
             items = operand.elts if isinstance(operand, (ast.Tuple, ast.List, ast.Set)) else [operand]
             for item in items:
-                if isinstance(item, ast.Constant) and item.value in names:
+                if isinstance(item, ast.Constant) and isinstance(item.value, str) and item.value in names:
                     yield node, item.value
 
 

@@ -569,7 +569,7 @@ class _Prover:
             return "!no parameter receives it"
         named = [a.arg for a in (*arguments.args, *arguments.kwonlyargs)]
         if keyword in named:
-            return keyword  # type: ignore[return-value]
+            return keyword
         if arguments.kwarg is not None:
             return f"!collected in `**{arguments.kwarg.arg}`"
         return "!no parameter receives it"
@@ -699,8 +699,8 @@ class _Prover:
         for arg, value in zip(positional[len(positional) - len(arguments.defaults):], arguments.defaults):
             if value is expr:
                 parameter = arg.arg
-        for arg, value in zip(arguments.kwonlyargs, arguments.kw_defaults):
-            if value is expr:
+        for arg, kw_value in zip(arguments.kwonlyargs, arguments.kw_defaults):
+            if kw_value is expr:
                 parameter = arg.arg
         if parameter is None or function is None:
             return f"an argument default at {f.where(expr)}"

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import ast
 import re
-
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -54,7 +53,7 @@ class ClassFacts:
     decorated: dict[str, str] = field(default_factory=dict)
     staticmethods: dict[str, cst.FunctionDef] = field(default_factory=dict)
     classmethods: dict[str, cst.FunctionDef] = field(default_factory=dict)
-    file: "FileFacts | None" = None
+    file: FileFacts | None = None
 
     @property
     def line(self) -> int:
@@ -116,7 +115,7 @@ class FileFacts:
     def source_code(self) -> str:
         """``module.code``: the text itself where ``statement_codes`` were cut from it
         (LibCST gives such a text back unchanged), else generated."""
-        self.statement_codes
+        _ = self.statement_codes  # cuts the text into statements, if it can
         return self.text if self._spans is not None else self.module.code
 
     def code_of(self, module: cst.Module) -> str:
@@ -222,10 +221,11 @@ def docstring_and_body(fn: cst.FunctionDef) -> tuple[
 ]:
     """``fn``'s docstring (None without one) and its other statements; a one-line body
     (``def f(): return x``) is one statement line."""
-    if isinstance(fn.body, cst.IndentedBlock):
-        body: tuple[cst.BaseStatement, ...] = tuple(fn.body.body)
+    suite = fn.body
+    if isinstance(suite, cst.SimpleStatementSuite):
+        body: tuple[cst.BaseStatement, ...] = (cst.SimpleStatementLine(body=list(suite.body)),)
     else:
-        body = (cst.SimpleStatementLine(body=list(fn.body.body)),)
+        body = tuple(cst.ensure_type(suite, cst.IndentedBlock).body)
     if body and is_docstring(body[0]):
         return body[0], body[1:]  # type: ignore[return-value]
     return None, body

@@ -17,8 +17,7 @@ import ast
 from collections.abc import Mapping
 from pathlib import Path
 
-from codemod.analysis import python_trees
-from codemod.analysis import roots
+from codemod.analysis import python_trees, roots
 from codemod.analysis.names import import_from_source
 
 

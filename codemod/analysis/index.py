@@ -77,7 +77,7 @@ class ClassIndex:
     subclasses: dict[str, set[str]] = field(default_factory=dict)
 
     @classmethod
-    def build(cls, files: list[FileFacts]) -> "ClassIndex":
+    def build(cls, files: list[FileFacts]) -> ClassIndex:
         """Index ``files``: resolve bases across them, find Parameter classes, compute MROs."""
         index = cls()
         for ff in files:

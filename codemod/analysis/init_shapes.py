@@ -8,6 +8,7 @@ with the reason, and the planner (``codemod.planning.plan``) turns it into a ref
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import libcst as cst
@@ -72,6 +73,11 @@ class SelfUse(cst.CSTVisitor):
         self.super_calls: list[tuple[str, cst.Call]] = []
         self.bad: list[str] = []
         self._super_ok: set[int] = set()
+
+    def read_statements(self, statements: Iterable[cst.BaseStatement]) -> None:
+        """Visit ``statements`` in order, as a module holding just them would be."""
+        for stmt in statements:
+            stmt.visit(self)
 
     def visit_Assign(self, node: cst.Assign) -> None:
         for target in node.targets:
@@ -199,7 +205,7 @@ def read_property_field(prop: PropertyFacts) -> tuple[str, bool]:
             f"property {prop.name!r} computes its value; only a plain read of a backing "
             "field becomes an attribute"
         )
-    fld = body[0].body[0].value.attr.value  # type: ignore[attr-defined,union-attr]
+    fld = body[0].body[0].value.attr.value  # type: ignore[attr-defined]
     if nullable_field is not None and nullable_field != fld:
         raise UnsupportedShape(f"property {prop.name!r} checks one field and returns another")
     if prop.setter is not None:
@@ -252,7 +258,7 @@ def read_init_facts(fn: cst.FunctionDef) -> InitFacts:
                 raise UnsupportedShape("__init__ calls super().__init__() twice")
             super_index = i
     use = SelfUse(self_name)
-    cst.Module(body=list(body)).visit(use)
+    use.read_statements(body)
     if use.bad:
         raise UnsupportedShape(f"__init__ {use.bad[0]}")
     inits = [c for c, _ in use.super_calls if c == "__init__"]

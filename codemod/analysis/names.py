@@ -1,6 +1,6 @@
 """Resolve names to qualified names from a module's own import statements.
 
-DESIGN.md section 6: LibCST's ScopeProvider + QualifiedNameProvider cost 7-8x the parse, so
+docs/ARCHITECTURE.md, "Speed budget": LibCST's ScopeProvider + QualifiedNameProvider cost 7-8x the parse, so
 module-level names are resolved from the parsed ``import`` statements directly. A name
 bound by ``import a.b`` resolves to ``a``; ``from x import y as z`` binds ``z`` to ``x.y``;
 relative imports are resolved against the module's own dotted name.

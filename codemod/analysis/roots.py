@@ -78,7 +78,7 @@ class ImportRoots:
 
     @classmethod
     def of(cls, src: Iterable[str | os.PathLike[str]] = (),
-           walked: Iterable[str | os.PathLike[str]] = ()) -> "ImportRoots":
+           walked: Iterable[str | os.PathLike[str]] = ()) -> ImportRoots:
         return cls(tuple(absolute(p) for p in src), tuple(absolute(p) for p in walked))
 
     def top_package(self, directory: str) -> str | None:

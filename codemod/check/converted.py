@@ -47,17 +47,17 @@ def converted_names(tree: ast.Module, defined_in: Callable[[str], ast.Module | N
                         and isinstance(member.value.value, str) and member.value.value:
                     features[member.targets[0].id] = member.value.value
     out = []
-    for member, qualname in sorted(features.items()):
+    for feature, qualname in sorted(features.items()):
         module, _, name = qualname.rpartition(".")
         there = defined_in(module)
         if there is None:
             continue
         for stmt in there.body:
             if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.name == name:
-                out.append(Target("factory", name, module, member))
+                out.append(Target("factory", name, module, feature))
                 break
             if isinstance(stmt, ast.ClassDef) and stmt.name == name:
-                out.append(Target("shadow", name, module, member))
+                out.append(Target("shadow", name, module, feature))
                 break
     return out
 

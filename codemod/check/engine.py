@@ -170,8 +170,8 @@ def _check_tree(paths: list[Path], options: Options, scope: Scope) -> CheckResul
         if not scope.in_focus(finding.path):
             continue
         if finding.path not in lines_cache:
-            source = run.sources.get(finding.path)
-            lines_cache[finding.path] = source_lines(source.text) if source is not None else []
+            found_in = run.sources.get(finding.path)
+            lines_cache[finding.path] = source_lines(found_in.text) if found_in is not None else []
         if is_suppressed(finding, lines_cache[finding.path]):
             result.suppressed.append(finding)
         else:

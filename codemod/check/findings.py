@@ -18,7 +18,6 @@ from codemod.planning.plan import Plan
 from codemod.planning.safety_net import SafetyNet
 from codemod.types import PARAMETER_QUALNAMES
 
-
 #: What each other class-only use of a factory does, by ``safety_net`` kind.
 _FAILS = {
     "attribute": "reads an attribute of the former class, which the function does not have "

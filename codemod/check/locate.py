@@ -12,7 +12,6 @@ import libcst as cst
 from codemod.analysis.classes import FileFacts
 from codemod.check.scan import AstFiles
 
-
 #: Line breaks as the tokenizer sees them (``str.splitlines`` also splits at form feeds).
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 

@@ -64,7 +64,7 @@ class HierarchyChecks(Relays):
             if not pre or p.init.relays:  # type: ignore[union-attr]
                 continue
             pre_use = SelfUse(p.init.self_name)  # type: ignore[union-attr]
-            cst.Module(body=list(pre)).visit(pre_use)
+            pre_use.read_statements(pre)
             for other in with_init:
                 if other is p:
                     continue
@@ -79,7 +79,7 @@ class HierarchyChecks(Relays):
         all_methods = {n for p in chain for n in p.facts.methods}
         for p in with_init:
             use = SelfUse(p.init.self_name)  # type: ignore[union-attr]
-            cst.Module(body=list(p.init.pre + p.init.post)).visit(use)  # type: ignore[union-attr]
+            use.read_statements(p.init.pre + p.init.post)  # type: ignore[union-attr]
             called = use.calls & all_methods
             if called:
                 raise Refuse(f"{p.name}.__init__ calls self.{sorted(called)[0]}() while constructing")
@@ -107,24 +107,24 @@ class HierarchyChecks(Relays):
         for name, fn in facts.methods.items():
             use = SelfUse(first_param(fn))
             fn.body.visit(use)
-            for called, _ in use.super_calls:
+            for callee, _ in use.super_calls:
                 targets: set[str] = set()
                 for concrete in {facts.qualname} | self._descendants(facts.qualname):
                     kmro = self.index.mros.get(concrete, [])
                     after = kmro[kmro.index(facts.qualname) + 1:] if facts.qualname in kmro else []
-                    target = next((q for q in after if called in plans[q].facts.methods), None)
+                    target = next((q for q in after if callee in plans[q].facts.methods), None)
                     if target is None:
                         raise Refuse(
-                            f"method {name!r} calls super().{called}(), which reaches torch's "
+                            f"method {name!r} calls super().{callee}(), which reaches torch's "
                             "own Parameter/Tensor; the converter has no rule for that"
                         )
                     targets.add(target)
                 if len(targets) > 1:
                     raise Refuse(
-                        f"method {name!r} calls super().{called}(), whose target depends on "
+                        f"method {name!r} calls super().{callee}(), whose target depends on "
                         "the subclass"
                     )
-                plan.super_targets[(name, called)] = targets.pop()
+                plan.super_targets[(name, callee)] = targets.pop()
 
     def _new_facts(self, plan: ClassPlan, news: list[ClassPlan],
                    plans: dict[str, ClassPlan]) -> NewFacts:
@@ -141,7 +141,7 @@ class HierarchyChecks(Relays):
             *plans[q].properties]} | property_fields_of(plan.mro, plans)
         for instance, stmts in composed.post:
             use = SelfUse(instance)
-            cst.Module(body=list(stmts)).visit(use)
+            use.read_statements(stmts)
             touched = sorted((use.reads | use.writes | use.calls) & members)
             if touched:
                 raise Refuse(f"__new__ uses self.{touched[0]} before the wraps give a plain "

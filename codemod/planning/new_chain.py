@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import builtins
 from dataclasses import dataclass, replace
+from typing import TypeGuard
 
 import libcst as cst
 import libcst.matchers as m
@@ -158,7 +159,7 @@ class _Bound(cst.CSTVisitor):
 
     def visit_ImportAlias(self, node: cst.ImportAlias) -> None:
         if node.asname is None:
-            head = node.name
+            head: cst.BaseExpression = node.name
             while isinstance(head, cst.Attribute):
                 head = head.value
             if isinstance(head, cst.Name):
@@ -184,9 +185,16 @@ def names_bound(stmts: tuple[cst.BaseStatement, ...] | list[cst.BaseStatement]) 
     return bound.names
 
 
-def _creation(node: cst.BaseExpression | None, cls_name: str) -> bool:
+def _assigned_value(stmt: cst.BaseStatement) -> cst.BaseExpression | None:
+    """The value of ``x = value`` on a line of its own, else None."""
+    if isinstance(stmt, cst.SimpleStatementLine) and isinstance(stmt.body[0], cst.Assign):
+        return stmt.body[0].value
+    return None
+
+
+def _creation(node: cst.BaseExpression | None, cls_name: str) -> TypeGuard[cst.Call]:
     """``super().__new__(cls, ...)`` or ``<torch>.Tensor._make_subclass(cls, ...)``."""
-    return m.matches(node, m.Call(
+    return node is not None and m.matches(node, m.Call(
         func=_SUPER_NEW | _MAKE_SUBCLASS,
         args=[m.Arg(value=m.Name(cls_name), keyword=None, star=""), m.ZeroOrMore()],
     ))
@@ -216,9 +224,10 @@ def read_link(fn: cst.FunctionDef, owner: str, module: str) -> NewLink:
         instance = returned.value
         at = next((i for i, s in enumerate(body[:-1]) if m.matches(s, m.SimpleStatementLine(
             body=[m.Assign(targets=[m.AssignTarget(m.Name(instance))])]))), None)
-        if at is None or not _creation(body[at].body[0].value, cls_name):  # type: ignore[attr-defined]
+        created = _assigned_value(body[at]) if at is not None else None
+        if at is None or not _creation(created, cls_name):
             raise NewRefusal(shape)
-        prelude, call, post = body[:at], body[at].body[0].value, body[at + 1:-1]  # type: ignore[attr-defined]
+        prelude, call, post = body[:at], created, body[at + 1:-1]
     else:
         raise NewRefusal(shape)
     for stmt in [*prelude, *post]:
@@ -230,14 +239,14 @@ def read_link(fn: cst.FunctionDef, owner: str, module: str) -> NewLink:
             raise NewRefusal(f"{owner}.__new__ calls super() before creating the tensor")
     if instance is not None:
         _check_instance_use(owner, instance, prelude, post)
-    if any(m.findall(arg.value, m.Name(cls_name)) for arg in call.args[1:]):  # type: ignore[attr-defined]
+    if any(m.findall(arg.value, m.Name(cls_name)) for arg in call.args[1:]):
         raise NewRefusal(f"{owner}.__new__ passes something computed from {cls_name} to Parameter")
-    calls_super = m.matches(call.func, _SUPER_NEW)  # type: ignore[attr-defined]
+    calls_super = m.matches(call.func, _SUPER_NEW)
     if not calls_super:
-        call = _make_subclass_as_parameter(owner, call)  # type: ignore[arg-type]
+        call = _make_subclass_as_parameter(owner, call)
     return NewLink(owner=owner, module=module, params=params.with_changes(params=params.params[1:]),
-                   prelude=tuple(prelude), call=call, calls_super=calls_super,  # type: ignore[arg-type]
-                   instance=instance, post=tuple(post), docstring=docstring)  # type: ignore[arg-type]
+                   prelude=tuple(prelude), call=call, calls_super=calls_super,
+                   instance=instance, post=tuple(post), docstring=docstring)
 
 
 def _check_instance_use(owner: str, instance: str, prelude: list[cst.BaseStatement],
@@ -306,7 +315,7 @@ def _check_moved_code(link: NewLink, stmts: list[cst.BaseStatement], home_module
                       class_names: set[str]) -> None:
     """Code moved into the factory keeps its meaning: no class of the family in it, and
     (moved from another module) no name that module's globals gave it."""
-    used = variables_used([*stmts, *(a.value for a in link.passed)])  # type: ignore[list-item]
+    used = variables_used([*stmts, *(a.value for a in link.passed)])
     mentioned = used & class_names
     if mentioned:
         raise NewRefusal(f"{link.owner}.__new__ mentions {sorted(mentioned)[0]}, which the "
@@ -334,7 +343,7 @@ def bind(caller: NewLink, callee: NewLink) -> tuple[list[cst.BaseStatement],
     positional = [p.name.value for p in params.params]
     keyword_ok = set(positional) | {p.name.value for p in params.kwonly_params}
     star_kwarg = params.star_kwarg.name.value if isinstance(params.star_kwarg, cst.Param) else None
-    body_names = variables_used([*callee.prelude, *callee.post, *(a.value for a in callee.passed)])  # type: ignore[list-item]
+    body_names = variables_used([*callee.prelude, *callee.post, *(a.value for a in callee.passed)])
     where = f"{caller.owner}.__new__ passes"
     assigned: list[tuple[str, cst.BaseExpression]] = []
     filled: set[str] = set()

@@ -51,10 +51,10 @@ from codemod.analysis.init_shapes import (
     read_property_field,
 )
 from codemod.planning import naming
-from codemod.planning.model import ClassPlan, NewFacts, Plan, RelayLink
-from codemod.planning.refuse import Refuse
 from codemod.planning.class_rules import CLASS_RULES, RuleInputs
 from codemod.planning.hierarchy_checks import HierarchyChecks
+from codemod.planning.model import ClassPlan, NewFacts, Plan, RelayLink
+from codemod.planning.refuse import Refuse
 from codemod.planning.settle import Settling
 from codemod.runtime.emit import FEATURES_NAME, RuntimeModule, runtime_module_for, written_members
 from codemod.types import Refusal
@@ -89,13 +89,13 @@ class Planner(HierarchyChecks, Settling):
             plan.snake = naming.snake_case(facts.name)
             plan.wrap_name = naming.wrap_name(facts.name)
             plans[qualname] = plan
-        for qualname, plan in plans.items():
+        for plan in plans.values():
             try:
                 self._check_own(plan)
             except Refuse as exc:
                 plan.refusal = Refusal(plan.facts.path, exc.line or plan.facts.line,
                                        plan.facts.name, exc.reason, exc.kind)
-        for qualname, plan in plans.items():
+        for plan in plans.values():
             if plan.refusal is None:
                 try:
                     self._check_hierarchy(plan, plans)
@@ -155,7 +155,7 @@ class Planner(HierarchyChecks, Settling):
             plan.constants[name] = naming.constant_name(facts.name, name)
         if facts.init is not None:
             plan.init = self._init_facts(facts.init)
-        for name, fn in facts.methods.items():
+        for fn in facts.methods.values():
             self._check_method(fn)
 
     def _property_field(self, prop: PropertyFacts) -> tuple[str, bool]:

@@ -7,8 +7,6 @@ every subclass and that what it reads is present when its wrap runs.
 
 from __future__ import annotations
 
-import libcst as cst
-
 from codemod.analysis.init_shapes import SelfUse
 from codemod.analysis.names import is_name_or_literal
 from codemod.planning.hierarchy import HierarchyWalk
@@ -121,9 +119,9 @@ class Relays(HierarchyWalk):
         init = relay.init
         assert init is not None and init.super_stmt is not None
         pre_use = SelfUse(init.self_name)
-        cst.Module(body=list(init.pre)).visit(pre_use)
+        pre_use.read_statements(init.pre)
         use = SelfUse(init.self_name)
-        cst.Module(body=[*init.pre, init.super_stmt]).visit(use)
+        use.read_statements([*init.pre, init.super_stmt])
         qualname = relay.facts.qualname
         family = {*relay.mro, *self._descendants(qualname)}
         members: set[str] = set()

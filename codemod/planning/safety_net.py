@@ -135,8 +135,8 @@ class SafetyNet:
             return None
         info = _ModuleInfo()
         self._infos[module] = info
-        for local, target in import_targets(tree, module, path.name == "__init__.py"):
-            info.explicit.setdefault(local, []).append(target)
+        for local, imported in import_targets(tree, module, path.name == "__init__.py"):
+            info.explicit.setdefault(local, []).append(imported)
         for stmt in _module_level(tree.body):
             if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 info.explicit.setdefault(stmt.name, []).append(f"{module}.{stmt.name}")
@@ -266,8 +266,8 @@ class SafetyNet:
         module = module_name_for(path)
         is_package = path.name == "__init__.py"
         bound: dict[str, list[str]] = {}
-        for local, target in import_targets(tree, module, is_package):
-            bound.setdefault(local, []).append(target)
+        for local, imported in import_targets(tree, module, is_package):
+            bound.setdefault(local, []).append(imported)
         for stmt in _module_level(tree.body):
             if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 bound.setdefault(stmt.name, []).append(f"{module}.{stmt.name}")
@@ -288,8 +288,9 @@ class SafetyNet:
                     found.append(child)
         out = []
         for node in found:
-            parent = parents.get(id(node))
-            if isinstance(parent, ast.Attribute) and parent.value is node and spelled_name(parent) in names:
+            enclosing = parents.get(id(node))
+            if isinstance(enclosing, ast.Attribute) and enclosing.value is node \
+                    and spelled_name(enclosing) in names:
                 continue  # the longer chain is looked at instead
             out.append((node, use_kind(node, parents), _qualnames(node, bound, stars, module, True),
                         _qualnames(node, bound, stars, module, False), _how(node, bound, stars)))

@@ -29,8 +29,8 @@ class Settling(HierarchyWalk):
         for plan in plans.values():
             plan.shadow = False
         for group in self.components(plans):
-            refused = {q for q in group if plans[q].refusal is not None
-                       and plans[q].refusal.kind is not RefusalKind.KEPT}
+            refused = {q for q in group if (refusal := plans[q].refusal) is not None
+                       and refusal.kind is not RefusalKind.KEPT}
             if not refused:
                 continue
             below = set(refused)
@@ -49,6 +49,7 @@ class Settling(HierarchyWalk):
                     for base in self._ancestors_in_order(q):
                         if base not in kept:
                             continue
+                        reason: str | None
                         if base in below:
                             reason = f"{plans[base].name} is refused"
                         else:

@@ -25,16 +25,18 @@ Fix safety
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from typing import TypeGuard, cast
 
 import libcst as cst
 import libcst.matchers as m
 from libcst.codemod import CodemodContext
 
-from codemod.analysis.classes import FileFacts
+from codemod.analysis.classes import FileFacts, docstring_and_body
 from codemod.analysis.names import dotted, is_name_or_literal, variables_used
 from codemod.planning.plan import ClassPlan, Plan
 from codemod.transforms.refs import FileRefs, StoreTargets
+
 
 def _is_import_line(stmt: cst.BaseStatement) -> bool:
     """Whether ``stmt`` is a line of ``import`` / ``from ... import`` statements."""
@@ -186,8 +188,8 @@ def _first_writes(body: list[cst.BaseStatement], self_name: str, fields: dict[st
         if not none_deletes or fld in set_before:
             continue
         target = m.Attribute(value=m.Name(self_name), attr=m.Name(fld))
-        writes = m.findall(cst.Module(body=body), m.AssignTarget(target=target)) + \
-            m.findall(cst.Module(body=body), m.AugAssign(target=target))
+        writes = [*m.findall(_module_of(body), m.AssignTarget(target=target)),
+                  *m.findall(_module_of(body), m.AugAssign(target=target))]
         tops = [s for s in body if m.matches(s, m.SimpleStatementLine(body=[m.Assign(
             targets=[m.AssignTarget(target=target)], value=m.Name())]))]
         if len(writes) == 1 and len(tops) == 1 and \
@@ -196,7 +198,14 @@ def _first_writes(body: list[cst.BaseStatement], self_name: str, fields: dict[st
     return frozenset(out)
 
 
-def _is_docstring(stmt: cst.CSTNode) -> bool:
+def _module_of(statements: Sequence[cst.BaseStatement]) -> cst.Module:
+    """A module of ``statements``, to search or visit them together (every LibCST
+    statement is a ``SimpleStatementLine`` or a ``BaseCompoundStatement``)."""
+    lines = cast("list[cst.SimpleStatementLine | cst.BaseCompoundStatement]", list(statements))
+    return cst.Module(body=lines)
+
+
+def _is_docstring(stmt: cst.CSTNode) -> TypeGuard[cst.SimpleStatementLine]:
     return m.matches(stmt, m.SimpleStatementLine(body=[m.Expr(value=m.SimpleString())]))
 
 
@@ -207,7 +216,7 @@ def _names_used(nodes: list[cst.BaseStatement]) -> set[str]:
         def visit_Name(self, node: cst.Name) -> None:
             found.add(node.value)
 
-    cst.Module(body=nodes).visit(Names())
+    _module_of(nodes).visit(Names())
     return found
 
 
@@ -312,9 +321,8 @@ def _laid_out(params: cst.Parameters, name: str, returns: str | None) -> dict[st
     if len(line) - len(" pass") > 88:
         inner = "".join(f"    {piece},\n" for piece in pieces)
         line = f"def {name}(\n{inner}){arrow}: pass"
-    parsed = cst.parse_statement(line)
-    return {"params": parsed.params,  # type: ignore[attr-defined]
-            "whitespace_before_params": parsed.whitespace_before_params}  # type: ignore[attr-defined]
+    parsed = cst.ensure_type(cst.parse_statement(line), cst.FunctionDef)
+    return {"params": parsed.params, "whitespace_before_params": parsed.whitespace_before_params}
 
 
 def _after_creation(post: list[tuple[str, tuple[cst.BaseStatement, ...]]],
@@ -401,7 +409,7 @@ class DefinitionsTransformer(cst.CSTTransformer):
         """
         if not _is_docstring(stmt):
             return stmt
-        expr = stmt.body[0]  # type: ignore[attr-defined]
+        expr = cst.ensure_type(stmt.body[0], cst.Expr)
         string = expr.value
         if not isinstance(string, cst.SimpleString) or "\n" not in string.value:
             return stmt
@@ -409,7 +417,7 @@ class DefinitionsTransformer(cst.CSTTransformer):
         lines = string.value.split("\n")
         lines = [lines[0]] + [ln[len(indent):] if ln.startswith(indent) else ln for ln in lines[1:]]
         new = string.with_changes(value="\n".join(lines))
-        return stmt.with_changes(body=[expr.with_changes(value=new)])  # type: ignore[attr-defined]
+        return stmt.with_changes(body=[expr.with_changes(value=new)])
 
     # -- one class ------------------------------------------------------------------------
     def _convert(self, node: cst.ClassDef, plan: ClassPlan) -> list[cst.BaseStatement]:
@@ -431,8 +439,8 @@ class DefinitionsTransformer(cst.CSTTransformer):
         only the class's own instances and is left as it is."""
         if not plan.super_targets:
             return node
-        members: list[cst.BaseStatement] = []
-        for stmt in node.body.body:  # type: ignore[union-attr]
+        members: list[cst.BaseStatement | cst.BaseSmallStatement] = []
+        for stmt in node.body.body:
             if isinstance(stmt, cst.FunctionDef) and not stmt.decorators and \
                     stmt.name.value in plan.facts.methods:
                 self_name = [*stmt.params.posonly_params, *stmt.params.params][0].name.value
@@ -463,7 +471,7 @@ class DefinitionsTransformer(cst.CSTTransformer):
         return [_two_blank_lines(cst.parse_statement(line))]
 
     def _member(self, node: cst.ClassDef, name: str, decorated: bool = False) -> cst.FunctionDef:
-        for stmt in node.body.body:  # type: ignore[union-attr]
+        for stmt in node.body.body:
             if isinstance(stmt, cst.FunctionDef) and stmt.name.value == name and \
                     bool(stmt.decorators) == decorated:
                 return stmt
@@ -471,7 +479,7 @@ class DefinitionsTransformer(cst.CSTTransformer):
 
     def _constants(self, node: cst.ClassDef, plan: ClassPlan) -> list[cst.BaseStatement]:
         out: list[cst.BaseStatement] = []
-        for stmt in node.body.body:  # type: ignore[union-attr]
+        for stmt in node.body.body:
             if not isinstance(stmt, cst.SimpleStatementLine) or len(stmt.body) != 1:
                 continue
             small = stmt.body[0]
@@ -485,8 +493,8 @@ class DefinitionsTransformer(cst.CSTTransformer):
             elif isinstance(small, cst.AnnAssign) and m.matches(small.target, m.Name()):
                 name = small.target.value  # type: ignore[attr-defined]
                 if name in plan.constants and small.value is not None:
-                    new = small.with_changes(target=cst.Name(plan.constants[name]))
-                    out.append(self._constant_spacing(stmt.with_changes(body=[new]), out))
+                    renamed = small.with_changes(target=cst.Name(plan.constants[name]))
+                    out.append(self._constant_spacing(stmt.with_changes(body=[renamed]), out))
         return out
 
     @staticmethod
@@ -516,7 +524,7 @@ class DefinitionsTransformer(cst.CSTTransformer):
                        if fn.returns is not None else None)
             fn = fn.with_changes(name=cst.Name(func_name), decorators=[],
                                  **_laid_out(fn.params, func_name, returns))
-            body = list(fn.body.body)  # type: ignore[union-attr]
+            body = list(fn.body.body)
             if body and _is_docstring(body[0]):
                 body[0] = self._dedent(body[0])
                 fn = fn.with_changes(body=fn.body.with_changes(body=body))
@@ -530,9 +538,9 @@ class DefinitionsTransformer(cst.CSTTransformer):
             params = plan.new.params
             call_args = list(plan.new.call_args)
         else:
-            params = cst.parse_statement(
+            params = cst.ensure_type(cst.parse_statement(
                 "def f(data=None, requires_grad=True): pass"
-            ).params  # type: ignore[attr-defined]
+            ), cst.FunctionDef).params
             call_args = [cst.Arg(cst.Name("data")), cst.Arg(cst.Name("requires_grad"))]
         named = [p.name.value for p in [*params.params, *params.kwonly_params]]
         star_kwarg = params.star_kwarg.name.value if isinstance(params.star_kwarg, cst.Param) else None
@@ -643,11 +651,9 @@ class DefinitionsTransformer(cst.CSTTransformer):
         body_stmts: list[cst.BaseStatement] = []
         if init is not None:
             init_node = self._member(node, "__init__")
-            # Re-read the (use-site rewritten) body in the same shape the planner saw.
-            stmts = list(init_node.body.body)  # type: ignore[union-attr]
-            if init.docstring is not None:
-                stmts = stmts[1:]
-            body_stmts = stmts
+            # Re-read the (use-site rewritten) body in the same shape the planner saw
+            # (a one-line ``def __init__(self, x): self.x = x`` is one statement line).
+            body_stmts = list(docstring_and_body(init_node)[1])
             self_name = init.self_name
         else:
             self_name = "self"
@@ -674,7 +680,7 @@ class DefinitionsTransformer(cst.CSTTransformer):
             calls = self._relay_calls(plan, super_stmt.body[0].value,  # type: ignore[attr-defined]
                                       name, [*pre, *post])
             comments = [ln for ln in super_stmt.leading_lines if ln.comment is not None]
-            lines.append(calls[0].with_changes(leading_lines=comments))  # type: ignore[call-arg]
+            lines.append(calls[0].with_changes(leading_lines=comments))
             lines.extend(calls[1:])
             pre = []
         feature = cst.Module(body=[]).code_for_node(refs.feature(plan.facts.qualname))
@@ -709,7 +715,8 @@ class DefinitionsTransformer(cst.CSTTransformer):
                     kw = "_" + kw
                 params = params.with_changes(star_kwarg=cst.Param(cst.Name(kw)))
         else:
-            params = cst.parse_statement(f"def f({name}, **kwargs): pass").params  # type: ignore[attr-defined]
+            stub = cst.ensure_type(cst.parse_statement(f"def f({name}, **kwargs): pass"), cst.FunctionDef)
+            params = stub.params
         docstring = [self._dedent(d) for d in docstring]
         laid_out = _laid_out(params, plan.wrap_name, None)
         laid_out.setdefault("whitespace_before_params", (

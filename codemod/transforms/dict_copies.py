@@ -22,7 +22,7 @@ Fix safety
     class) or out of it, and files that neither import torch nor name a parameter, a
     weight or a tensor in the copy, are left byte-identical. ``t`` is evaluated a second
     time, so only a plain name or a short attribute chain qualifies; other targets, and
-    copies written differently (``vars(t).update``), are left alone: README "Known
+    copies written differently (``vars(t).update``), are left alone: docs/fix-safety.md "Known
     limits". The helper is imported at module level unless the runtime module loads this
     file itself (then inside the function: no import cycle).
 """
@@ -32,7 +32,7 @@ from __future__ import annotations
 import ast
 import bisect
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 import libcst as cst
 
@@ -197,7 +197,7 @@ class DictCopyTransformer(cst.CSTTransformer):
         local_import = cst.ImportFrom(module=module, names=[cst.ImportAlias(cst.Name(_HELPER))])  # type: ignore[arg-type]
         return [local_import, cst.Expr(cst.Call(func=cst.Name(_HELPER), args=[cst.Arg(target.deep_clone())]))]
 
-    def _with_rebinds(self, body: tuple[cst.BaseSmallStatement, ...]) -> list[cst.BaseSmallStatement] | None:
+    def _with_rebinds(self, body: Sequence[cst.BaseSmallStatement]) -> list[cst.BaseSmallStatement] | None:
         out: list[cst.BaseSmallStatement] = []
         changed = False
         for index, small in enumerate(body):
@@ -335,7 +335,7 @@ class DictCopyTransformer(cst.CSTTransformer):
         new = self._views_in(updated_node, bare=False)
         return new
 
-    leave_DictComp = leave_ListComp = leave_SetComp = leave_GeneratorExp = _comprehension  # type: ignore[assignment]
+    leave_DictComp = leave_ListComp = leave_SetComp = leave_GeneratorExp = _comprehension
 
     def _views_in(self, operand: cst.BaseExpression, bare: bool = True) -> cst.BaseExpression:
         """``operand`` with its attribute-dict reads made old-style, when it is one
@@ -439,7 +439,7 @@ def setattr_copy(loop: cst.For) -> tuple[cst.BaseExpression, cst.BaseExpression]
     return (target, source) if is_simple(target) else None
 
 
-def added_names(plan: "Plan") -> frozenset[str]:
+def added_names(plan: Plan) -> frozenset[str]:
     """Keys a converted parameter's dict has that the old instance's did not (methods,
     former properties, feature tags, copy hooks), and the backing fields it no longer
     holds: the literal keys whose reads ``param_attr_dict`` answers."""

@@ -9,7 +9,7 @@ What it does
     keeps one name per line. Names the file already imported keep their order, and the
     names the tool added follow them.
 Why
-    Generated code is code people will own (DESIGN.md section 5.8).
+    Generated code is code people will own (docs/ARCHITECTURE.md, "Generated code").
 Fix safety
     Only the layout of import statements that already differ from the original changes:
     the same names, aliases and order of statements; untouched statements keep every byte.
@@ -18,6 +18,7 @@ Fix safety
 from __future__ import annotations
 
 import sys
+from typing import cast
 
 import libcst as cst
 
@@ -106,11 +107,11 @@ def format_imports(original: cst.Module, tree: cst.Module, codes: list[str] | No
         added: list[cst.ImportAlias] = []
         if old_names:
             # Keep the file's names where they were; the added ones follow.
-            def rank(alias: cst.ImportAlias) -> tuple[int, int]:
+            def rank(alias: cst.ImportAlias, old_names: list[str] = old_names) -> tuple[int, int]:
                 text = tree.code_for_node(alias).rstrip(", \n")
                 return (0, old_names.index(text)) if text in old_names else (1, 0)
 
-            names = sorted(node.names, key=rank)  # type: ignore[arg-type]
+            names = sorted(node.names, key=rank)
             kept = [a for a in names if rank(a)[0] == 0]
             if any(a.asname is not None for a in kept) and len(kept) < len(names):
                 # isort keeps ``import X as Y`` on a line of its own: the added names
@@ -194,8 +195,10 @@ def _added_line(stmt: cst.BaseStatement, tree: cst.Module, before: set[str],
     return module not in old_from and (module in movable or _section(module, first_party) < 3)
 
 
-def _blank_line_before(stmt: cst.BaseStatement) -> cst.BaseStatement:
-    lines = list(stmt.leading_lines)  # type: ignore[attr-defined]
+def _blank_line_before(
+    stmt: cst.SimpleStatementLine | cst.BaseCompoundStatement,
+) -> cst.SimpleStatementLine | cst.BaseCompoundStatement:
+    lines = list(stmt.leading_lines)
     if lines and lines[0].comment is None:
         return stmt
     return stmt.with_changes(leading_lines=[cst.EmptyLine(), *lines])
@@ -206,10 +209,10 @@ def _laid_out_alone(tree: cst.Module, added_at: set[int], first_party: str) -> c
     in isort's order, a blank line between sections."""
     body = list(tree.body)
     at = min(added_at)
-    head = body[at].leading_lines  # type: ignore[attr-defined]
+    head = body[at].leading_lines
     added = sorted((body[i] for i in added_at),
                    key=lambda stmt: (_section(_import_module(stmt) or "", first_party), _order(stmt)))
-    block: list[cst.BaseStatement] = []
+    block: list[cst.SimpleStatementLine | cst.BaseCompoundStatement] = []
     for i, stmt in enumerate(added):
         section = _section(_import_module(stmt) or "", first_party)
         previous = _section(_import_module(added[i - 1]) or "", first_party) if i else section
@@ -217,7 +220,7 @@ def _laid_out_alone(tree: cst.Module, added_at: set[int], first_party: str) -> c
         block.append(stmt.with_changes(leading_lines=lines))
     rest = [stmt for i, stmt in enumerate(body) if i not in added_at]
     if at < len(rest) and _import_module(rest[at]) is None:
-        rest[at] = _spaced_after_imports(rest[at])
+        rest[at] = cast("cst.SimpleStatementLine | cst.BaseCompoundStatement", _spaced_after_imports(rest[at]))
     rest[at:at] = block
     return tree.with_changes(body=rest)
 
@@ -269,7 +272,7 @@ def group_added_imports(original: cst.Module, tree: cst.Module,
     end = first
     while end < len(rest) and _import_module(rest[end]) is not None:
         end += 1
-    head = list(rest[first].leading_lines)  # type: ignore[attr-defined]
+    head = list(rest[first].leading_lines)
     # (section, statement, added by the tool)
     entries = [(_section(_import_module(stmt) or "", first_party), stmt, False)
                for stmt in rest[first:end]]
@@ -301,7 +304,7 @@ def group_added_imports(original: cst.Module, tree: cst.Module,
             j = i - 1
             while j > 0 and entries[j - 1][2] and entries[j - 1][0] == section:
                 j -= 1
-            lines = list(block[i].leading_lines)  # type: ignore[attr-defined]
+            lines = list(block[i].leading_lines)
             if lines and all(line.comment is None for line in lines) and j > 0:
                 block[j] = block[j].with_changes(leading_lines=lines)
                 block[i] = block[i].with_changes(leading_lines=[])

@@ -70,11 +70,11 @@ class FileRefs:
         """``Features.X`` for the converted class ``qualname`` (from its family's runtime module)."""
         plan = self.plan.classes[qualname]
         return cst.Attribute(
-            value=self.name_in(plan.runtime_module, FEATURES_NAME),  # type: ignore[arg-type]
+            value=self.name_in(plan.runtime_module, FEATURES_NAME),
             attr=cst.Name(self.plan.feature_name(qualname)),
         )
 
-    def helper(self, name: str, qualname: str | None = None) -> cst.Name:  # type: ignore[return]
+    def helper(self, name: str, qualname: str | None = None) -> cst.Name:
         """A runtime helper (``has_param_feature`` ...), local or imported."""
         if self.is_runtime:
             return cst.Name(name)

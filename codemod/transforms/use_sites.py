@@ -185,7 +185,7 @@ class UseSiteTransformer(StoreTargets):
         obj = updated.args[0].value
         features = [self.refs.feature(k or s) for k, s in zip(kinds, shadows) if k or s]  # type: ignore[arg-type]
         first = next(k or s for k, s in zip(kinds, shadows) if k or s)
-        check = cst.Call(
+        check: cst.BaseExpression = cst.Call(
             func=self.refs.helper("has_param_feature", first),
             args=[cst.Arg(obj)] + [cst.Arg(f) for f in features],
         )
@@ -378,6 +378,7 @@ class UseSiteTransformer(StoreTargets):
                 return marker._annotation_string(u)
 
         new_annotation = original_node.annotation.visit(Replace())
+        assert isinstance(new_annotation, cst.BaseExpression)  # Replace swaps expressions for expressions
         if new_annotation.deep_equals(original_node.annotation):
             return updated_node
         # ``X | Parameter`` became ``Parameter | Parameter``: say it once.
@@ -473,12 +474,12 @@ class UseSiteTransformer(StoreTargets):
             return None
         obj = args[0].value
         if func.value == "hasattr" and len(args) == 2:
-            return self._field_reader(obj, fld, helper="has_param_field")  # type: ignore[arg-type]
+            return self._field_reader(obj, fld, helper="has_param_field")
         if func.value == "getattr" and len(args) in (2, 3):
             return self._field_reader(obj, fld, *[a.with_changes(comma=cst.MaybeSentinel.DEFAULT)
-                                                  for a in args[2:]])  # type: ignore[arg-type]
+                                                  for a in args[2:]])
         if func.value == "setattr" and len(args) == 3:
-            return self._field_writer(obj, fld, args[2].value)  # type: ignore[arg-type]
+            return self._field_writer(obj, fld, args[2].value)
         return None
 
     def _field_writer(self, obj: cst.BaseExpression, fld: str, value: cst.BaseExpression) -> cst.Call:
@@ -668,7 +669,7 @@ class _UseScanner(cst.CSTVisitor):
         self.ff = ff
         self.plan = plan
         self.handled = handled
-        self.found: list[tuple[cst.CSTNode, str]] = []
+        self.found: list[tuple[cst.BaseExpression, str]] = []
         self._call_funcs: set[int] = set()
         self._skip: set[int] = set()
 

@@ -16,6 +16,7 @@ from libcst.metadata import MetadataWrapper, ParentNodeProvider
 
 from codemod.analysis.class_specs import is_union
 
+
 def _parents(module: cst.Module) -> dict[cst.CSTNode, cst.CSTNode]:
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
     return dict(wrapper.resolve(ParentNodeProvider))

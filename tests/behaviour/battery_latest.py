@@ -16,8 +16,8 @@ built, so every parameter is built at the simulated tensor-parallel position it 
 (``kv_cache.py``) is a ``__new__(cls)`` sentinel with a ``@staticmethod`` loader.
 
 Each check is a case of a ``battery.Report``; a failing case records the difference and the
-battery goes on. Differences the README documents (Fix safety, "Properties") are checked
-to be what the README says and reported as notes, not failures.
+battery goes on. Differences docs/fix-safety.md documents ("Properties") are checked
+to be what it says and reported as notes, not failures.
 """
 
 from __future__ import annotations
@@ -333,7 +333,7 @@ def _constructions(report: Report, twin: Twin, old: Sides, new: Sides) -> None:
             o = outcome(lambda: getattr(old.param, name)(b.data(), weight_loader=stub_weight_loader, **b.kwargs))
             n = outcome(lambda: getattr(new.param, name)(b.data(), weight_loader=stub_weight_loader, **b.kwargs))
             if o.error is TypeError and n.error is None:
-                # README, Known limits: the factory takes data positionally; the old
+                # docs/fix-safety.md, Known limits: the factory takes data positionally; the old
                 # __init__ chain refused a positional tensor. Code that ran before runs
                 # the same; only a call that raised now builds a parameter.
                 documented(report, "data passed positionally builds a parameter",
@@ -539,7 +539,7 @@ def _weight_loader_property(report: Report, twin: Twin, old: Sides, new: Sides) 
 
         o, n = run(old), run(new)
         if o.error is None and n.error is AttributeError and b.cls in CONVERTED:
-            # README, Known limits: the old deleter set the field to None again; the
+            # docs/fix-safety.md, Known limits: the old deleter set the field to None again; the
             # converted attribute is already gone. Checked exactly, reported as a note.
             documented(report, "a second `del p.weight_loader` raises",
                        f"{b.cls}: before returned; after {n.message}")
@@ -734,7 +734,7 @@ def _kv_cache(report: Report, twin: Twin, old: Sides, new: Sides) -> None:
             loader = getattr(p, "weight_loader", None)
             result.append(None if loader is None else _callable_name(loader).rsplit(".", 1)[-1])
         if result[0] is not None and result[1] is None:
-            # README, Known limits: a plain Parameter has no class-level loader to
+            # docs/fix-safety.md, Known limits: a plain Parameter has no class-level loader to
             # fall back on once the instance's override is deleted.
             documented(report, "KVCacheScaleParameter: `del` after an override leaves no loader",
                        f"before {result[0]}, after None")
@@ -752,7 +752,7 @@ def _kv_cache(report: Report, twin: Twin, old: Sides, new: Sides) -> None:
 
         (o, o_has), (n, n_has) = run(old), run(new)
         if o.error is AttributeError and n.error is None and o_has and not n_has:
-            # README, Known limits: the static loader is an instance attribute now, so
+            # docs/fix-safety.md, Known limits: the static loader is an instance attribute now, so
             # `del` succeeds (and removes it) where the class attribute could not be
             # deleted through the instance.
             documented(report, "KVCacheScaleParameter: `del` without an override succeeds",
@@ -1091,14 +1091,14 @@ def _dict_copy_idioms(report: Report, twin: Twin, old: Sides, new: Sides) -> Non
 
 
 def documented(report: Report, what: str, seen: str) -> None:
-    """Record a difference README "Known limits" documents, after the caller checked it
+    """Record a difference docs/fix-safety.md "Known limits" documents, after the caller checked it
     is exactly that one; any other difference still fails its case."""
     key = f"documented: {what}"
     report.notes[key] = f"{report.notes[key]}; {seen}" if key in report.notes else seen
 
 
 def _documented(report: Report, twin: Twin, old: Sides, new: Sides) -> None:
-    """README, Fix safety, Properties: what differs on purpose. Checked, reported as notes."""
+    """docs/fix-safety.md, Properties: what differs on purpose. Checked, reported as notes."""
     b = ONE_PER_CLASS_LATEST["ModelWeightParameter"]
 
     def assign_none() -> None:

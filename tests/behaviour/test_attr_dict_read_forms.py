@@ -122,7 +122,7 @@ for form in FORMS:
         print(form, "raised", type(exc).__name__)
 '''
 
-LIMIT = "documented limit: a key list or count may feed writes to the raw dict (README Attribute-dict reads)"
+LIMIT = "documented limit: a key list or count may feed writes to the raw dict (docs/fix-safety.md, Attribute-dict reads)"
 
 #: Form -> why it still differs ("" when it must answer as before).
 FORMS = {

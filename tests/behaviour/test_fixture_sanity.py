@@ -183,7 +183,7 @@ def test_permute_updates_backing_fields(P):
 
 
 def test_deepcopy_of_original_raises(P):
-    # Documented in DESIGN.md: Parameter.__deepcopy__ calls type(self)(data, requires_grad),
+    # docs/ARCHITECTURE.md, "The contract": Parameter.__deepcopy__ calls type(self)(data, requires_grad),
     # which the subclasses' __new__/__init__ cannot take.
     p = BUILDS[0].make(P)
     with pytest.raises(TypeError):

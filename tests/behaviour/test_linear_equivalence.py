@@ -230,7 +230,7 @@ def test_plugin_check_on_every_kind(twin, generator, checkpoint_files):
 
 
 # ---------------------------------------------------------------------------------------
-# torch.compile (DESIGN.md requirement 2) on the real loading path
+# torch.compile (docs/ARCHITECTURE.md, "The contract", requirement 2) on the real loading path
 
 needs_compile = pytest.mark.skipif(
     not hasattr(torch, "compile") or not torch._dynamo.is_dynamo_supported(),

@@ -1,6 +1,6 @@
 """Convert ``fixtures/engine`` with ``codemod apply`` and compare it with the original.
 
-The contract is DESIGN.md section 2: for every class and valid construction the converted
+The contract is docs/ARCHITECTURE.md, "The contract": for every class and valid construction the converted
 factory gives a plain ``torch.nn.Parameter`` with the same data, ``requires_grad`` and
 public attributes; every loader does the same thing at every simulated tensor-parallel
 rank (or raises the same exception type); former ``isinstance`` / ``type(p) is`` answers
@@ -289,7 +289,7 @@ def test_permute_param_layout_equivalent(twin, orig, conv, case: PermuteCase):
 
 
 # ---------------------------------------------------------------------------------------
-# torch.compile: a loader inside a fullgraph region (DESIGN.md requirement 2)
+# torch.compile: a loader inside a fullgraph region (docs/ARCHITECTURE.md, "The contract", requirement 2)
 
 needs_compile = pytest.mark.skipif(
     not hasattr(torch, "compile") or not torch._dynamo.is_dynamo_supported(),
@@ -345,7 +345,7 @@ def test_loader_compiles_fullgraph_on_converted(twin, conv, case_id, backend):
 @needs_compile
 def test_original_under_compile_is_documented(twin, orig, record_property):
     # What the ORIGINAL subclass does under the same compile, for the record. Measured on
-    # torch 2.13 CPU: it compiles with fullgraph=True and matches eager (DESIGN.md section 2).
+    # torch 2.13 CPU: it compiles with fullgraph=True and matches eager (docs/ARCHITECTURE.md, "The contract").
     # Other torch versions may refuse it; that is no failure of the conversion, so a
     # refusal is only recorded.
     try:
@@ -361,7 +361,7 @@ def test_original_under_compile_is_documented(twin, orig, record_property):
 
 
 # ---------------------------------------------------------------------------------------
-# copies, pickling and lifetime of converted params (DESIGN.md requirements 3-5)
+# copies, pickling and lifetime of converted params (docs/ARCHITECTURE.md, "The contract", requirements 3-5)
 
 P_AWQ_MARLIN = CASES["merged-packed-awq-marlin16"]
 

@@ -13,7 +13,7 @@ Rows marked ``half_done`` leave the tree inconsistent although every file is int
 one file could not be read, parsed or written, and ``apply`` still wrote the others
 (e.g. a class became a factory while a use site that could not be rewritten still says
 ``isinstance(p, BaseParam)``). ``test_one_failure_writes_nothing`` records what
-DESIGN.md section 2 ("refused, never half-done") asks instead; it is an expected
+docs/ARCHITECTURE.md, "The contract" ("refused, never half-done") asks instead; it is an expected
 failure until ``apply`` writes nothing when a file failed (``APPLY_ALL_OR_NOTHING`` in
 ``trees.py``: with it, every exit-2 row expects no change at all). ``gaps`` are
 messages the engine should give but does not yet (each with the reason);
@@ -154,7 +154,7 @@ CASES = [
          (rf"^error: {PARAMS}:{AFTER}:\d+: syntax error",), proc=True),
     Case("syntax-error-in-use-site", tree(use=USE_SITE + "def broken(:\n"), 2,
          (rf"^error: {USE}:6:\d+: syntax error",), frozenset({PARAMS}), half_done=True),
-    # A file that mentions no Parameter class is never parsed (DESIGN.md section 6).
+    # A file that mentions no Parameter class is never parsed (docs/ARCHITECTURE.md, "Speed budget").
     Case("syntax-error-in-unrelated-module", tree(other="def broken(:\n"), 1,
          (r"changed 2 file\(s\)",), CONVERTED, absent=("other.py",)),
     Case("python2-print", tree(params=HIERARCHY + 'print "hi"\n'), 2,
@@ -355,8 +355,8 @@ HALF_DONE = [c for c in CASES if c.half_done]
 
 @pytest.mark.xfail(not APPLY_ALL_OR_NOTHING, strict=True, reason=(
     "apply writes the other files when one file fails to read, parse, convert or "
-    "write, which leaves a converted class with unconverted uses (DESIGN.md section "
-    "2: refused, never half-done); the fix is in cli.apply / api.run (see the report)"))
+    "write, which leaves a converted class with unconverted uses (docs/ARCHITECTURE.md, "
+    "The contract: refused, never half-done); the fix is in cli.apply / api.run (see the report)"))
 @pytest.mark.parametrize("case", HALF_DONE, ids=[c.id for c in HALF_DONE])
 def test_one_failure_writes_nothing(case: Case, tmp_path: Path,
                                     capsys: pytest.CaptureFixture[str]) -> None:

@@ -1,5 +1,5 @@
 """Files meant to change keep their format: encoding, BOM, line endings, tabs, coding
-cookie, trailing newline (DESIGN.md section 3), and still compile and import.
+cookie, trailing newline (docs/ARCHITECTURE.md, "Files, output and exit codes"), and still compile and import.
 
 Each variant renders the same two modules (a hierarchy and a use site) in one format;
 ``apply`` must convert them exactly as it converts the plain UTF-8 variant (same AST)
