@@ -20,6 +20,8 @@ import stat
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from codemod.analysis.text_search import alternation, names_pattern
+
 
 class DiscoveryError(Exception):
     """A given path cannot be used (missing, not Python, unreadable); names the path."""
@@ -197,15 +199,12 @@ def _walk(
     return files
 
 
-@functools.lru_cache(maxsize=32)
 def _names_regex(names: frozenset[str]) -> re.Pattern[str]:
     """One alternation of the names, longest first (order does not matter for search)."""
-    alternation = "|".join(re.escape(name) for name in sorted(names, key=len, reverse=True))
     # Whole identifiers only: ``_weight_loader`` must not match ``default_weight_loader``.
-    return re.compile(rf"(?<![\w])(?:{alternation})(?![\w])")
+    return names_pattern(r"(?<![\w])(?:{names})(?![\w])", names)
 
 
-@functools.lru_cache(maxsize=32)
 def _names_gate(names: frozenset[str]) -> re.Pattern[str]:
     """The same alternation without the word-boundary lookarounds.
 
@@ -213,7 +212,7 @@ def _names_gate(names: frozenset[str]) -> re.Pattern[str]:
     a bare alternation of literals is scanned about ten times faster. It matches whenever
     the strict pattern does, so it serves as a gate in front of it.
     """
-    return re.compile("|".join(re.escape(name) for name in sorted(names, key=len, reverse=True)))
+    return re.compile(alternation(names))
 
 
 _WORD_CHAR = re.compile(r"\w")
@@ -349,15 +348,12 @@ _IMPORT_SPAN = re.compile(
 @functools.lru_cache(maxsize=32)
 def _not_called(names: frozenset[str]) -> re.Pattern[str]:
     """A mention of one of ``names`` that is not directly followed by a call's ``(``."""
-    alternation = "|".join(re.escape(name) for name in sorted(names, key=len, reverse=True))
-    return re.compile(rf"(?<![\w])(?:{alternation})(?![\w])(?![ \t]*\()")
+    return names_pattern(r"(?<![\w])(?:{names})(?![\w])(?![ \t]*\()", names)
 
 
-@functools.lru_cache(maxsize=32)
 def _aliased(names: frozenset[str]) -> re.Pattern[str]:
     """``X as Y``: an import binding one of ``names`` under another name."""
-    alternation = "|".join(re.escape(name) for name in sorted(names, key=len, reverse=True))
-    return re.compile(rf"(?<![\w])(?:{alternation})\s+as\s+\w")
+    return names_pattern(r"(?<![\w])(?:{names})\s+as\s+\w", names)
 
 
 def import_spans(text: str) -> list[str]:

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from codemod import api
 from codemod.analysis.classes import ClassFacts, FileFacts
+from codemod.analysis.text_search import alternation
 from codemod.check.converted import Target
 from codemod.check.locate import Locator
 from codemod.check.rules import Finding
@@ -81,10 +82,10 @@ def other_class_only_uses(run: api.RunResult, factories: dict[str, Target],
 def _other_forms(names: frozenset[str]) -> re.Pattern[str]:
     """Text of a use ``ClassStyleUses`` does not report: ``X.attr``, ``X[``, ``X |``,
     ``| X``, ``except ... X``, ``super(X``, ``register(X`` (a cheap gate: the AST decides)."""
-    alt = "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True))
-    return re.compile(rf"(?<!\w)(?:{alt})\s*[.\[|]|\|\s*[\w.]*(?<!\w)(?:{alt})(?!\w)"
-                      rf"|\bexcept\b[^\n:]*(?<!\w)(?:{alt})(?!\w)|\bsuper\s*\(\s*(?:{alt})(?!\w)"
-                      rf"|\bregister\s*\(\s*[\w.]*(?<!\w)(?:{alt})(?!\w)")
+    words = alternation(names)
+    return re.compile(rf"(?<!\w)(?:{words})\s*[.\[|]|\|\s*[\w.]*(?<!\w)(?:{words})(?!\w)"
+                      rf"|\bexcept\b[^\n:]*(?<!\w)(?:{words})(?!\w)|\bsuper\s*\(\s*(?:{words})(?!\w)"
+                      rf"|\bregister\s*\(\s*[\w.]*(?<!\w)(?:{words})(?!\w)")
 
 
 #: Kinds ``ClassStyleUses`` reports when the file's imports name the factory.

@@ -33,7 +33,6 @@ Limits
 from __future__ import annotations
 
 import ast
-import functools
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -43,6 +42,7 @@ from codemod.analysis import python_trees
 from codemod.analysis.ast_uses import dict_owner, spelled_name, type_name_comparisons, use_kind
 from codemod.analysis.class_values import char_column, physical_lines
 from codemod.analysis.names import import_targets, module_name_for
+from codemod.analysis.text_search import names_pattern
 from codemod.planning.plan import Plan
 
 #: (line, 1-based column, class qualname, source text, how the use was reached).
@@ -58,25 +58,19 @@ class _ModuleInfo:
     declared_all: list[str] | None = None
 
 
-@functools.lru_cache(maxsize=16)
 def _quoted(names: frozenset[str]) -> re.Pattern[str]:
     """A class name as a string literal (``getattr(m, "X")``, ``globals()["X"]``)."""
-    alternation = "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True))
-    return re.compile(rf"[\"'](?:{alternation})[\"']")
+    return names_pattern(r"[\"'](?:{names})[\"']", names)
 
 
-@functools.lru_cache(maxsize=16)
 def _case_pattern(names: frozenset[str]) -> re.Pattern[str]:
     """``case X(`` (also ``case m.X(``, or after ``|`` in an or-pattern)."""
-    alternation = "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True))
-    return re.compile(rf"^[ \t]+case\s[^\n]*?(?<!\w)(?:{alternation})\s*\(", re.MULTILINE)
+    return names_pattern(r"^[ \t]+case\s[^\n]*?(?<!\w)(?:{names})\s*\(", names, re.MULTILINE)
 
 
-@functools.lru_cache(maxsize=16)
 def dotted_mention(names: frozenset[str]) -> re.Pattern[str]:
     """``.X`` for a class name ``X`` (an attribute chain that may end at the class)."""
-    alternation = "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True))
-    return re.compile(rf"\.\s*(?:{alternation})(?!\w)")
+    return names_pattern(r"\.\s*(?:{names})(?!\w)", names)
 
 
 _INDENTED_CASE = re.compile(r"^[ \t]+case\s", re.MULTILINE)

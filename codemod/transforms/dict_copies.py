@@ -38,6 +38,7 @@ import libcst as cst
 
 from codemod.analysis import python_trees
 from codemod.analysis.names import dotted
+from codemod.analysis.text_search import lines_matching
 from codemod.planning.plan import Plan
 from codemod.transforms.refs import FileRefs
 from codemod.transforms.use_sites import is_simple
@@ -505,18 +506,7 @@ _ATTR_DICT_WORD = re.compile(r"__dict__|\bvars\b")
 def _lines_naming_attr_dicts(text: str) -> list[int]:
     """Sorted 1-based numbers of the lines (as CPython numbers them) that mention
     ``__dict__`` or ``vars``."""
-    lines: list[int] = []
-    line, pos = 1, 0
-    carriage_returns = "\r" in text
-    for match in _ATTR_DICT_WORD.finditer(text):
-        start = match.start()
-        line += text.count("\n", pos, start)
-        if carriage_returns:
-            line += text.count("\r", pos, start) - text.count("\r\n", pos, start)
-        pos = start
-        if not lines or lines[-1] != line:
-            lines.append(line)
-    return lines
+    return lines_matching(text, _ATTR_DICT_WORD)
 
 
 def _walk_lines(tree: ast.AST, lines: list[int]) -> Iterator[ast.AST]:

@@ -40,6 +40,7 @@ from pathlib import Path
 from codemod.analysis import python_trees
 from codemod.analysis.compiles import cpython_rejects
 from codemod.analysis.names import import_targets, module_name_for
+from codemod.analysis.text_search import alternation, lines_matching
 from codemod.planning.plan import Plan
 
 #: (line, 1-based column, class qualname, source text): what ``unconverted_uses`` returns.
@@ -61,25 +62,14 @@ _NO, _CLEAN, _DIRTY = 0, 1, 2
 @functools.lru_cache(maxsize=16)
 def _words(names: frozenset[str]) -> re.Pattern[str]:
     """Whole-identifier mentions of ``names`` or of the builtins a rewrite relies on."""
-    alternation = "|".join(re.escape(n) for n in sorted(names | _REWRITTEN_BUILTINS, key=len, reverse=True))
-    return re.compile(rf"(?<!\w)(?:{alternation})(?!\w)")
+    words = alternation(names | _REWRITTEN_BUILTINS)
+    return re.compile(rf"(?<!\w)(?:{words})(?!\w)")
 
 
 def _lines_of(text: str, words: re.Pattern[str]) -> list[int]:
     """Sorted 1-based numbers of the lines where ``words`` match (CPython's line
     numbering: ``\\r\\n``, ``\\r`` and ``\\n`` each end a line)."""
-    lines: list[int] = []
-    line, pos = 1, 0
-    carriage_returns = "\r" in text
-    for match in words.finditer(text):
-        start = match.start()
-        line += text.count("\n", pos, start)
-        if carriage_returns:
-            line += text.count("\r", pos, start) - text.count("\r\n", pos, start)
-        pos = start
-        if not lines or lines[-1] != line:
-            lines.append(line)
-    return lines
+    return lines_matching(text, words)
 
 
 #: Nodes holding identifiers as strings that LibCST's scanner visits as ``Name`` nodes.
@@ -455,5 +445,5 @@ def screen_file(path: Path, text: str, plan: Plan,
 @functools.lru_cache(maxsize=16)
 def _mention_words(names: frozenset[str]) -> re.Pattern[str]:
     """Whole-identifier occurrences of ``names``."""
-    alternation = "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True))
-    return re.compile(rf"(?<!\w)(?:{alternation})(?!\w)")
+    words = alternation(names)
+    return re.compile(rf"(?<!\w)(?:{words})(?!\w)")

@@ -250,6 +250,12 @@ def _compile_load_and_forward(twin, checkpoint_files, generator, copy_name: str,
     Returns ``(compiled output, compiled param, eager output, eager param)``.
     """
     torch._dynamo.reset()
+    # Dynamo keeps the modules a compiled frame reached in that frame's globals, under
+    # names made from the module's name (``__import_minivllm_dot_...``), and reset() leaves
+    # them there. Both engine copies use the same module names, so a name left by the
+    # other copy would make a guard read that copy's module: drop them first.
+    for name in [n for n in globals() if n.startswith("__import_")]:
+        del globals()[name]
     engine = getattr(twin, copy_name)
     tensors = generator.load_checkpoint(checkpoint_files[COMPILE_SCHEME, False])
     twin.set_tp(3, 4)  # k/v heads replicated on two ranks: rank 3 loads block 1

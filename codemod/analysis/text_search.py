@@ -1,0 +1,48 @@
+"""Text searches the prefilters and screens share: one alternation of names, and the line
+numbers where a pattern matches.
+
+Why
+    Several stages look for class names or attribute words in raw text before (or instead
+    of) parsing; they must agree on how names are joined into a pattern and how lines are
+    counted, so both are written once here.
+Fix safety
+    ``alternation`` puts longer names first, so a name that is a prefix of another never
+    hides it where a pattern is anchored after the alternation. ``lines_matching`` numbers
+    lines as CPython does (``\\r\\n``, ``\\r`` and ``\\n`` each end a line), so its numbers
+    meet ``ast`` nodes' ``lineno``.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Iterable
+
+
+def alternation(names: Iterable[str]) -> str:
+    """``a|b|...`` of the escaped names, longest first (the body of a ``(?:...)`` group)."""
+    return "|".join(re.escape(name) for name in sorted(names, key=len, reverse=True))
+
+
+def lines_matching(text: str, pattern: re.Pattern[str]) -> list[int]:
+    """Sorted 1-based numbers of the lines where ``pattern`` matches, as CPython numbers
+    them."""
+    lines: list[int] = []
+    line, pos = 1, 0
+    carriage_returns = "\r" in text
+    for match in pattern.finditer(text):
+        start = match.start()
+        line += text.count("\n", pos, start)
+        if carriage_returns:
+            line += text.count("\r", pos, start) - text.count("\r\n", pos, start)
+        pos = start
+        if not lines or lines[-1] != line:
+            lines.append(line)
+    return lines
+
+
+@functools.lru_cache(maxsize=128)
+def names_pattern(template: str, names: frozenset[str], flags: int = 0) -> re.Pattern[str]:
+    """``template`` compiled with ``{names}`` standing for the ``alternation`` of the
+    names (put it in a group: ``(?:{names})``); cached per template and name set."""
+    return re.compile(template.replace("{names}", alternation(names)), flags)
