@@ -66,6 +66,9 @@ class FileConversion:
     counts: Counter[str]
     #: (line, col, class qualname, source) of class-style uses left unhandled.
     leftovers: list[tuple[int, int, str, str]]
+    #: The code of the statements generated for ``new_text``; the rest of it is the
+    #: file's own text, which LibCST parsed already (None: all of it was generated).
+    generated: list[str] | None = None
 
 
 @dataclass
@@ -183,7 +186,8 @@ def _convert(ff: FileFacts, plan: Plan, stop_at_leftovers: bool,
         tree = group_added_imports(ff.module, format_imports(ff.module, tree, ff.statement_codes,
                                                              ff.source_code()),
                                    ff.statement_codes)
-    return FileConversion(ff.code_of(tree), counts, leftovers), leftovers
+    new_text, generated = ff.code_and_generated(tree)
+    return FileConversion(new_text, counts, leftovers, generated), leftovers
 
 
 #: ``t.__dict__ = ...``, ``t.__dict__.update(...)``, a ``setattr`` loop over ``.items()``: a
@@ -872,7 +876,8 @@ def _run(paths: list[Path], options: Options, progress: Progress | None,
             outcome = Outcome.REFUSED if refusals else Outcome.UNCHANGED
             result.files.append(FileResult(path, outcome, refusals=refusals))
             continue
-        error = done.error if done.verified else _verify(conversion.new_text, path)
+        error = done.error if done.verified else _verify(conversion.new_text, path,
+                                                         conversion.generated)
         if error is not None:
             result.files.append(FileResult(path, Outcome.FAILED, error=error))
             continue
@@ -1036,7 +1041,8 @@ def _convert_one(state: tuple[dict[Path, FileFacts], Plan, dict[Path, SourceFile
         return _Converted(None, leftovers, parsed_here=parsed_here)
     if conversion.new_text == sources[path].text:
         return _Converted(conversion, leftovers, verified=True, parsed_here=parsed_here)
-    return _Converted(conversion, leftovers, True, _verify(conversion.new_text, path),
+    return _Converted(conversion, leftovers, True,
+                      _verify(conversion.new_text, path, conversion.generated),
                       parsed_here=parsed_here)
 
 
@@ -1136,11 +1142,23 @@ def _candidate_files(plan: Plan, result: RunResult,
     return chosen, frozenset(dict_only)
 
 
-def _verify(text: str, path: Path) -> str | None:
-    """The new text must parse (LibCST) and compile (CPython) before anything is written."""
+def _verify(text: str, path: Path, generated: list[str] | None = None) -> str | None:
+    """The new text must parse (LibCST) and compile (CPython) before anything is written.
+
+    ``generated``: the code of the statements generated for ``text``; its other
+    statements are the file's own text, cut at statement boundaries, which LibCST parsed
+    when the file was read, so only these are parsed again (one module of them: each is
+    a top-level statement). CPython compiles the whole text; where it cannot (syntax of
+    a newer Python), LibCST parses the whole text instead.
+    """
     try:
-        cst.parse_module(text)
-        compile(text, str(path), "exec", dont_inherit=True)
+        cst.parse_module(text if generated is None else "".join(generated))
+        try:
+            compile(text, str(path), "exec", dont_inherit=True)
+        except SyntaxError:
+            if needs_newer_python(text) is None or generated is None:
+                raise
+            cst.parse_module(text)  # LibCST's parse is the check
     except SyntaxError as exc:
         if needs_newer_python(text) is None:  # else LibCST's parse is the check
             return f"{path}: internal error: the converted text does not compile ({exc}); file left unchanged"
