@@ -46,9 +46,12 @@ from codemod.transforms.dict_copies import may_rewrite as may_rewrite_attr_dict
 from codemod.transforms.field_screen import fields_untouched
 from codemod.transforms.import_format import format_imports, group_added_imports
 from codemod.transforms.leftover_screen import screen_file
+from codemod.transforms import matcher_cache
 from codemod.transforms.refs import FileRefs
 from codemod.transforms.use_sites import UseSiteTransformer, unconverted_uses
 from codemod.types import FileResult, Options, Outcome, Refusal
+
+matcher_cache.install()
 
 #: Rounds of "a use site cannot be rewritten -> refuse that hierarchy -> plan again".
 _MAX_ROUNDS = 8
