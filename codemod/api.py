@@ -185,7 +185,7 @@ def _convert(ff: FileFacts, plan: Plan, stop_at_leftovers: bool,
         heads = uses.handled_heads | definitions.base_heads
         removable = _request_import_removals(ff, heads, context)
         if removable:
-            tree = _remove_imports(tree, removable, context)
+            tree = _remove_imports(tree, removable, context, ff.code_of(tree))
         tree = group_added_imports(ff.module, format_imports(ff.module, tree, ff.statement_codes,
                                                              ff.source_code()),
                                    ff.statement_codes)
@@ -368,7 +368,8 @@ def _reference_word(name: str) -> re.Pattern[str]:
 _IMPORT_WORD = re.compile(r"(?<![\w.])import(?!\w)")
 
 
-def _remove_imports(tree: cst.Module, names: set[str], context: CodemodContext) -> cst.Module:
+def _remove_imports(tree: cst.Module, names: set[str], context: CodemodContext,
+                    code: str | None = None) -> cst.Module:
     """``RemoveImportsVisitor(context).transform_module(tree)``, without scoping the whole file.
 
     The visitor removes a requested import when scope analysis finds no reference to its
@@ -385,8 +386,11 @@ def _remove_imports(tree: cst.Module, names: set[str], context: CodemodContext) 
 
     A statement that mentions such a name and holds a nested import (which the visitor
     would edit too) sends the whole module to the visitor, as before.
+
+    ``code``: ``tree.code``, when the caller has it without generating the whole module
+    (``FileFacts.code_of``).
     """
-    code = tree.code
+    code = tree.code if code is None else code
     import_code = {
         index: [tree.code_for_node(small) for small in stmt.body  # type: ignore[attr-defined]
                 if isinstance(small, (cst.Import, cst.ImportFrom))]
