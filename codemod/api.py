@@ -45,6 +45,7 @@ from codemod.planning.plan import Plan, build_plan
 from codemod.planning.safety_net import Escape, SafetyNet, dotted_mention
 from codemod.runtime.emit import runtime_module_text
 from codemod.scope import Scope, scope_of
+from codemod.transforms import matcher_cache
 from codemod.transforms.definitions import DefinitionsTransformer
 from codemod.transforms.dict_copies import DictCopyTransformer
 from codemod.transforms.dict_copies import added_names as dict_added_names
@@ -55,6 +56,8 @@ from codemod.transforms.leftover_screen import screen_file
 from codemod.transforms.refs import FileRefs
 from codemod.transforms.use_sites import UseSiteTransformer, unconverted_uses
 from codemod.types import FileResult, Options, Outcome, Refusal
+
+matcher_cache.install()
 
 #: Rounds of "a use site cannot be rewritten -> refuse that hierarchy -> plan again".
 _MAX_ROUNDS = 8
@@ -72,6 +75,9 @@ class FileConversion:
     counts: Counter[str]
     #: (line, col, class qualname, source) of class-style uses left unhandled.
     leftovers: list[tuple[int, int, str, str]]
+    #: The code of the statements generated for ``new_text``; the rest of it is the
+    #: file's own text, which LibCST parsed already (None: all of it was generated).
+    generated: list[str] | None = None
 
 
 @dataclass
@@ -185,12 +191,13 @@ def _convert(ff: FileFacts, plan: Plan, stop_at_leftovers: bool,
         heads = uses.handled_heads | definitions.base_heads
         removable = _request_import_removals(ff, heads, context)
         if removable:
-            tree = _remove_imports(tree, removable, context)
+            tree = _remove_imports(tree, removable, context, ff.code_of(tree))
         tree = group_added_imports(ff.module, format_imports(ff.module, tree, ff.statement_codes,
                                                              ff.source_code()),
                                    ff.statement_codes, ff.module_name.split(".")[0],
                                    frozenset(plan.runtime_modules))
-    return FileConversion(ff.code_of(tree), counts, leftovers), leftovers
+    new_text, generated = ff.code_and_generated(tree)
+    return FileConversion(new_text, counts, leftovers, generated), leftovers
 
 
 #: ``t.__dict__ = ...``, ``t.__dict__.update(...)``, a ``setattr`` loop over ``.items()``: a
@@ -368,7 +375,8 @@ def _reference_word(name: str) -> re.Pattern[str]:
 _IMPORT_WORD = re.compile(r"(?<![\w.])import(?!\w)")
 
 
-def _remove_imports(tree: cst.Module, names: set[str], context: CodemodContext) -> cst.Module:
+def _remove_imports(tree: cst.Module, names: set[str], context: CodemodContext,
+                    code: str | None = None) -> cst.Module:
     """``RemoveImportsVisitor(context).transform_module(tree)``, without scoping the whole file.
 
     The visitor removes a requested import when scope analysis finds no reference to its
@@ -385,8 +393,11 @@ def _remove_imports(tree: cst.Module, names: set[str], context: CodemodContext) 
 
     A statement that mentions such a name and holds a nested import (which the visitor
     would edit too) sends the whole module to the visitor, as before.
+
+    ``code``: ``tree.code``, when the caller has it without generating the whole module
+    (``FileFacts.code_of``).
     """
-    code = tree.code
+    code = tree.code if code is None else code
     import_code = {
         index: [tree.code_for_node(small) for small in stmt.body
                 if isinstance(small, (cst.Import, cst.ImportFrom))]
@@ -887,7 +898,8 @@ def _run(paths: list[Path], options: Options, progress: Progress | None,
             outcome = Outcome.REFUSED if refusals else Outcome.UNCHANGED
             result.files.append(FileResult(path, outcome, refusals=refusals))
             continue
-        error = done.error if done.verified else _verify(conversion.new_text, path)
+        error = done.error if done.verified else _verify(conversion.new_text, path,
+                                                         conversion.generated)
         if error is not None:
             result.files.append(FileResult(path, Outcome.FAILED, error=error))
             continue
@@ -1069,7 +1081,8 @@ def _convert_one(state: tuple[dict[Path, FileFacts], Plan, dict[Path, SourceFile
         return _Converted(None, leftovers, parsed_here=parsed_here)
     if conversion.new_text == sources[path].text:
         return _Converted(conversion, leftovers, verified=True, parsed_here=parsed_here)
-    return _Converted(conversion, leftovers, True, _verify(conversion.new_text, path),
+    return _Converted(conversion, leftovers, True,
+                      _verify(conversion.new_text, path, conversion.generated),
                       parsed_here=parsed_here)
 
 
@@ -1169,11 +1182,23 @@ def _candidate_files(plan: Plan, result: RunResult,
     return chosen, frozenset(dict_only)
 
 
-def _verify(text: str, path: Path) -> str | None:
-    """The new text must parse (LibCST) and compile (CPython) before anything is written."""
+def _verify(text: str, path: Path, generated: list[str] | None = None) -> str | None:
+    """The new text must parse (LibCST) and compile (CPython) before anything is written.
+
+    ``generated``: the code of the statements generated for ``text``; its other
+    statements are the file's own text, cut at statement boundaries, which LibCST parsed
+    when the file was read, so only these are parsed again (one module of them: each is
+    a top-level statement). CPython compiles the whole text; where it cannot (syntax of
+    a newer Python), LibCST parses the whole text instead.
+    """
     try:
-        cst.parse_module(text)
-        compile(text, str(path), "exec", dont_inherit=True)
+        cst.parse_module(text if generated is None else "".join(generated))
+        try:
+            compile(text, str(path), "exec", dont_inherit=True)
+        except SyntaxError:
+            if needs_newer_python(text) is None or generated is None:
+                raise
+            cst.parse_module(text)  # LibCST's parse is the check
     except SyntaxError as exc:
         if needs_newer_python(text) is None:  # else LibCST's parse is the check
             return f"{path}: internal error: the converted text does not compile ({exc}); file left unchanged"

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -122,20 +123,34 @@ class FileFacts:
         """``module.code`` for a module made from this file's by replacing some top-level
         statements: the statements kept (the same nodes) and the header and footer are
         taken from the text when ``statement_codes`` were cut from it."""
+        return self.code_and_generated(module)[0]
+
+    def code_and_generated(self, module: cst.Module) -> tuple[str, list[str] | None]:
+        """``code_of(module)``, and the code of the statements generated for it (None:
+        the whole text was generated). The rest of the text is this file's own, cut at
+        statement boundaries, so LibCST has already parsed it. A header or footer that a
+        codemod copied (equal node by node) is this file's own too."""
         codes = self.statement_codes
         spans = self._spans
         original = self.module
         if not spans or not module.body or (
-                module.header != original.header or module.footer != original.footer
+                not _same_lines(module.header, original.header)
+                or not _same_lines(module.footer, original.footer)
                 or module.has_trailing_newline != original.has_trailing_newline
                 or module.default_newline != original.default_newline
                 or module.default_indent != original.default_indent):
-            return module.code
+            return module.code, None
         known = {id(stmt): code for stmt, code in zip(original.body, codes)}
         parts = [self.text[:spans[0][0]]]
-        parts.extend(known.get(id(stmt)) or module.code_for_node(stmt) for stmt in module.body)
+        generated: list[str] = []
+        for stmt in module.body:
+            code = known.get(id(stmt))
+            if code is None:
+                code = module.code_for_node(stmt)
+                generated.append(code)
+            parts.append(code)
         parts.append(self.text[spans[-1][1]:])
-        return "".join(parts)
+        return "".join(parts), generated
 
     def statement_positions(self, index: int) -> dict[cst.CSTNode, CodeRange]:
         """Positions of the nodes of top-level statement ``index``, as ``positions``
@@ -379,6 +394,12 @@ def statement_spans(text: str, module: cst.Module) -> list[tuple[int, int]] | No
         if own_end >= end or not all(comment_or_blank(n) for n in range(own_end + 1, end)):
             return None
     return [(offsets[start - 1], offsets[end - 1]) for start, end in zip(starts, ends)]
+
+
+
+def _same_lines(a: Sequence[cst.EmptyLine], b: Sequence[cst.EmptyLine]) -> bool:
+    """The same nodes, or copies equal node by node (the same code)."""
+    return a is b or (len(a) == len(b) and all(x is y or x.deep_equals(y) for x, y in zip(a, b)))
 
 
 def analyse_file(path: Path, text: str) -> FileFacts:

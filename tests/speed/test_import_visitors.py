@@ -317,6 +317,33 @@ def test_remove_imports_same_as_visitor(name, removal):
     assert api._remove_imports(module, set(names), fast).code == expected
 
 
+@pytest.mark.parametrize("removal", REMOVALS, ids=range(len(REMOVALS)))
+@pytest.mark.parametrize("name", sorted(REMOVE_SOURCES))
+def test_remove_imports_given_the_code_generates_no_module(name, removal, monkeypatch):
+    """With the module's code given (``FileFacts.code_of``, mostly cut from the text),
+    the same answer, and the whole module is not generated again."""
+    names, requests = removal
+    text = textwrap.dedent(REMOVE_SOURCES[name]).lstrip("\n")
+    module = cst.parse_module(text)
+    fast, full = context(), context()
+    for ctx in (fast, full):
+        for mod, obj, asname in requests:
+            RemoveImportsVisitor.remove_unused_import(ctx, mod, obj=obj, asname=asname)
+    expected = RemoveImportsVisitor(full).transform_module(module).code
+    generated = cst.Module.code
+    calls: list[cst.Module] = []
+
+    def counted(self: cst.Module) -> str:
+        calls.append(self)
+        return generated.fget(self)  # type: ignore[attr-defined]
+
+    monkeypatch.setattr(cst.Module, "code", property(counted))
+    got = api._remove_imports(module, set(names), fast, text)
+    assert module not in calls
+    monkeypatch.undo()
+    assert got.code == expected
+
+
 @pytest.mark.parametrize("path", sorted((FIXTURES / "engine").rglob("*.py")),
                          ids=lambda p: p.name)
 def test_visitors_same_on_the_engine_sources(path):

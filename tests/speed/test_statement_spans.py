@@ -78,3 +78,33 @@ def test_code_of_a_rebuilt_module(name):
     rebuilt = module.with_changes(body=[new_first, *module.body[1:]])
     assert ff.code_of(rebuilt) == rebuilt.code
     assert ff.source_code() == module.code
+
+
+@pytest.mark.parametrize("name", sorted(SOURCES))
+def test_code_of_a_module_whose_header_was_copied(name):
+    """A codemod (``AddImportsVisitor``) hands back copies of the header and footer lines:
+    the kept statements are still cut from the text, and only the replaced one is
+    reported as generated (the verifier parses only that one again)."""
+    ff = analyse_file(Path("m.py"), SOURCES[name])
+    module = ff.module
+    if not module.body or ff.statement_codes is None or ff._spans is None:
+        return
+    new_first = cst.parse_statement("replaced = True\n")
+    rebuilt = module.with_changes(body=[new_first, *module.body[1:]],
+                                  header=[line.deep_clone() for line in module.header],
+                                  footer=[line.deep_clone() for line in module.footer])
+    text, generated = ff.code_and_generated(rebuilt)
+    assert text == rebuilt.code
+    assert generated == [rebuilt.code_for_node(new_first)]
+
+
+def test_verify_parses_the_generated_statements_and_compiles_the_whole_text():
+    """The verifier's two checks survive parsing only the generated statements: a
+    generated statement LibCST rejects, and a text CPython cannot compile, both fail."""
+    from codemod.api import _verify
+
+    good = "import os\n\nx = 1\n"
+    assert _verify(good, Path("m.py"), ["x = 1\n"]) is None
+    assert _verify(good, Path("m.py"), ["x = (\n"]) is not None  # LibCST rejects it
+    assert _verify("def f():\n    return 1\nreturn 2\n", Path("m.py"), []) is not None
+    assert _verify("type X = int\n", Path("m.py"), []) is None  # newer syntax: LibCST's check
