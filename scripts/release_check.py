@@ -42,6 +42,8 @@ from pathlib import Path
 REPO_ROOT = Path(__file__).resolve().parent.parent
 VERSION = "0.6.4.post1"
 PARAMETER = "vllm/model_executor/parameter.py"
+#: The family's runtime module, which ``apply`` adds beside the root module.
+RUNTIME_MODULE = "vllm/model_executor/parameter_features.py"
 
 STUB_DISTRIBUTED = '''"""Stub of vllm.distributed for the release check: a settable tensor-parallel position."""
 
@@ -159,8 +161,8 @@ def main(argv: list[str] | None = None) -> int:
             name for name, text in snapshot(after).items() if snapshot(before).get(name) != text
         )
         log(f"rewritten: {', '.join(changed)}")
-        if changed != [PARAMETER]:
-            log(f"FAIL: expected exactly {PARAMETER} to change")
+        if changed != [PARAMETER, RUNTIME_MODULE]:
+            log(f"FAIL: expected exactly {PARAMETER} to change and {RUNTIME_MODULE} to be added")
             return 1
         again = convert(after)
         if again != 0:
