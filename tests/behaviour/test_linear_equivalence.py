@@ -250,10 +250,9 @@ def _compile_load_and_forward(twin, checkpoint_files, generator, copy_name: str,
     Returns ``(compiled output, compiled param, eager output, eager param)``.
     """
     torch._dynamo.reset()
-    # Dynamo keeps the modules a compiled frame reached in that frame's globals, under
-    # names made from the module's name (``__import_minivllm_dot_...``), and reset() leaves
-    # them there. Both engine copies use the same module names, so a name left by the
-    # other copy would make a guard read that copy's module: drop them first.
+    # Dynamo keeps the modules of inlined functions in this frame's globals as
+    # ``__import_minivllm_dot_...``; both engine copies use the same module names, so an
+    # alias left by compiling the other copy must not be found.
     for name in [n for n in globals() if n.startswith("__import_")]:
         del globals()[name]
     engine = getattr(twin, copy_name)

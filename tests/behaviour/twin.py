@@ -185,6 +185,21 @@ def open_copy(
         sys.modules.update(saved)
 
 
+def forget_compiled_module_names() -> None:
+    """Drop what ``torch.compile`` remembers by module name.
+
+    Dynamo caches ``importlib.import_module`` by name for the whole process
+    (``torch._dynamo.symbolic_convert._import_module``; ``torch._dynamo.reset()`` keeps it).
+    A copy loaded under the same names as an earlier one would otherwise be traced with
+    the earlier copy's module objects, and its guards would fail. Nothing to do when torch
+    was never imported (this module itself does not import it).
+    """
+    convert = sys.modules.get("torch._dynamo.symbolic_convert")
+    cached = getattr(convert, "_import_module", None)
+    if cached is not None and hasattr(cached, "cache_clear"):
+        cached.cache_clear()
+
+
 def load_twin(
     before_root: Path | str,
     after_root: Path | str,
@@ -196,6 +211,7 @@ def load_twin(
     Use as a context manager, or call ``close()``, to restore ``sys.modules``.
     """
     submodules = tuple(submodules)
+    forget_compiled_module_names()
     saved = _purge(package)
     try:
         before = import_copy(before_root, submodules, package)
