@@ -1,7 +1,7 @@
 """The engine's cheap runs of LibCST's import visitors give the visitors' own results.
 
-``api._add_imports`` runs ``AddImportsVisitor`` on the top-level statements only and
-``api._remove_imports`` scopes only the statements that mention the names; both must
+``import_edits.add_imports`` runs ``AddImportsVisitor`` on the top-level statements only and
+``import_edits.remove_imports`` scopes only the statements that mention the names; both must
 produce exactly the text the visitors produce on the whole module.
 """
 
@@ -15,7 +15,7 @@ import pytest
 from libcst.codemod import CodemodContext
 from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
 
-from codemod import api
+from codemod.transforms import import_edits
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 
@@ -132,12 +132,12 @@ def test_add_imports_same_as_visitor(name, requests):
         for mod, obj, asname in requests:
             AddImportsVisitor.add_needed_import(ctx, mod, obj, asname)
     expected = AddImportsVisitor(full).transform_module(module).code
-    assert api._add_imports(module, fast).code == expected
+    assert import_edits.add_imports(module, fast).code == expected
 
 
 def test_add_imports_with_nothing_requested_returns_the_tree():
     module = cst.parse_module("import os\n")
-    assert api._add_imports(module, context()) is module
+    assert import_edits.add_imports(module, context()) is module
 
 
 REMOVE_SOURCES = {
@@ -314,7 +314,7 @@ def test_remove_imports_same_as_visitor(name, removal):
         for mod, obj, asname in requests:
             RemoveImportsVisitor.remove_unused_import(ctx, mod, obj=obj, asname=asname)
     expected = RemoveImportsVisitor(full).transform_module(module).code
-    assert api._remove_imports(module, set(names), fast).code == expected
+    assert import_edits.remove_imports(module, set(names), fast).code == expected
 
 
 @pytest.mark.parametrize("removal", REMOVALS, ids=range(len(REMOVALS)))
@@ -338,7 +338,7 @@ def test_remove_imports_given_the_code_generates_no_module(name, removal, monkey
         return generated.fget(self)  # type: ignore[attr-defined]
 
     monkeypatch.setattr(cst.Module, "code", property(counted))
-    got = api._remove_imports(module, set(names), fast, text)
+    got = import_edits.remove_imports(module, set(names), fast, text)
     assert module not in calls
     monkeypatch.undo()
     assert got.code == expected
@@ -352,7 +352,7 @@ def test_visitors_same_on_the_engine_sources(path):
     fast, full = context(), context()
     names: set[str] = set()
     for stmt in module.body:
-        if not api._is_import_line(stmt):
+        if not import_edits.is_import_line(stmt):
             continue
         for small in stmt.body:  # type: ignore[attr-defined]
             if isinstance(small, cst.ImportFrom) and not isinstance(small.names, cst.ImportStar) \
@@ -366,5 +366,5 @@ def test_visitors_same_on_the_engine_sources(path):
                         AddImportsVisitor.add_needed_import(ctx, "pkg.runtime", "Features")
     expected = RemoveImportsVisitor(full).transform_module(
         AddImportsVisitor(full).transform_module(module))
-    got = api._remove_imports(api._add_imports(module, fast), names, fast)
+    got = import_edits.remove_imports(import_edits.add_imports(module, fast), names, fast)
     assert got.code == expected.code

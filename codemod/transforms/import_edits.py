@@ -1,0 +1,333 @@
+"""Import edits of a conversion: add what the rewrites need, remove what they consumed.
+
+What it does
+    ``add_imports`` and ``remove_imports`` run LibCST's ``AddImportsVisitor`` and
+    ``RemoveImportsVisitor`` on a converted module; ``request_import_removals`` asks for the
+    removal of imports of names a rewrite consumed (``isinstance(p, X)`` -> a feature check).
+Why
+    Run as codemods on a whole module, both visitors deep-copy it and walk it several times
+    (RemoveImportsVisitor also computes scope and qualified-name metadata): on a large file
+    that is most of the conversion time. Both only ever change top-level import
+    statements, so they run here on a small module with the same top-level import
+    statements (the other statements stand in as placeholders), with the same result
+    (tests/speed prove it).
+Fix safety
+    An import is removed only when nothing uses it any more; one that was unused before
+    the conversion is never asked for.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Sequence
+from typing import TypeGuard
+
+import libcst as cst
+from libcst.codemod import CodemodContext
+from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
+
+from codemod.analysis.classes import FileFacts
+
+_PLACEHOLDER = "__codemod_placeholder_{}__"
+
+
+def is_import_line(stmt: cst.BaseStatement) -> TypeGuard[cst.SimpleStatementLine]:
+    return isinstance(stmt, cst.SimpleStatementLine) and any(
+        isinstance(small, (cst.Import, cst.ImportFrom)) for small in stmt.body
+    )
+
+
+def add_imports(tree: cst.Module, context: CodemodContext) -> cst.Module:
+    """``AddImportsVisitor(context).transform_module(tree)``, without walking the bodies.
+
+    The visitor reads the top-level statements (the import block, the docstring, the
+    first statement after the block, whose leading blank line it may add); it never
+    looks inside a compound statement, and of any other statement it only asks whether
+    it is the first one (a docstring or ``__strict__`` flag) and whether it is a line of
+    imports. Each compound statement, and each later line that imports nothing, is
+    replaced by a one-line placeholder with the same leading lines (itself a line that
+    imports nothing), and put back afterwards. Of an import line it only reads the
+    modules: one that imports (absolutely) none of the requested modules, nor
+    ``__future__``, can neither satisfy a request nor receive a name, and stands in as
+    ``import <placeholder>`` (still a line of imports).
+    """
+    if not context.scratch.get(AddImportsVisitor.CONTEXT_KEY):
+        return tree  # nothing requested: the visitor would return the tree unchanged
+    requested = {item.resolve_relative(context.full_package_name).module
+                 for item in AddImportsVisitor._get_imports_from_context(context)}
+    shallow: list[cst.BaseStatement] = []
+    for index, stmt in enumerate(tree.body):
+        placeholder = cst.Name(_PLACEHOLDER.format(index))
+        if isinstance(stmt, cst.BaseCompoundStatement) or (index and not _has_import(stmt)):
+            stmt = cst.SimpleStatementLine(body=[cst.Expr(placeholder)], leading_lines=stmt.leading_lines)
+        elif index and not _may_serve(stmt, requested):
+            stmt = cst.SimpleStatementLine(body=[cst.Import(names=[cst.ImportAlias(placeholder)])],
+                                           leading_lines=stmt.leading_lines)
+        shallow.append(stmt)
+    done = AddImportsVisitor(context).transform_module(tree.with_changes(body=shallow))
+    body: list[cst.BaseStatement] = []
+    for stmt in done.body:
+        original = _placeholder_for(stmt, tree)
+        if original is None:
+            body.append(stmt)
+        elif _same_lines(original.leading_lines, stmt.leading_lines):  # type: ignore[attr-defined]
+            body.append(original)
+        else:
+            body.append(original.with_changes(leading_lines=stmt.leading_lines))
+    return done.with_changes(body=body)
+
+
+def _may_serve(stmt: cst.BaseStatement, requested: set[str]) -> bool:
+    """Whether an import line may satisfy, or receive, one of the ``requested`` imports
+    (every relative import, and ``__future__``, are kept to be safe)."""
+    for small in stmt.body:  # type: ignore[attr-defined]
+        if isinstance(small, cst.ImportFrom):
+            if small.relative or small.module is None:
+                return True
+            module = cst.Module(body=[]).code_for_node(small.module)
+            if module in requested or module == "__future__":
+                return True
+        elif isinstance(small, cst.Import):
+            if any(cst.Module(body=[]).code_for_node(alias.name) in requested for alias in small.names):
+                return True
+    return False
+
+
+def _placeholder_for(stmt: cst.BaseStatement, tree: cst.Module) -> cst.BaseStatement | None:
+    """The statement of ``tree`` that ``stmt`` stands in for, if it is a placeholder."""
+    if not (isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1):
+        return None
+    expr = stmt.body[0]
+    if isinstance(expr, cst.Import) and len(expr.names) == 1 and isinstance(expr.names[0].name, cst.Name) \
+            and expr.names[0].asname is None:
+        name = expr.names[0].name.value
+        index = _placeholder_index(name, tree)
+        return tree.body[index] if index is not None and _has_import(tree.body[index]) else None
+    if not (isinstance(expr, cst.Expr) and isinstance(expr.value, cst.Name)):
+        return None
+    index = _placeholder_index(expr.value.value, tree)
+    if index is None:
+        return None
+    original = tree.body[index]
+    return original if isinstance(original, cst.BaseCompoundStatement) or (
+        index and not _has_import(original)) else None
+
+
+def _placeholder_index(name: str, tree: cst.Module) -> int | None:
+    """The index in ``tree.body`` that the placeholder name ``name`` stands for."""
+    prefix, _, suffix = _PLACEHOLDER.partition("{}")
+    if not (name.startswith(prefix) and name.endswith(suffix)):
+        return None
+    index = name[len(prefix): -len(suffix)]
+    if not index.isdigit() or int(index) >= len(tree.body):
+        return None
+    return int(index)
+
+
+def _has_import(stmt: cst.BaseStatement) -> bool:
+    """A simple statement line with an ``import`` among its statements."""
+    return isinstance(stmt, cst.SimpleStatementLine) and any(
+        isinstance(small, (cst.Import, cst.ImportFrom)) for small in stmt.body)
+
+
+def _same_lines(a: Sequence[cst.EmptyLine], b: Sequence[cst.EmptyLine]) -> bool:
+    return len(a) == len(b) and all(x.deep_equals(y) for x, y in zip(a, b))
+
+
+@functools.lru_cache(maxsize=256)
+def _reference_word(name: str) -> re.Pattern[str]:
+    """``name`` as a whole word that is not an attribute (``x.name`` never refers to it)."""
+    return re.compile(rf"(?<![\w.]){re.escape(name)}(?!\w)")
+
+
+_IMPORT_WORD = re.compile(r"(?<![\w.])import(?!\w)")
+
+
+def remove_imports(tree: cst.Module, names: set[str], context: CodemodContext,
+                    code: str | None = None) -> cst.Module:
+    """``RemoveImportsVisitor(context).transform_module(tree)``, without scoping the whole file.
+
+    The visitor removes a requested import when scope analysis finds no reference to its
+    name (and no ``__all__`` entry or string annotation names it), and it edits each
+    import statement on its own. So:
+
+    * a name with no occurrence outside the top-level imports except as an attribute
+      (``Features.X``) has no reference: its imports go;
+    * for any other name the visitor decides on a module made of the top-level import
+      statements and the statements that mention one of those names: all its bindings,
+      references, exports and annotations are there, so the verdict is the same;
+    * the import statements are then rewritten one by one, asking only for the
+      removals decided above.
+
+    A statement that mentions such a name and holds a nested import (which the visitor
+    would edit too) sends the whole module to the visitor, as before.
+
+    ``code``: ``tree.code``, when the caller has it without generating the whole module
+    (``FileFacts.code_of``).
+    """
+    code = tree.code if code is None else code
+    import_code = {
+        index: [tree.code_for_node(small) for small in stmt.body
+                if isinstance(small, (cst.Import, cst.ImportFrom))]
+        for index, stmt in enumerate(tree.body) if is_import_line(stmt)
+    }
+    unused: set[str] = set()
+    present: set[str] = set()
+    for name in names:
+        word = _reference_word(name)
+        inside = sum(len(word.findall(text)) for texts in import_code.values() for text in texts)
+        (unused if len(word.findall(code)) == inside else present).add(name)
+    if present:
+        present -= _proven_used(tree, present, import_code)
+    if present:
+        kept: list[cst.BaseStatement] = []
+        for index, stmt in enumerate(tree.body):
+            if index in import_code:
+                kept.append(stmt)
+                continue
+            text = tree.code_for_node(stmt)
+            if any(_reference_word(name).search(text) for name in present):
+                if _IMPORT_WORD.search(text):
+                    return RemoveImportsVisitor(context).transform_module(tree)
+                kept.append(stmt)
+        decided = RemoveImportsVisitor(context).transform_module(tree.with_changes(body=kept))
+        still = _top_level_imported(decided)
+        unused |= {name for name in present if name not in still}
+    if not unused:
+        return tree
+    only = CodemodContext(filename=context.filename, full_module_name=context.full_module_name,
+                          full_package_name=context.full_package_name)
+    for module, obj, asname in RemoveImportsVisitor._get_imports_from_context(context):
+        local = asname or (obj if obj is not None else module.split(".")[0])
+        if local in unused:
+            RemoveImportsVisitor.remove_unused_import(only, module, obj=obj, asname=asname)
+    body: list[cst.BaseStatement] = []
+    # The blank lines above an import that goes (a section break) stay above the next line.
+    blank: list[cst.EmptyLine] = []
+    for index, stmt in enumerate(tree.body):
+        if blank and not stmt.leading_lines:
+            stmt = stmt.with_changes(leading_lines=blank)
+        blank = []
+        if index in import_code and any(
+            _reference_word(name).search(text) for name in unused for text in import_code[index]
+        ):
+            alone = tree.with_changes(body=[stmt], header=(), footer=())
+            kept_part = RemoveImportsVisitor(only).transform_module(alone).body
+            if not kept_part:
+                blank = [line for line in stmt.leading_lines
+                         if line.comment is None][:1]
+            body.extend(kept_part)
+        else:
+            body.append(stmt)
+    return tree.with_changes(body=body)
+
+
+class _LoadsOnly(cst.CSTVisitor):
+    """Counts the Names ``name`` that are certainly read (a callee, an argument, an
+    attribute chain's head, anything in an annotation) and every other Name ``name``
+    (a binding, a keyword, a parameter, a decorator...)."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.loads = 0
+        self.others = 0
+        self._loaded: set[int] = set()
+        self._attrs: set[int] = set()
+        self._annotations = 0
+
+    def visit_Call(self, node: cst.Call) -> None:
+        self._loaded.add(id(node.func))
+
+    def visit_Arg(self, node: cst.Arg) -> None:
+        self._loaded.add(id(node.value))
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        self._loaded.add(id(node.value))
+        self._attrs.add(id(node.attr))
+
+    def visit_Annotation(self, node: cst.Annotation) -> None:
+        self._annotations += 1
+
+    def leave_Annotation(self, original_node: cst.Annotation) -> None:
+        self._annotations -= 1
+
+    def visit_Name(self, node: cst.Name) -> None:
+        if node.value != self.name or id(node) in self._attrs:
+            return
+        if id(node) in self._loaded or self._annotations:
+            self.loads += 1
+        else:
+            self.others += 1
+
+
+def _proven_used(tree: cst.Module, names: set[str],
+                 import_code: dict[int, list[str]]) -> set[str]:
+    """The names that some top-level statement certainly reads from the module scope.
+
+    Proof: a statement where every Name ``n`` is read (``n(...)``, ``f(n)``, ``n.x``, an
+    annotation), at least one. Nothing in it can bind ``n`` (a binding is another kind
+    of Name), so those reads resolve to the module scope, where scope analysis links
+    them to every binding of ``n``, the import included: the visitor keeps the import.
+    """
+    proven: set[str] = set()
+    statements = sorted(
+        ((tree.code_for_node(stmt), stmt) for index, stmt in enumerate(tree.body)
+         if index not in import_code),
+        key=lambda pair: len(pair[0]),
+    )
+    for name in names:
+        word = _reference_word(name)
+        for text, stmt in statements:
+            if not word.search(text):
+                continue
+            counter = _LoadsOnly(name)
+            stmt.visit(counter)
+            if counter.loads and not counter.others:
+                proven.add(name)
+                break
+    return proven
+
+
+def _top_level_imported(module: cst.Module) -> set[str]:
+    """Local names bound by the top-level import statements of ``module``."""
+    bound: set[str] = set()
+    for stmt in filter(is_import_line, module.body):
+        for small in stmt.body:
+            if isinstance(small, cst.ImportFrom) and not isinstance(small.names, cst.ImportStar):
+                bound.update(a.evaluated_alias or a.evaluated_name for a in small.names)
+            elif isinstance(small, cst.Import):
+                bound.update(a.evaluated_alias or a.evaluated_name.split(".")[0] for a in small.names)
+    return bound
+
+
+def request_import_removals(ff: FileFacts, heads: set[str], context: CodemodContext) -> set[str]:
+    """Ask ``RemoveImportsVisitor`` to drop imports of names a rewrite consumed.
+
+    It removes one only if nothing uses it any more, so an import the tool did not make
+    unused is kept (and so is one that was unused before: it never reaches this list).
+    Returns the local names whose imports were requested.
+    """
+    requested: set[str] = set()
+    for stmt in ff.module.body:
+        if not isinstance(stmt, cst.SimpleStatementLine):
+            continue
+        for small in stmt.body:
+            if isinstance(small, cst.ImportFrom) and not isinstance(small.names, cst.ImportStar):
+                for alias in small.names:
+                    local = alias.evaluated_alias or alias.evaluated_name
+                    if local in heads and local in ff.bindings:
+                        module = ff.bindings[local].rpartition(".")[0]
+                        RemoveImportsVisitor.remove_unused_import(
+                            context, module, obj=alias.evaluated_name, asname=alias.evaluated_alias
+                        )
+                        requested.add(local)
+            elif isinstance(small, cst.Import):
+                for alias in small.names:
+                    local = alias.evaluated_alias or alias.evaluated_name.split(".")[0]
+                    if local in heads:
+                        RemoveImportsVisitor.remove_unused_import(
+                            context, alias.evaluated_name, asname=alias.evaluated_alias
+                        )
+                        requested.add(local)
+    return requested
