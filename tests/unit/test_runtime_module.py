@@ -251,7 +251,9 @@ def test_added_imports_keep_an_isort_clean_block_clean(case):
             assert _isort_clean(path.read_text(), first_party), rel
 
 
-RUFF = shutil.which("ruff")
+#: ruff from the test extra (next to this interpreter, as in CI's .venv), else from PATH.
+_VENV_RUFF = Path(sys.executable).parent / "ruff"
+RUFF = str(_VENV_RUFF) if _VENV_RUFF.is_file() else shutil.which("ruff")
 
 
 @pytest.mark.skipif(RUFF is None, reason="ruff is not installed")
