@@ -250,11 +250,6 @@ def _compile_load_and_forward(twin, checkpoint_files, generator, copy_name: str,
     Returns ``(compiled output, compiled param, eager output, eager param)``.
     """
     torch._dynamo.reset()
-    # Dynamo keeps the modules of inlined functions in this frame's globals as
-    # ``__import_minivllm_dot_...``; both engine copies use the same module names, so an
-    # alias left by compiling the other copy must not be found.
-    for name in [n for n in globals() if n.startswith("__import_")]:
-        del globals()[name]
     engine = getattr(twin, copy_name)
     tensors = generator.load_checkpoint(checkpoint_files[COMPILE_SCHEME, False])
     twin.set_tp(3, 4)  # k/v heads replicated on two ranks: rank 3 loads block 1
