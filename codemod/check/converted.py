@@ -9,6 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from codemod.planning.plan import FEATURES_NAME
+from codemod.runtime.emit import features_members
 
 #: A runtime module ``apply`` wrote defines ``class Features:`` at the top level.
 FEATURES_CLASS = re.compile(rf"^class\s+{FEATURES_NAME}\s*[:(]", re.MULTILINE)
@@ -37,17 +38,10 @@ def converted_names(tree: ast.Module, defined_in: Callable[[str], ast.Module | N
     class ``apply`` kept as a shadow, the class itself. A member that matches neither is
     not ``apply``'s.
     """
-    features: dict[str, str] = {}  # member -> former class's qualified name
-    for stmt in tree.body:
-        if isinstance(stmt, ast.ClassDef) and stmt.name == FEATURES_NAME:
-            for member in stmt.body:
-                if isinstance(member, ast.Assign) and len(member.targets) == 1 \
-                        and isinstance(member.targets[0], ast.Name) \
-                        and isinstance(member.value, ast.Constant) \
-                        and isinstance(member.value.value, str) and member.value.value:
-                    features[member.targets[0].id] = member.value.value
     out = []
-    for feature, qualname in sorted(features.items()):
+    for feature, qualname in sorted(features_members(tree).items()):
+        if not qualname:
+            continue
         module, _, name = qualname.rpartition(".")
         there = defined_in(module)
         if there is None:

@@ -214,7 +214,8 @@ class Planner(HierarchyChecks, Settling):
             if runtime is None:
                 runtime = runtimes[module] = RuntimeModule(module, path, root.facts.module,
                                                            root.facts.path)
-                runtime.written = _written_members(path) or {}
+                written = _written_members(path)
+                runtime.written, runtime.foreign = written or {}, written is None
             for p in live:
                 p.runtime_module = module
         for p in sorted(plans.values(), key=lambda p: (p.facts.module, p.facts.line)):
@@ -279,8 +280,8 @@ def _written_members(path: Path) -> dict[str, str] | None:
 
 def _runtime_clash(runtime: RuntimeModule, family: list[ClassPlan]) -> str | None:
     """Why ``runtime``'s module cannot be written for ``family`` (None when it can)."""
-    where = runtime.path if runtime.path.exists() else runtime.path.with_suffix("")
-    if where.exists() and _written_members(runtime.path) is None:
+    if runtime.foreign:
+        where = runtime.path if runtime.path.exists() else runtime.path.with_suffix("")
         return (f"{where}:1: already exists and was not written by codemod; the family's "
                 f"runtime module {runtime.module} would replace it (rename or move it)")
     owners: dict[str, str] = dict(runtime.written)

@@ -64,6 +64,8 @@ class RuntimeModule:
     members: dict[str, str] = field(default_factory=dict)
     #: Members an earlier run wrote into the existing file (kept: modules use them).
     written: dict[str, str] = field(default_factory=dict)
+    #: A file (or package) of that name exists and ``apply`` did not write it.
+    foreign: bool = False
 
 
 def runtime_module_for(root_module: str, root_path: Path) -> tuple[str, Path]:
@@ -93,6 +95,12 @@ def written_members(text: str) -> dict[str, str] | None:
         tree = ast.parse(text)
     except SyntaxError:
         return None
+    return features_members(tree)
+
+
+def features_members(tree: ast.Module) -> dict[str, str]:
+    """``member -> value`` of each ``Name = "string"`` in the top-level ``Features`` class(es)
+    of ``tree``, in order."""
     members: dict[str, str] = {}
     for stmt in tree.body:
         if isinstance(stmt, ast.ClassDef) and stmt.name == FEATURES_NAME:
