@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import io
 import os
+import shlex
 import sys
 import threading
 import time
@@ -79,12 +80,15 @@ _jobs = click.option("--jobs", "-j", type=click.IntRange(min=1), default=None,
 @cli.command()
 @_paths
 @click.option("--dry-run", is_flag=True, help="Print a unified diff; write nothing.")
+@click.option("--report", "report_file", type=click.Path(dir_okay=False, path_type=Path),
+              default=None, help="Write the migration report (JSON, docs/report.md) to this file.")
 @_exclude
 @_extend
 @_jobs
-def apply(paths: tuple[Path, ...], dry_run: bool, exclude: tuple[str, ...],
-          extend_exclude: tuple[str, ...], jobs: int | None) -> None:
+def apply(paths: tuple[Path, ...], dry_run: bool, report_file: Path | None,
+          exclude: tuple[str, ...], extend_exclude: tuple[str, ...], jobs: int | None) -> None:
     """Convert Parameter subclasses under PATHS (in place, or as a diff with --dry-run)."""
+    started = time.monotonic()
     options = _options(paths, exclude, extend_exclude, jobs)
     progress = _Progress(sys.stderr)
     try:
@@ -134,10 +138,53 @@ def apply(paths: tuple[Path, ...], dry_run: bool, exclude: tuple[str, ...],
             result.files.append(api.FileResult(exc.path or Path(), api.Outcome.FAILED,
                                                error=str(exc)))
     _summary(result, dry_run, written)
-    if result.failed() or (beyond and not dry_run):
-        raise _Exit(EXIT_ERROR)
     real_refusals = [r for r in result.refusals if not r.chosen]
-    raise _Exit(EXIT_CHANGES if changed or real_refusals else EXIT_CLEAN)
+    code = EXIT_ERROR if result.failed() or (beyond and not dry_run) else (
+        EXIT_CHANGES if changed or real_refusals else EXIT_CLEAN)
+    if report_file is not None:
+        code = _report(report_file, result, options, dry_run=dry_run, written=written,
+                       exit_code=code, elapsed=time.monotonic() - started)
+    raise _Exit(code)
+
+
+def _report(path: Path, result: api.RunResult, options: Options, *, dry_run: bool, written: int,
+            exit_code: int, elapsed: float) -> int:
+    """Write the migration report of this run to ``path``; the exit code, 2 when it
+    cannot be written."""
+    from codemod.output.report import build_report, write_report
+
+    context = click.get_current_context()
+    argv = (context.find_root().obj or {}).get("argv") if isinstance(
+        context.find_root().obj, dict) else None
+    report = build_report(
+        result, command_line=shlex.join(["codemod", *(argv or sys.argv[1:])]),
+        options=_report_options(context.params, options), directory=os.getcwd(),
+        elapsed_ms=round(elapsed * 1000), exit_code=exit_code, dry_run=dry_run,
+        written=written, verify=None)
+    try:
+        write_report(report, path)
+    except OSError as exc:
+        _err(f"error: {path}: cannot write the report: {exc.strerror or exc}", fg="red")
+        return EXIT_ERROR
+    return exit_code
+
+
+def _report_options(params: dict[str, object], options: Options) -> dict[str, object]:
+    """The command's options as given, and the settings they and the configuration gave."""
+    given = {key: [str(v) for v in value] if isinstance(value, tuple) else (
+        str(value) if isinstance(value, Path) else value) for key, value in params.items()}
+    return {
+        **given,
+        "effective": {
+            "excludes": list(options.excludes),
+            "extendExcludes": list(options.extend_excludes),
+            "allowClasses": list(options.allow_classes),
+            "allowValueUses": options.allow_value_uses,
+            "featurePrefix": options.feature_prefix,
+            "src": [str(p) for p in options.src],
+            "jobs": options.jobs,
+        },
+    }
 
 
 def _new_source(path: Path, result: api.RunResult) -> SourceFile:
@@ -346,7 +393,8 @@ def _start_worker(target: Callable[[], None]) -> threading.Thread | None:
 def _run(args: list[str]) -> int:
     """The CLI proper: click's result and every exception mapped to an exit code."""
     try:
-        code = cli.main(args=args, prog_name="codemod", standalone_mode=False)
+        code = cli.main(args=args, prog_name="codemod", standalone_mode=False,
+                        obj={"argv": args})
     except _Exit as exc:
         return exc.code
     except click.exceptions.Abort:
