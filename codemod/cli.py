@@ -148,19 +148,20 @@ def apply(paths: tuple[Path, ...], dry_run: bool, report_file: Path | None,
 
 
 def _report(path: Path, result: api.RunResult, options: Options, *, dry_run: bool, written: int,
-            exit_code: int, elapsed: float) -> int:
+            exit_code: int, elapsed: float, verify: dict[str, object] | None = None) -> int:
     """Write the migration report of this run to ``path``; the exit code, 2 when it
-    cannot be written."""
+    cannot be written. ``verify``: the summary of a behaviour check of the converted
+    tree, when one ran (the report's ``verify`` section; null without)."""
     from codemod.output.report import build_report, write_report
 
     context = click.get_current_context()
-    argv = (context.find_root().obj or {}).get("argv") if isinstance(
-        context.find_root().obj, dict) else None
+    given = context.find_root().obj
+    argv = given.get("argv") if isinstance(given, dict) else None
     report = build_report(
         result, command_line=shlex.join(["codemod", *(argv or sys.argv[1:])]),
         options=_report_options(context.params, options), directory=os.getcwd(),
         elapsed_ms=round(elapsed * 1000), exit_code=exit_code, dry_run=dry_run,
-        written=written, verify=None)
+        written=written, verify=verify)
     try:
         write_report(report, path)
     except OSError as exc:

@@ -306,9 +306,18 @@ def _file_entry(file: FileResult, result: RunResult) -> dict[str, Any]:
         "importsAdded": added,
         "importsRemoved": removed,
         "changes": changes,
-        "refusals": [r.subject for r in file.refusals],
+        "refusals": [_qualname_of(r, result) for r in file.refusals],
         "error": file.error,
     }
+
+
+def _qualname_of(refusal: Refusal, result: RunResult) -> str:
+    """The qualified name of the class a refusal is about (its bare name if none is found)."""
+    plan = result.plan
+    for qualname, cp in (plan.classes.items() if plan else ()):
+        if cp.refusal is refusal:
+            return qualname
+    return refusal.subject
 
 
 def _definition_changes(path: Path, result: RunResult) -> list[dict[str, Any]]:
@@ -399,7 +408,7 @@ def _check_changes(old: str, new: str, result: RunResult) -> list[dict[str, Any]
             continue
         spelled = ", ".join(f"Features.{m}" for m in members)
         kind = _CHECK_HELPERS[helper]
-        what = "isinstance" if kind == "isinstance" else "type(...) is"
+        what = "isinstance" if kind == "isinstance" else "type(...)"
         out.append({"lineNumber": line, "diffSide": "right", "kind": kind,
                     "description": f"{what} check became {helper}(..., {spelled})",
                     "_members": members, "_runtime": runtime})

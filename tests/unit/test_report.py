@@ -218,6 +218,7 @@ def test_shadow_report(tmp_path: Path) -> None:
     for line, kind, _ in kinds:  # the lines named hold the helper calls
         assert ("param_kind_is(" if kind == "type-check" else "has_param_feature(") in lines[line - 1]
     assert files["pkg/params.py"]["rewrites"]["shadow"] == 1
+    assert files["pkg/params.py"]["refusals"] == ["pkg.params.Base", "pkg.params.Shared"]
     assert [(c["kind"], c["lineNumber"]) for c in files["pkg/params.py"]["changes"]] == [
         ("shadow", 6), ("class", 30), ("class", 44)]
 
@@ -274,3 +275,17 @@ def test_unwritable_report_is_an_error(tmp_path: Path, capsys: pytest.CaptureFix
     code = main(["apply", "--dry-run", "--report", str(tmp_path / "missing" / "r.json"), str(work)])
     assert code == 2
     assert "cannot write the report" in capsys.readouterr().err
+
+
+def test_rewrite_kinds_are_documented() -> None:
+    """Every kind a transform counts is in the schema, and docs/report.md describes exactly
+    the schema's kinds: a new counter fails here until both name it."""
+    enum = set(SCHEMA["$defs"]["rewrites"]["propertyNames"]["enum"])
+    counted = {kind for path in (ROOT / "codemod").rglob("*.py")
+               for kind in re.findall(r'counts\["([\w-]+)"\]', path.read_text())}
+    assert counted and counted <= enum, counted - enum
+    doc = (ROOT / "docs" / "report.md").read_text()
+    table = doc.split("### Rewrite kinds", 1)[1].split("\n## ", 1)[0]
+    documented = {kind for row in re.findall(r"^\| (`.+?) \|", table, re.M)
+                  for kind in re.findall(r"`([\w-]+)`", row)}
+    assert documented == enum
