@@ -289,3 +289,40 @@ def test_rewrite_kinds_are_documented() -> None:
     documented = {kind for row in re.findall(r"^\| (`.+?) \|", table, re.M)
                   for kind in re.findall(r"`([\w-]+)`", row)}
     assert documented == enum
+
+
+def test_report_of_a_run_that_fails(tmp_path: Path) -> None:
+    """A file that does not parse: nothing is written, the report still is, and says so."""
+    work = tmp_path / "bad"
+    shutil.copytree(GOLDEN / "basic_hierarchy" / "input", work)
+    (work / "pkg" / "broken.py").write_text(
+        "from pkg.params import BaseParam\ndef f(:\n    return isinstance(x, BaseParam)\n")
+    out = tmp_path / "report.json"
+    assert main(["apply", "--report", str(out), str(work)]) == 2
+    report = _valid(json.loads(out.read_text()))
+    assert report["run"]["exitCode"] == 2
+    assert report["failedFiles"] == [str(work / "pkg" / "broken.py")]
+    assert report["totals"]["filesFailed"] == 1 and report["totals"]["filesWritten"] == 0
+    failed = _by_path(report, work)["pkg/broken.py"]
+    assert failed["outcome"] == "failed" and "syntax error" in failed["error"]
+
+
+def test_allow_listed_class_and_the_class_kept_for_it(tmp_path: Path) -> None:
+    work = tmp_path / "proj"
+    shutil.copytree(GOLDEN / "basic_hierarchy" / "input", work / "tree")
+    (work / "pyproject.toml").write_text('[tool.codemod]\nallow-classes = ["SplitParam"]\n')
+    out = tmp_path / "report.json"
+    code = main(["apply", "--dry-run", "--report", str(out), str(work / "tree")])
+    report = _valid(json.loads(out.read_text()))
+    assert code == report["run"]["exitCode"] == 0  # a chosen refusal is no finding
+    assert report["run"]["options"]["effective"]["allowClasses"] == ["SplitParam"]
+    classes = _classes(report)
+    split, base = classes["pkg.params.SplitParam"], classes["pkg.params.BaseParam"]
+    assert split["refusal"]["kind"] == "allowed" and split["refusal"]["chosen"] is True
+    assert base["status"] == "refused" and base["refusal"]["kind"] == "kept"
+    assert base["refusal"]["cause"] == "allowed" and base["refusal"]["chosen"] is True
+    assert base["refusal"]["follows"] == "pkg.params.SplitParam"
+    params = str(work / "tree" / "pkg" / "params.py")
+    assert [(link["path"], link["line"]) for link in base["refusal"]["chain"]] == [
+        (params, base["line"]), (params, split["line"])]
+    assert report["totals"]["rewrites"] == {} and report["totals"]["filesChanged"] == 0
