@@ -61,9 +61,10 @@ def build_report(result: RunResult, *, command_line: str, options: Mapping[str, 
                  written: int, verify: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """The report of one ``apply`` run, as a JSON-ready dict.
 
-    ``verify``: what a behaviour check of the converted tree found (``codemod verify``'s
-    summary: ``cases``, ``tensors``, ``differences`` and anything else it reports), or None
-    when none ran; the report's ``verify`` section is that summary as given.
+    ``verify``: what a behaviour check of the converted tree found (the document
+    ``codemod verify --format json`` prints: ``cases``, ``tensors``, ``exit_code``, per class
+    its ``differences``...), or None when none ran; the report's ``verify`` section is that
+    document as given.
     """
     plan = result.plan
     classes = [_class_entry(q, plan, result) for q in sorted(plan.classes)] if plan else []

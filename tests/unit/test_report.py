@@ -231,7 +231,7 @@ def test_shadow_report(tmp_path: Path) -> None:
     lambda r: r["classes"][0].pop("wrap"),
     lambda r: r["files"][0]["rewrites"].update({"rename": 1}),
     lambda r: r["totals"]["classes"].update(converted=-1),
-    lambda r: r.update(verify={"cases": 3}),
+    lambda r: r.update(verify={"cases": 3, "tensors": 1, "classes": []}),
     lambda r: r["run"].update(exitCode=3),
     lambda r: r.update(extra=1),
 ], ids=["status", "missing-wrap", "unknown-rewrite", "negative", "verify-incomplete",
@@ -259,14 +259,24 @@ def test_verify_section_hook(engine_run: tuple[int, dict[str, Any], Path]) -> No
     from codemod.types import Options
 
     _, _, work = engine_run
-    summary = {"exitCode": 0, "cases": 12, "tensors": 40, "differences": [],
-               "classes": [{"qualname": "x.Y", "cases": 12, "tensors": 40, "differences": 0}]}
+    summary = {"original": "/a", "converted": "/b", "cases": 12, "tensors": 40,
+               "difference_count": 1, "exit_code": 1, "seconds": 1.5,
+               "classes": [{"name": "Y", "module": "x", "status": "converted", "builds": 2,
+                            "cases": 12, "tensors": 40, "raised": 0, "documented": [],
+                            "differences": [{"cls": "Y", "case": "load tp 2 #1",
+                                             "detail": "tensor differs"}]}],
+               "import_problems": [{"module": "x.z", "side": "both", "error": "boom"}]}
     result = api.run([work], Options(jobs=1))
     report = build_report(result, command_line="codemod apply --verify x", options={
         "effective": {"excludes": [], "extendExcludes": [], "allowClasses": [],
                       "allowValueUses": False, "featurePrefix": "", "src": [], "jobs": 1}},
         directory=str(work), elapsed_ms=0, exit_code=0, dry_run=True, written=0, verify=summary)
     assert _valid(report)["verify"] == summary
+    for wrong in ({**summary, "exit_code": 3}, {k: v for k, v in summary.items() if k != "cases"},
+                  {**summary, "classes": [{"name": "Y", "status": "converted", "cases": 1,
+                                           "tensors": 1, "differences": 2}]}):
+        report["verify"] = wrong
+        assert list(_validator().iter_errors(report))
 
 
 def test_unwritable_report_is_an_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
