@@ -24,7 +24,7 @@ import ast
 import json
 import re
 from collections import Counter
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -39,6 +39,10 @@ from codemod.types import FileResult, Outcome, Refusal, RefusalKind
 SCHEMA_VERSION = "1.0"
 #: The ``$id`` of the schema the report follows.
 SCHEMA_ID = "https://codemod.invalid/schemas/report-1.0.schema.json"
+
+#: ``owner(member, runtime module)``: the qualified name of the class whose feature
+#: ``Features.<member>`` is, or None.
+FeatureOwner = Callable[[str, str | None], str | None]
 
 #: Runtime helpers a class check becomes, and the kind of check each stands for.
 _CHECK_HELPERS = {
@@ -68,13 +72,9 @@ def build_report(result: RunResult, *, command_line: str, options: Mapping[str, 
     """
     plan = result.plan
     classes = [_class_entry(q, plan, result) for q in sorted(plan.classes)] if plan else []
-    files = [_file_entry(f, result) for f in result.files]
-    feature_owner = _feature_owners(plan)
-    for entry in files:
-        for change in entry["changes"]:
-            members, runtime = change.pop("_members", ()), change.pop("_runtime", None)
-            owners = [feature_owner(m, runtime) for m in members]
-            change.setdefault("classes", [o for o in owners if o is not None])
+    owner = _feature_owners(plan)
+    runtimes = {r.path: module for module, r in plan.runtimes.items()} if plan else {}
+    files = [_file_entry(f, result, runtimes.get(f.path), owner) for f in result.files]
     _tally_checks(classes, files)
     return {
         "$schema": SCHEMA_ID,
@@ -270,25 +270,25 @@ def _resolve(name: str, near: Path, result: RunResult) -> Path:
 # -- files --------------------------------------------------------------------------------
 
 
-def _runtime_paths(result: RunResult) -> dict[Path, str]:
-    plan = result.plan
-    return {r.path: module for module, r in plan.runtimes.items()} if plan else {}
-
-
-def _file_entry(file: FileResult, result: RunResult) -> dict[str, Any]:
-    """One file: outcome, rewrites by kind, imports added and removed, located changes."""
-    runtime = _runtime_paths(result).get(file.path)
+def _file_entry(file: FileResult, result: RunResult, runtime: str | None,
+                owner: FeatureOwner) -> dict[str, Any]:
+    """One file: outcome, rewrites by kind, imports added and removed, located changes.
+    ``runtime``: the runtime module the file is, if it is one; ``owner``: whose feature a
+    ``Features`` member is (``_feature_owners``)."""
     rewrites = dict(file.counts)
     changes: list[dict[str, Any]] = []
     added: list[str] = []
     removed: list[str] = []
     if file.outcome is Outcome.CHANGED and file.new_text is not None:
         old = file.old_text or ""
-        if runtime is not None:
+        if runtime is not None and result.plan is not None:
             rewrites["runtime-module"] = 1
+            served = result.plan.runtimes[runtime].members
             changes.append({"lineNumber": 1, "diffSide": "right", "kind": "runtime-module",
                             "description": f"runtime module {runtime} "
-                                           f"{'written' if not old else 'brought up to date'}"})
+                                           f"{'written' if not old else 'brought up to date'} "
+                                           f"with {len(served)} Features member(s)",
+                            "classes": sorted(served.values())})
         else:
             changes += _definition_changes(file.path, result)
             old_imports, new_imports = _imports(old), _imports(file.new_text)
@@ -298,7 +298,7 @@ def _file_entry(file: FileResult, result: RunResult) -> dict[str, Any]:
                 rewrites["import-added"] = len(added)
             if removed:
                 rewrites["import-removed"] = len(removed)
-            changes += _check_changes(old, file.new_text, result)
+            changes += _check_changes(old, file.new_text, owner)
     return {
         "path": str(file.path),
         "outcome": file.outcome.value,
@@ -440,7 +440,7 @@ def _feature_checks(text: str) -> list[tuple[int, str, tuple[str, ...], str | No
     return sorted(found)
 
 
-def _check_changes(old: str, new: str, result: RunResult) -> list[dict[str, Any]]:
+def _check_changes(old: str, new: str, owner: FeatureOwner) -> list[dict[str, Any]]:
     """The feature checks the new text has and the old one had not (a resumed run leaves
     those it finds in place): one located change each, on the new side of the diff."""
     before = Counter((helper, members) for _, helper, members, _ in _feature_checks(old))
@@ -454,11 +454,11 @@ def _check_changes(old: str, new: str, result: RunResult) -> list[dict[str, Any]
         what = "isinstance" if kind == "isinstance" else "type(...)"
         out.append({"lineNumber": line, "diffSide": "right", "kind": kind,
                     "description": f"{what} check became {helper}(..., {spelled})",
-                    "_members": members, "_runtime": runtime})
+                    "classes": [q for q in (owner(m, runtime) for m in members) if q]})
     return out
 
 
-def _feature_owners(plan: Plan | None) -> Any:
+def _feature_owners(plan: Plan | None) -> FeatureOwner:
     """``owner(member, runtime module)``: the qualified name of the class whose feature
     ``Features.<member>`` is (in that runtime module; any, when it is the only one)."""
     by_runtime: dict[tuple[str, str], str] = {}

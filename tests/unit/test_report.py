@@ -89,7 +89,9 @@ def test_engine_report_files_match_the_tree_on_disk(
     assert {n for n, f in files.items() if f["outcome"] == "changed" and not f["new"]} == changed
     assert {n for n, f in files.items() if f["new"]} == added == {
         "model_executor/parameter_features.py"}
-    assert files["model_executor/parameter_features.py"]["runtimeModule"] is True
+    runtime = files["model_executor/parameter_features.py"]
+    assert runtime["runtimeModule"] is True and runtime["rewrites"] == {"runtime-module": 1}
+    assert runtime["changes"][0]["classes"] == sorted(c["qualname"] for c in report["classes"])
     totals = report["totals"]
     assert totals["filesChanged"] == len(changed) and totals["filesAdded"] == len(added)
     assert totals["filesWritten"] == len(changed) + len(added)
