@@ -338,3 +338,26 @@ def test_allow_listed_class_and_the_class_kept_for_it(tmp_path: Path) -> None:
     assert [(link["path"], link["line"]) for link in base["refusal"]["chain"]] == [
         (params, base["line"]), (params, split["line"])]
     assert report["totals"]["rewrites"] == {} and report["totals"]["filesChanged"] == 0
+
+
+def test_documented_examples() -> None:
+    """docs/report.md's example validates against the schema; README's abridged one
+    parses and uses only the schema's field names."""
+    doc = (ROOT / "docs" / "report.md").read_text()
+    example = json.loads(doc.split("## Example", 1)[1].split("```json\n", 1)[1].split("```", 1)[0])
+    _valid(example)
+    readme = (ROOT / "README.md").read_text()
+    short = json.loads(readme.split("## Migration report", 1)[1].split("```json\n", 1)[1]
+                       .split("```", 1)[0])
+    names = json.dumps(SCHEMA)
+    for key in _keys(short) - {"..."}:
+        assert f'"{key}"' in names, key
+
+
+def _keys(value: Any) -> set[str]:
+    """Every key of every object nested in ``value``."""
+    if isinstance(value, dict):
+        return set(value).union(*(_keys(v) for v in value.values()))
+    if isinstance(value, list):
+        return set().union(*(_keys(v) for v in value))
+    return set()
