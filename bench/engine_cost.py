@@ -35,8 +35,9 @@ round), medians of ``--reps`` rounds; the ratio column is converted / original:
 * the eager ops and compiled calls again on CUDA (``torch.cuda.synchronize`` around each
   timing) when CUDA is available; skipped with a line saying so otherwise.
 
-Not a test: it asserts nothing. Timings on a shared machine are noisy; the ratios are
-measured back to back and are the numbers to read.
+Times are the process's CPU time (``--clock wall`` for wall time; CUDA timings are wall
+time). Not a test: it asserts nothing. Timings on a shared machine are noisy; the ratios
+are measured back to back and are the numbers to read.
 """
 
 from __future__ import annotations
@@ -180,14 +181,26 @@ def new_release_subject(work: Path, sources: Path) -> Subject:
 # timing helpers
 
 
+#: The clock of the CPU measures: CPU time of this process (``--clock cpu``, the default:
+#: on a shared machine it varies much less than wall time) or wall time (``--clock wall``).
+#: Timings around CUDA work always use wall time.
+CLOCK: list[Callable[[], float]] = [time.process_time]
+
+
+def clock_for(sync: Callable[[], None]) -> Callable[[], float]:
+    """Wall time where ``sync`` waits for a device, else the chosen CPU clock."""
+    return CLOCK[0] if sync is _no_sync else time.perf_counter
+
+
 def per_call_us(call: Callable[[], Any], count: int, sync: Callable[[], None]) -> float:
     """Microseconds per call of ``call``, over ``count`` calls."""
+    clock = clock_for(sync)
     sync()
-    start = time.perf_counter()
+    start = clock()
     for _ in range(count):
         call()
     sync()
-    return (time.perf_counter() - start) / count * 1e6
+    return (clock() - start) / count * 1e6
 
 
 def interleaved(timed: Callable[[Any], float], sides: list[Any] | tuple[Any, Any],
@@ -206,9 +219,10 @@ def interleaved(timed: Callable[[Any], float], sides: list[Any] | tuple[Any, Any
 def build_us(factory: Callable[..., Any], build: Build, data: torch.Tensor, count: int) -> float:
     """Microseconds per construction of ``build`` on the shared ``data``."""
     make = _maker(factory, build, data)
-    start = time.perf_counter()
+    clock = CLOCK[0]
+    start = clock()
     keep = [make() for _ in range(count)]
-    elapsed = time.perf_counter() - start
+    elapsed = clock() - start
     del keep
     return elapsed / count * 1e6
 
@@ -337,11 +351,12 @@ def compile_case(fn: Callable[..., Any], make_args: Callable[[Any], tuple[Any, .
     first, second = params
     compiled = torch.compile(fn, fullgraph=True, backend=counting)
     try:
+        clock = clock_for(sync)
         sync()
-        start = time.perf_counter()
+        start = clock()
         compiled(*make_args(first))
         sync()
-        result.first_s = time.perf_counter() - start
+        result.first_s = clock() - start
         graphs = compiled_graphs[0]
         compiled(*make_args(second))
         result.recompiles = compiled_graphs[0] - graphs
@@ -489,10 +504,13 @@ def main(argv: list[str] | None = None) -> int:
                         help="a directory holding vllm-<version>-*.whl (else cache or download)")
     parser.add_argument("--cache", type=Path, default=Path.home() / ".cache" / "codemod-bench",
                         help="where downloaded wheels and unpacked sources are kept")
+    parser.add_argument("--clock", choices=("cpu", "wall"), default="cpu",
+                        help="time CPU measures by this process's CPU time (default) or wall time")
     parser.add_argument("--threads", type=int, default=1, help="torch intra-op threads (tiny tensors)")
     args = parser.parse_args(argv)
 
     torch.set_num_threads(args.threads)
+    CLOCK[0] = time.process_time if args.clock == "cpu" else time.perf_counter
     warnings.filterwarnings("ignore")
     import logging
 
@@ -502,7 +520,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"\n{platform.platform()}, Python {platform.python_version()}, torch {torch.__version__}, "
           f"{os.cpu_count()} CPUs, load {os.getloadavg()[0]:.2f}; {args.reps} interleaved rounds "
           f"(median), {args.count} constructions and {args.calls} calls per round, "
-          f"compile backend {args.backend}, memory by tracemalloc (Python heap).")
+          f"compile backend {args.backend}, {args.clock} time, memory by tracemalloc (Python heap).")
     if not torch.cuda.is_available():
         print("CUDA: skipped (torch.cuda.is_available() is False).")
     with tempfile.TemporaryDirectory(prefix="codemod-engine-cost-") as scratch:
