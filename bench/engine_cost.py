@@ -12,8 +12,9 @@ original tree and its conversion by ``codemod apply``, loaded side by side):
 * ``vllm 0.34.0``: the real files and stubs of ``scripts/release_check_latest.py``
   (``build_isolated``), where ``BasevLLMParameter`` stays a class (a shadow base).
 
-The wheels come from ``--wheels DIR`` when it holds them, else from the cache
-(``~/.cache/codemod-bench``, as ``bench/run.py``), else ``pip download --no-deps``.
+The vLLM sources come from the cache (``--cache``, default ``~/.cache/codemod-bench``,
+unpacked as ``bench/run.py`` leaves them), else from the wheel in ``--wheels DIR``, else
+from ``pip download --no-deps``.
 
 Measured on both sides, in the same run, interleaved (original then converted, round after
 round), medians of ``--reps`` rounds; the ratio column is converted / original:
@@ -141,14 +142,16 @@ def convert(tree: Path) -> None:
 
 
 def vllm_sources(version: str, wheels: Path | None, cache: Path) -> Path:
-    """The directory holding ``vllm/`` of ``version``: unpacked from ``wheels`` when it has
-    the wheel, else from the cache or a download (``bench/run.py``'s ``fetch_tree``)."""
+    """The directory holding ``vllm/`` of ``version``: the one already unpacked in the
+    cache, else unpacked from ``wheels`` when it has the wheel, else from the cache's wheel
+    or a download (``bench/run.py``'s ``fetch_tree``)."""
+    root = cache / f"vllm-{version}" / "src"
+    if (root / "vllm" / "__init__.py").exists():
+        return root
     found = sorted(wheels.glob(f"vllm-{version}-*.whl")) if wheels else []
     if not found:
         return fetch_tree(cache, f"vllm=={version}").parent
-    root = cache / f"vllm-{version}" / "src"
-    if not (root / "vllm" / "__init__.py").exists():
-        unpack_sources(found[0], root)
+    unpack_sources(found[0], root)
     return root
 
 
