@@ -8,10 +8,12 @@ out (``compare``). A difference is recorded with its case; nothing raises out of
 
 from __future__ import annotations
 
+import ast
 import copy
 import inspect
 import itertools
 import pickle
+import textwrap
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -228,9 +230,13 @@ class ClassCases:
                 keyword = parameter.kind is parameter.KEYWORD_ONLY
                 options.append((parameter.name, keyword, self.candidates(parameter.name, sample)))
         keyword_sets: list[tuple[str, ...]] = [()]
-        if spread:  # the keywords the tree passes to this method name, one set per call form
-            keyword_sets = sorted({tuple(n for n in names if n not in named)
-                                   for names in self.family.method_keywords.get(name, ())}) or [()]
+        if spread:  # the keywords the tree passes to this method name, one set per call
+            # form, and every key the method reads from its ``**kwargs``
+            read = keys_read(function)
+            forms = {tuple(dict.fromkeys(n for n in (*names, *read) if n not in named))
+                     for names in self.family.method_keywords.get(name, ())}
+            forms.add(tuple(n for n in read if n not in named))
+            keyword_sets = sorted(forms, key=lambda form: (-len(form), form))
         makers = []
         for keywords in keyword_sets:
             extra = [(n, True, self.candidates(n, sample)) for n in keywords]
@@ -260,6 +266,8 @@ class ClassCases:
         the parameter names (``output_dim``, ``input_dim``, ``packed_dim``...)."""
         shape = tuple(sample.shape)
         shapes = [shape]
+        if len(shape) <= 1:  # a scale: also one value, as 0-d and 1-element tensors
+            shapes += [(), (1,)]
         size = self.family.position.size
         for name in dir(sample):
             if not name.endswith("_dim") or name.startswith("__"):
@@ -355,6 +363,30 @@ class ClassCases:
             if bound is param:
                 diffs.append(f"{what}: method {name} of the copy acts on the source")
         return diffs
+
+
+def keys_read(function: Callable[..., Any]) -> tuple[str, ...]:
+    """The literal keys ``function`` reads from its ``**kwargs`` (``kwargs.get("k")``,
+    ``kwargs["k"]``, ``kwargs.pop("k")``), in order."""
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(function)))
+    except (OSError, TypeError, SyntaxError):
+        return ()
+    spread = next((arg.arg for node in ast.walk(tree)
+                   if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+                   for arg in [node.args.kwarg] if arg is not None), None)
+    keys: dict[str, None] = {}
+    for node in ast.walk(tree):
+        target, key = None, None
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                and node.func.attr in ("get", "pop") and node.args:
+            target, key = node.func.value, node.args[0]
+        elif isinstance(node, ast.Subscript):
+            target, key = node.value, node.slice
+        if isinstance(target, ast.Name) and target.id == spread \
+                and isinstance(key, ast.Constant) and isinstance(key.value, str):
+            keys[key.value] = None
+    return tuple(keys)
 
 
 class _Self:
