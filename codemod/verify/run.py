@@ -75,9 +75,10 @@ def _import_both(families: Families, position: TensorParallel) -> tuple[TreeImpo
     return trees[0], trees[1]
 
 
-def verify_trees(original: Path, converted: Path, tp_sizes: tuple[int, ...] = TP_SIZES) \
-        -> VerifyResult:
-    """Compare every converted class of ``converted`` with its original in ``original``."""
+def verify_trees(original: Path, converted: Path, tp_sizes: tuple[int, ...] = TP_SIZES,
+                 only: set[str] | None = None) -> VerifyResult:
+    """Compare every converted class of ``converted`` with its original in ``original``
+    (only the classes named in ``only``, when given)."""
     started = time.perf_counter()
     result = VerifyResult(str(original), str(converted), tp_sizes=tp_sizes)
     try:
@@ -98,6 +99,8 @@ def verify_trees(original: Path, converted: Path, tp_sizes: tuple[int, ...] = TP
         family = Family(_side(before, families), _side(after, families), families.classes,
                         position, tp_sizes, sites.method_keywords)
         for member in families.classes:
+            if only is not None and member.name not in only:
+                continue
             status = "kept" if member.feature is None else "converted"
             new_cls = family.after.classes.get(member.name)
             if member.feature is not None and isinstance(new_cls, type):
