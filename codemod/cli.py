@@ -32,6 +32,8 @@ from codemod.types import DEFAULT_EXCLUDES, Options
 if TYPE_CHECKING:
     from click._termui_impl import ProgressBar
 
+    from codemod.verify.backup import ApplyBackup
+
 EXIT_CLEAN, EXIT_CHANGES, EXIT_ERROR = 0, 1, 2
 
 
@@ -79,11 +81,14 @@ _jobs = click.option("--jobs", "-j", type=click.IntRange(min=1), default=None,
 @cli.command()
 @_paths
 @click.option("--dry-run", is_flag=True, help="Print a unified diff; write nothing.")
+@click.option("--verify", "verify_after", is_flag=True,
+              help="After writing, run `codemod verify` on the result; on a difference put "
+                   "the original files back (exit 1). Needs torch.")
 @_exclude
 @_extend
 @_jobs
 def apply(paths: tuple[Path, ...], dry_run: bool, exclude: tuple[str, ...],
-          extend_exclude: tuple[str, ...], jobs: int | None) -> None:
+          extend_exclude: tuple[str, ...], jobs: int | None, verify_after: bool = False) -> None:
     """Convert Parameter subclasses under PATHS (in place, or as a diff with --dry-run)."""
     options = _options(paths, exclude, extend_exclude, jobs)
     progress = _Progress(sys.stderr)
@@ -97,6 +102,7 @@ def apply(paths: tuple[Path, ...], dry_run: bool, exclude: tuple[str, ...],
         _err(f"warning: {warning}", fg="yellow")
     changed = result.changed()
     written = 0
+    backup: ApplyBackup | None = None
     if result.scanned == 0:
         _err(f"warning: no Python files in {', '.join(map(str, paths))}", fg="yellow")
     beyond = _changes_beyond(result, paths, dry_run)
@@ -121,6 +127,8 @@ def apply(paths: tuple[Path, ...], dry_run: bool, exclude: tuple[str, ...],
         ordered = [by_path[p] for p in sorted(runtimes & set(by_path))] + [
             by_path[p] for p in write_order([p for p in by_path if p not in runtimes], result.plan)]
         sources = {f.path: result.sources.get(f.path) or _new_source(f.path, result) for f in ordered}
+        if verify_after:
+            backup = _backup(ordered, result)
         try:
             # Encodes and stages every file before it replaces any: one that cannot be
             # written (read-only, disk full, unencodable) leaves all of them unchanged.
@@ -136,8 +144,20 @@ def apply(paths: tuple[Path, ...], dry_run: bool, exclude: tuple[str, ...],
     _summary(result, dry_run, written)
     if result.failed() or (beyond and not dry_run):
         raise _Exit(EXIT_ERROR)
+    if verify_after and written and backup is not None:
+        verified = backup.verify_and_restore()
+        if verified != 0:
+            raise _Exit(verified)
     real_refusals = [r for r in result.refusals if not r.chosen]
     raise _Exit(EXIT_CHANGES if changed or real_refusals else EXIT_CLEAN)
+
+
+def _backup(files: list[api.FileResult], result: api.RunResult) -> ApplyBackup:
+    """A copy of each file about to be rewritten, and the list of files to be added."""
+    from codemod.verify.backup import ApplyBackup
+
+    return ApplyBackup.save([f.path for f in files if f.path in result.sources],
+                            [f.path for f in files if f.path not in result.sources])
 
 
 def _new_source(path: Path, result: api.RunResult) -> SourceFile:
