@@ -222,7 +222,7 @@ class ClassCases:
         """The converted tree's answers: feature tags, and a kept class's own instances."""
         target = self.family.after.classes[member.name]
         is_class = isinstance(target, type)
-        runtime = self.family.after.runtimes.get(member.name)
+        runtime: Any = self.family.after.runtimes.get(member.name)
         feature = getattr(getattr(runtime, "Features", None), member.feature or "", None)
         has = runtime.has_param_feature(param, feature) if feature is not None else False
         kind = runtime.param_kind_is(param, feature) if feature is not None else False

@@ -146,9 +146,9 @@ def find_families(original: Path, converted: Path) -> Families:
         raise VerifyUsageError(f"the runtime modules under {converted} name no class")
     known = {cls.name for cls in families.classes}
     for module in families.modules:
-        path = module_path(families.original_package_dir, module)
-        if path is None:
+        found = module_path(families.original_package_dir, module)
+        if found is None:
             raise VerifyUsageError(f"{module} is not in {families.original_package_dir}: "
                                    "give the original tree the converted one was made from")
-        families.classes.extend(_kept_classes(path, module, known))
+        families.classes.extend(_kept_classes(found, module, known))
     return families
