@@ -3,7 +3,8 @@
 A *stub module* answers every attribute with a permissive stand-in: a class that can be
 called (a single callable argument comes back unchanged, so decorators and wrappers such
 as ``_make_synced_weight_loader(loader)`` pass their function through), subclassed,
-subscripted, used as a context manager, iterated (empty) and tested (false). Names that
+subscripted, used as a context manager, iterated (empty) and tested (false, like an unset
+flag). Names that
 look like tensor-parallel rank or size getters (``get_tensor_model_parallel_rank``,
 ``get_tensor_model_parallel_world_size``, ``get_tp_rank``...) answer the position the
 verifier drives (``TensorParallel``), so loaders shard as on that rank.
@@ -74,7 +75,8 @@ class _StandInType(type):
         return cls
 
     def __bool__(cls) -> bool:
-        return True
+        # ``if envs.SOME_FLAG:`` on a stub: an unset flag; a subclass is an ordinary class.
+        return not cls.__dict__.get("_verify_stand_in")
 
 
 class StandIn(metaclass=_StandInType):
