@@ -83,6 +83,7 @@ class _TreeFinder(importlib.abc.MetaPathFinder):
         tree = self.tree
         if not _in_package(fullname, tree.package):
             return None
+        tree.found.add(fullname)
         rel = fullname.split(".")[1:]
         base = tree.package_dir.joinpath(*rel)
         file = base.with_suffix(".py") if rel else None
@@ -143,11 +144,17 @@ class TreeImport:
     fallbacks: dict[str, str] = field(default_factory=dict)
     #: Family modules that failed to import, and why.
     failures: dict[str, str] = field(default_factory=dict)
+    #: Every module name of the package this copy's finder was asked for.
+    found: set[str] = field(default_factory=set)
 
     @contextlib.contextmanager
     def active(self) -> Iterator[TreeImport]:
-        """Register this copy's modules and finders for the duration of the block."""
-        saved = _take(self.package)
+        """Register this copy's modules and finders for the duration of the block.
+
+        Only the names this copy registered are swapped (a scan of all of ``sys.modules``
+        per call would cost more than the cases); ``import_modules`` scans once."""
+        saved = {name: sys.modules.pop(name) for name in self.modules.keys() | self.found
+                 if name in sys.modules}
         missing_saved = {name: sys.modules[name] for name in self.missing if name in sys.modules}
         sys.modules.update(self.modules)
         finder, fallback = _TreeFinder(self), _MissingFinder(self)
@@ -161,7 +168,8 @@ class TreeImport:
             sys.dont_write_bytecode = flag
             sys.meta_path.remove(finder)
             sys.meta_path.remove(fallback)
-            self.modules = _take(self.package)
+            self.modules = {name: sys.modules.pop(name) for name in self.modules.keys() | self.found
+                            if name in sys.modules}
             for name in self.missing:
                 sys.modules.pop(name, None)
             sys.modules.update(missing_saved)
@@ -169,7 +177,15 @@ class TreeImport:
 
     def import_modules(self, names: Iterable[str]) -> dict[str, types.ModuleType]:
         """Import ``names`` (inside ``active()``); failures go to ``failures``."""
-        imported = {}
+        imported: dict[str, types.ModuleType] = {}
+        outside = _take(self.package)  # whatever another copy or the user left registered
+        try:
+            self._import(names, imported)
+        finally:
+            sys.modules.update(outside)
+        return imported
+
+    def _import(self, names: Iterable[str], imported: dict[str, types.ModuleType]) -> None:
         with self.active():
             importlib.invalidate_caches()
             for name in names:
@@ -177,7 +193,6 @@ class TreeImport:
                     imported[name] = importlib.import_module(name)
                 except Exception as exc:  # noqa: BLE001 - reported by name
                     self.failures[name] = f"{type(exc).__name__}: {exc}"
-        return imported
 
     def module(self, name: str) -> types.ModuleType | None:
         return self.modules.get(name)
