@@ -77,8 +77,8 @@ class ClassCases:
         self.member = member
         self.result = result
         self.counter = Counter()
-        self.old_cls = family.before.classes[member.name]
-        self.new_cls = family.after.classes[member.name]
+        self.old_cls = family.before.classes[member.key]
+        self.new_cls = family.after.classes[member.key]
 
     # -- bookkeeping -------------------------------------------------------------------
 
@@ -198,7 +198,7 @@ class ClassCases:
 
     def attr_dict(self, param: Any) -> Any:
         """What the converted code answers for ``p.__dict__`` (``param_attr_dict``)."""
-        runtime = self.family.after.runtimes.get(self.member.name)
+        runtime = self.family.after.runtimes.get(self.member.key)
         reader = getattr(runtime, "param_attr_dict", None)
         return reader(param) if reader is not None else vars(param)
 
@@ -206,8 +206,8 @@ class ClassCases:
         """Every former ``isinstance`` / ``type(p) is`` answer against every family class."""
         diffs = []
         for member in self.family.members:
-            old_cls = self.family.before.classes.get(member.name)
-            if old_cls is None or member.name not in self.family.after.classes:
+            old_cls = self.family.before.classes.get(member.key)
+            if old_cls is None or member.key not in self.family.after.classes:
                 continue
             old_answers = (isinstance(old, old_cls), type(old) is old_cls)
             new_answers = self.new_kind(new, member)
@@ -220,9 +220,9 @@ class ClassCases:
 
     def new_kind(self, param: Any, member: FamilyClass) -> tuple[bool, bool]:
         """The converted tree's answers: feature tags, and a kept class's own instances."""
-        target = self.family.after.classes[member.name]
+        target = self.family.after.classes[member.key]
         is_class = isinstance(target, type)
-        runtime: Any = self.family.after.runtimes.get(member.name)
+        runtime: Any = self.family.after.runtimes.get(member.key)
         feature = getattr(getattr(runtime, "Features", None), member.feature or "", None)
         has = runtime.has_param_feature(param, feature) if feature is not None else False
         kind = runtime.param_kind_is(param, feature) if feature is not None else False

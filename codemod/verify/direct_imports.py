@@ -28,10 +28,11 @@ def _absolute(module: str | None, level: int, importer: str, is_package: bool) -
     return ".".join(base + ([module] if module else []))
 
 
-def direct_imports(package: str, package_dir: Path, modules: Iterable[str]) -> set[str]:
+def direct_imports(package: str, package_dir: Path, modules: Iterable[str]) -> dict[str, set[str]]:
     """Modules of ``package`` (files in ``package_dir``) that ``modules`` import directly,
-    minus those from which they import a tensor-parallel getter."""
-    found: set[str] = set()
+    each with the names imported from it, minus those from which they import a
+    tensor-parallel getter."""
+    found: dict[str, set[str]] = {}
     driven: set[str] = set()
     for module in modules:
         path = module_path(package_dir, module)
@@ -44,18 +45,22 @@ def direct_imports(package: str, package_dir: Path, modules: Iterable[str]) -> s
         is_package = path.name == "__init__.py"
         for node in ast.walk(tree):
             if isinstance(node, ast.Import):
-                found.update(alias.name for alias in node.names)
+                for alias in node.names:
+                    found.setdefault(alias.name, set())
             elif isinstance(node, ast.ImportFrom):
                 source = _absolute(node.module, node.level, module, is_package)
                 if source is None:
                     continue
-                found.add(source)
+                names = found.setdefault(source, set())
                 for alias in node.names:
-                    found.add(f"{source}.{alias.name}")
+                    if alias.name == "*":
+                        continue
+                    if module_path(package_dir, f"{source}.{alias.name}") is not None:
+                        found.setdefault(f"{source}.{alias.name}", set())
+                    else:
+                        names.add(alias.name)
                     if tp_getter_kind(alias.name):
                         driven.add(source)
-    inside = {name for name in found
-              if (name == package or name.startswith(package + "."))
-              and module_path(package_dir, name) is not None
-              and name != package}
-    return inside - driven
+    return {name: names for name, names in found.items()
+            if name.startswith(package + ".") and name not in driven
+            and module_path(package_dir, name) is not None}

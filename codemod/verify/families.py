@@ -33,6 +33,11 @@ class FamilyClass:
     #: The runtime module defining that member.
     runtime_module: str | None
 
+    @property
+    def key(self) -> str:
+        """``module.Name``: two families may each have a class of the same name."""
+        return f"{self.module}.{self.name}"
+
 
 @dataclass
 class Families:

@@ -61,6 +61,10 @@ class _FallbackLoader(importlib.machinery.SourceFileLoader):
     def exec_module(self, module: types.ModuleType) -> None:
         try:
             super().exec_module(module)
+            wanted = self.tree.optional.get(module.__name__, set())
+            lacking = sorted(name for name in wanted if not hasattr(module, name))
+            if lacking:  # e.g. they came from ``from <stub> import *``
+                raise ImportError(f"lacks {', '.join(lacking)} once its imports are stubs")
         except Exception as exc:  # noqa: BLE001 - any failure: stand in for the module
             self.tree.fallbacks[module.__name__] = f"{type(exc).__name__}: {exc}"
             directory = Path(self.path).parent if self.path.endswith("__init__.py") else None
@@ -98,6 +102,10 @@ class _TreeFinder(importlib.abc.MetaPathFinder):
             return importlib.util.spec_from_file_location(
                 fullname, source, loader=loader,
                 submodule_search_locations=[str(base)] if source == init else None)
+        parent = sys.modules.get(fullname.rpartition(".")[0])
+        if source is None and directory is None and parent is not None \
+                and not getattr(parent, "__verify_stub__", False):
+            return None  # no such module in a real package: the import fails, as it would
         tree.stubbed.add(fullname)
         return importlib.machinery.ModuleSpec(
             fullname, _StubLoader(directory, tree.position), is_package=directory is not None)
@@ -135,7 +143,8 @@ class TreeImport:
     package: str
     package_dir: Path
     real: set[str]
-    optional: set[str]
+    #: Modules to execute for real if they can, with the names the families import.
+    optional: dict[str, set[str]]
     position: TensorParallel
     modules: dict[str, types.ModuleType] = field(default_factory=dict)
     stubbed: set[str] = field(default_factory=set)

@@ -15,13 +15,16 @@ def as_json(result: VerifyResult) -> str:
 
 
 def as_table(result: VerifyResult) -> str:
-    """One row per class (status, builds, cases, tensors, differences), then each
+    """One row per class (named with its module where two families share a name:
+    status, builds, cases, tensors, differences), then each
     difference, the modules that failed to import, and the totals."""
     if result.error:
         return f"codemod verify: {result.error}"
     rows = [("class", "status", "builds", "cases", "tensors", "raised", "differences")]
+    names = [cls.name for cls in result.classes]
     for cls in result.classes:
-        rows.append((cls.name, cls.status, f"{cls.builds} ({cls.build_origin or '-'})",
+        label = cls.name if names.count(cls.name) == 1 else f"{cls.module}.{cls.name}"
+        rows.append((label, cls.status, f"{cls.builds} ({cls.build_origin or '-'})",
                      str(cls.cases), str(cls.tensors), str(cls.raised), str(len(cls.differences))))
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     lines = ["  ".join(cell.ljust(widths[i]) if i < 2 else cell.rjust(widths[i])

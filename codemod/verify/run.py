@@ -54,11 +54,11 @@ def _side(tree: TreeImport, families: Families) -> Side:
     for member in families.classes:
         module = tree.module(member.module)
         if module is not None and hasattr(module, member.name):
-            classes[member.name] = getattr(module, member.name)
+            classes[member.key] = getattr(module, member.name)
         if member.runtime_module is not None:
             runtime = tree.module(member.runtime_module)
             if runtime is not None:
-                runtimes[member.name] = runtime
+                runtimes[member.key] = runtime
     return Side(tree, classes, runtimes)
 
 
@@ -67,7 +67,9 @@ def _import_both(families: Families, position: TensorParallel) -> tuple[TreeImpo
     real = set(modules) | set(families.runtime_modules)
     trees = []
     for package_dir in (families.original_package_dir, families.converted_package_dir):
-        optional = direct_imports(families.package, package_dir, modules) - real
+        optional = {name: names for name, names
+                    in direct_imports(families.package, package_dir, modules).items()
+                    if name not in real}
         tree = TreeImport(families.package, package_dir, real, optional, position)
         tree.import_modules([*modules, *[m for m in families.runtime_modules
                                          if package_dir == families.converted_package_dir]])
@@ -102,12 +104,12 @@ def verify_trees(original: Path, converted: Path, tp_sizes: tuple[int, ...] = TP
             if only is not None and member.name not in only:
                 continue
             status = "kept" if member.feature is None else "converted"
-            new_cls = family.after.classes.get(member.name)
+            new_cls = family.after.classes.get(member.key)
             if member.feature is not None and isinstance(new_cls, type):
                 status = "shadow"
             class_result = ClassResult(member.name, member.module, status)
             result.classes.append(class_result)
-            old_cls = family.before.classes.get(member.name)
+            old_cls = family.before.classes.get(member.key)
             if old_cls is None or new_cls is None:
                 continue
             builds = builds_for(old_cls, member.name, sites)
