@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import sys
 from pathlib import Path
@@ -22,7 +23,8 @@ def run_verify(original: Path, converted: Path, output_format: str = "text",
     from codemod.verify.render import as_json, as_table
     from codemod.verify.run import verify_trees
 
-    result = verify_trees(original, converted)
+    with contextlib.redirect_stdout(sys.stderr):  # what the engine's modules print
+        result = verify_trees(original, converted)
     text = as_json(result) if output_format == "json" else as_table(result)
     print(text, file=output if not result.error or output_format == "json" else sys.stderr)
     return result.exit_code, result

@@ -30,3 +30,18 @@ def test_unconverted_pair_exits_2(engine_pair: tuple[Path, Path],
     original, _ = engine_pair
     assert main(["verify", str(original), str(original)]) == 2
     assert "no runtime module" in capsys.readouterr().err
+
+
+def test_json_stays_parseable_when_engine_modules_print(
+        engine_pair: tuple[Path, Path], tmp_path: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    from tests.verify.conftest import planted
+
+    original, converted = engine_pair
+    noisy = planted(converted, tmp_path, ("import logging\n",
+                                          "import logging\nprint('engine says hello')\n"))
+    capsys.readouterr()
+    assert main(["verify", "--format", "json", str(original), str(noisy)]) == 0
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)["exit_code"] == 0
+    assert "engine says hello" in captured.err
