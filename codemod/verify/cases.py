@@ -8,19 +8,17 @@ out (``compare``). A difference is recorded with its case; nothing raises out of
 
 from __future__ import annotations
 
-import ast
 import copy
 import inspect
-import itertools
 import pickle
-import textwrap
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
 import torch
 
-from codemod.verify.arguments import Build, by_name, materialize, tensor_of
+from codemod.verify.arguments import Build
+from codemod.verify.call_args import ArgumentMaker, argument_makers, realize
 from codemod.verify.compare import Counter, exception_text, same_outcome, same_value
 from codemod.verify.families import FamilyClass
 from codemod.verify.importer import TreeImport
@@ -28,9 +26,6 @@ from codemod.verify.model import ClassResult, Difference
 from codemod.verify.stubs import TensorParallel
 
 Outcome = tuple[Any, BaseException | None]
-#: Most argument combinations tried per method and tensor-parallel position.
-MAX_COMBINATIONS = 12
-_SHARD_IDS: tuple[Any, ...] = (0, 1, "q", "k", "v")
 
 
 @dataclass
@@ -157,7 +152,7 @@ class ClassCases:
     def param_differences(self, old: Any, new: Any, what: str) -> list[str]:
         """Data, ``requires_grad``, public attributes, methods present, attribute dict."""
         diffs = same_outcome(_read(old, "data"), _read(new, "data"), f"{what}: data", self.counter)
-        if type(new) is not torch.nn.Parameter and isinstance(self.new_cls, type) is False:
+        if type(new) is not torch.nn.Parameter and not isinstance(self.new_cls, type):
             diffs.append(f"{what}: converted parameter is a {type(new).__name__}")
         if old.requires_grad != new.requires_grad:
             diffs.append(f"{what}: requires_grad {old.requires_grad} vs {new.requires_grad}")
@@ -244,88 +239,24 @@ class ClassCases:
         position.rank, position.size = 0, 1
 
     def calls(self, name: str, function: Callable[..., Any], sample: Any, is_static: bool) \
-            -> list[Callable[[Any], tuple[list[Any], dict[str, Any]]]]:
-        """Argument makers for method ``name`` (each takes the side's parameter)."""
-        try:
-            parameters = list(inspect.signature(function).parameters.values())
-        except (TypeError, ValueError):
-            return []
-        if not is_static:
-            parameters = parameters[1:]
-        named = {p.name for p in parameters if p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL)}
-        options: list[tuple[str, bool, list[Any]]] = []  # (name, keyword?, candidates)
-        spread = False
-        for parameter in parameters:
-            if parameter.kind is parameter.VAR_KEYWORD:
-                spread = True
-            elif parameter.kind is parameter.VAR_POSITIONAL or parameter.default is not parameter.empty:
-                continue
-            else:
-                keyword = parameter.kind is parameter.KEYWORD_ONLY
-                options.append((parameter.name, keyword, self.candidates(parameter.name, sample)))
-        keyword_sets: list[tuple[str, ...]] = [()]
-        if spread:  # the keywords the tree passes to this method name, one set per call
-            # form, and every key the method reads from its ``**kwargs``
-            read = keys_read(function)
-            forms = {tuple(dict.fromkeys(n for n in (*names, *read) if n not in named))
-                     for names in self.family.method_keywords.get(name, ())}
-            forms.add(tuple(n for n in read if n not in named))
-            keyword_sets = sorted(forms, key=lambda form: (-len(form), form))
-        makers = []
-        for keywords in keyword_sets:
-            extra = [(n, True, self.candidates(n, sample)) for n in keywords]
-            every = options + extra
-            for combo in itertools.islice(itertools.product(*(c for _, _, c in every)),
-                                          MAX_COMBINATIONS):
-                makers.append(_maker(every, combo))
-        return makers
-
-    def candidates(self, name: str, sample: Any) -> list[Any]:
-        """Values to try for argument ``name`` of a method of ``sample``'s class."""
-        lowered = name.lower()
-        if lowered in ("param", "parameter", "self_param", "layer_param"):
-            return [_SELF]
-        if "weight" in lowered and "loader" not in lowered or lowered in ("tensor", "value"):
-            return [("tensor", shape) for shape in self.weight_shapes(sample)]
-        if lowered == "shard_id":
-            return list(_SHARD_IDS)
-        if lowered == "shard_size":
-            return [max(1, _split_size(sample) // 2)]
-        if lowered == "shard_offset":
-            return [0, max(1, _split_size(sample) // 2)]
-        return [materialize(by_name(name), 0)]
-
-    def weight_shapes(self, sample: Any) -> list[tuple[int, ...]]:
-        """The parameter's shape, and that shape times the tp size along each dimension
-        the parameter names (``output_dim``, ``input_dim``, ``packed_dim``...)."""
-        shape = tuple(sample.shape)
-        shapes = [shape]
-        if len(shape) <= 1:  # a scale: also one value, as 0-d and 1-element tensors
-            shapes += [(), (1,)]
-        size = self.family.position.size
-        for name in dir(sample):
-            if not name.endswith("_dim") or name.startswith("__"):
-                continue
-            dim = getattr(sample, name, None)
-            if isinstance(dim, int) and 0 <= dim < len(shape) and size > 1:
-                scaled = tuple(n * size if i == dim else n for i, n in enumerate(shape))
-                if scaled not in shapes:
-                    shapes.append(scaled)
-        return shapes
+            -> list[ArgumentMaker]:
+        """Argument makers for method ``name`` at the current tp size."""
+        return argument_makers(name, function, sample, is_static,
+                               self.family.method_keywords, self.family.position.size)
 
     def call_differences(self, build: Build, name: str,
-                         make_args: Callable[[Any], tuple[list[Any], dict[str, Any]]],
+                         make_args: ArgumentMaker,
                          label: str) -> list[str]:
         """Build both, call ``name`` with the same arguments, compare result and state."""
-        dtype_seed = 7
+        seed = 7
 
         def action(cls: Any) -> Callable[[], Any]:
             def run() -> Any:
                 args, kwargs = build.values()
                 param = cls(*args, **kwargs)
                 call_args, call_kwargs = make_args(param)
-                call_args = [_realize(value, param, dtype_seed + i) for i, value in enumerate(call_args)]
-                call_kwargs = {k: _realize(v, param, dtype_seed + 50 + i)
+                call_args = [realize(value, param, seed + i) for i, value in enumerate(call_args)]
+                call_kwargs = {k: realize(v, param, seed + 50 + i)
                                for i, (k, v) in enumerate(call_kwargs.items())}
                 try:
                     returned = getattr(param, name)(*call_args, **call_kwargs)
@@ -405,68 +336,6 @@ class ClassCases:
             if bound is param:
                 diffs.append(f"{what}: method {name} of the copy acts on the source")
         return diffs
-
-
-def keys_read(function: Callable[..., Any]) -> tuple[str, ...]:
-    """The literal keys ``function`` reads from its ``**kwargs`` (``kwargs.get("k")``,
-    ``kwargs["k"]``, ``kwargs.pop("k")``), in order."""
-    try:
-        tree = ast.parse(textwrap.dedent(inspect.getsource(function)))
-    except (OSError, TypeError, SyntaxError):
-        return ()
-    spread = next((arg.arg for node in ast.walk(tree)
-                   if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
-                   for arg in [node.args.kwarg] if arg is not None), None)
-    keys: dict[str, None] = {}
-    for node in ast.walk(tree):
-        target, key = None, None
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
-                and node.func.attr in ("get", "pop") and node.args:
-            target, key = node.func.value, node.args[0]
-        elif isinstance(node, ast.Subscript):
-            target, key = node.value, node.slice
-        if isinstance(target, ast.Name) and target.id == spread \
-                and isinstance(key, ast.Constant) and isinstance(key.value, str):
-            keys[key.value] = None
-    return tuple(keys)
-
-
-class _Self:
-    """Marks the argument that receives the parameter itself (a static loader's param)."""
-
-
-_SELF = _Self()
-
-
-def _maker(options: list[tuple[str, bool, list[Any]]], combo: tuple[Any, ...]) \
-        -> Callable[[Any], tuple[list[Any], dict[str, Any]]]:
-    def make(param: Any) -> tuple[list[Any], dict[str, Any]]:
-        args: list[Any] = []
-        kwargs: dict[str, Any] = {}
-        for (name, keyword, _), value in zip(options, combo):
-            if keyword:
-                kwargs[name] = value
-            else:
-                args.append(value)
-        return args, kwargs
-    return make
-
-
-def _realize(value: Any, param: Any, seed: int) -> Any:
-    """Turn a candidate into the value passed: the parameter, or a fresh tensor."""
-    if value is _SELF:
-        return param
-    if isinstance(value, tuple) and len(value) == 2 and value[0] == "tensor":
-        return tensor_of(value[1], param.dtype, seed)
-    return value
-
-
-def _split_size(sample: Any) -> int:
-    dim = getattr(sample, "output_dim", 0)
-    shape = tuple(sample.shape)
-    if not shape:
-        return 1
-    return shape[dim] if isinstance(dim, int) and 0 <= dim < len(shape) else shape[0]
 
 
 def _unself(value: Any, param: Any) -> Any:
