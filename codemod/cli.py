@@ -33,6 +33,8 @@ from codemod.types import DEFAULT_EXCLUDES, Options
 if TYPE_CHECKING:
     from click._termui_impl import ProgressBar
 
+    from codemod.verify.backup import ApplyBackup
+
 EXIT_CLEAN, EXIT_CHANGES, EXIT_ERROR = 0, 1, 2
 
 
@@ -82,11 +84,15 @@ _jobs = click.option("--jobs", "-j", type=click.IntRange(min=1), default=None,
 @click.option("--dry-run", is_flag=True, help="Print a unified diff; write nothing.")
 @click.option("--report", "report_file", type=click.Path(dir_okay=False, path_type=Path),
               default=None, help="Write the migration report (JSON, docs/report.md) to this file.")
+@click.option("--verify", "verify_after", is_flag=True,
+              help="After writing, run `codemod verify` on the result; on a difference put "
+                   "the original files back (exit 1). Needs torch.")
 @_exclude
 @_extend
 @_jobs
 def apply(paths: tuple[Path, ...], dry_run: bool, report_file: Path | None,
-          exclude: tuple[str, ...], extend_exclude: tuple[str, ...], jobs: int | None) -> None:
+          exclude: tuple[str, ...], extend_exclude: tuple[str, ...], jobs: int | None,
+          verify_after: bool = False) -> None:
     """Convert Parameter subclasses under PATHS (in place, or as a diff with --dry-run)."""
     started = time.monotonic()
     options = _options(paths, exclude, extend_exclude, jobs)
@@ -101,6 +107,7 @@ def apply(paths: tuple[Path, ...], dry_run: bool, report_file: Path | None,
         _err(f"warning: {warning}", fg="yellow")
     changed = result.changed()
     written = 0
+    backup: ApplyBackup | None = None
     if result.scanned == 0:
         _err(f"warning: no Python files in {', '.join(map(str, paths))}", fg="yellow")
     beyond = _changes_beyond(result, paths, dry_run)
@@ -125,6 +132,8 @@ def apply(paths: tuple[Path, ...], dry_run: bool, report_file: Path | None,
         ordered = [by_path[p] for p in sorted(runtimes & set(by_path))] + [
             by_path[p] for p in write_order([p for p in by_path if p not in runtimes], result.plan)]
         sources = {f.path: result.sources.get(f.path) or _new_source(f.path, result) for f in ordered}
+        if verify_after:
+            backup = _backup(ordered, result)
         try:
             # Encodes and stages every file before it replaces any: one that cannot be
             # written (read-only, disk full, unencodable) leaves all of them unchanged.
@@ -141,9 +150,15 @@ def apply(paths: tuple[Path, ...], dry_run: bool, report_file: Path | None,
     real_refusals = [r for r in result.refusals if not r.chosen]
     code = EXIT_ERROR if result.failed() or (beyond and not dry_run) else (
         EXIT_CHANGES if changed or real_refusals else EXIT_CLEAN)
+    verified: dict[str, object] | None = None
+    if code != EXIT_ERROR and verify_after and written and backup is not None:
+        verify_code, verify_result = backup.verify_and_restore()
+        verified = verify_result.to_dict() if verify_result is not None else None
+        if verify_code != 0:
+            code = verify_code
     if report_file is not None:
         code = _report(report_file, result, options, dry_run=dry_run, written=written,
-                       exit_code=code, elapsed=time.monotonic() - started)
+                       exit_code=code, elapsed=time.monotonic() - started, verify=verified)
     raise _Exit(code)
 
 
@@ -186,6 +201,14 @@ def _report_options(params: dict[str, object], options: Options) -> dict[str, ob
             "jobs": options.jobs,
         },
     }
+
+
+def _backup(files: list[api.FileResult], result: api.RunResult) -> ApplyBackup:
+    """A copy of each file about to be rewritten, and the list of files to be added."""
+    from codemod.verify.backup import ApplyBackup
+
+    return ApplyBackup.save([f.path for f in files if f.path in result.sources],
+                            [f.path for f in files if f.path not in result.sources])
 
 
 def _new_source(path: Path, result: api.RunResult) -> SourceFile:
@@ -334,6 +357,23 @@ def check(paths: tuple[Path, ...], output_format: str, statistics: bool, output_
         _err(f"error: {output_file}: cannot write: {exc.strerror or exc}", fg="red")
         raise _Exit(EXIT_ERROR) from None
     raise _Exit(code)
+
+
+@cli.command()
+@click.argument("original", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.argument("converted", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text",
+              show_default=True, help="A table per class, or the result as JSON.")
+def verify(original: Path, converted: Path, output_format: str) -> None:
+    """Prove CONVERTED (a converted copy of ORIGINAL) behaves as ORIGINAL: build every
+    converted class from both trees, call every method at tp 1/2/4, compare bit for bit.
+
+    Exit code 0: no difference; 1: differences; 2: nothing could be verified. Needs
+    torch. See docs/verify.md.
+    """
+    from codemod.verify.command import run_verify
+
+    raise _Exit(run_verify(original, converted, output_format)[0])
 
 
 #: LibCST's parser, visitors and code generation recurse once or more per nesting level
