@@ -6,47 +6,49 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+from codemod.analysis import python_trees
 from codemod.fileio import SourceFile
 
 
-class _Mentions(ast.NodeVisitor):
-    """Whether a module names one of ``names`` (as ``Name`` or ``x.Name``) in a class
-    statement's bases, an ``isinstance``/``issubclass`` call or a comparison: the only
-    places a finding of CM002-CM004 can be."""
+def _class_style(tree: ast.Module, names: frozenset[str]) -> bool:
+    """Whether ``tree`` names one of ``names`` (as ``Name`` or ``x.Name``) in a class
+    statement's bases, an ``isinstance``/``issubclass`` call's positional arguments or a
+    comparison: the only places a finding of CM002-CM004 can be.
 
-    def __init__(self, names: frozenset[str]) -> None:
-        self.names = set(names)
-        self.class_style = False
+    One walk, carrying whether the node lies in such a place (imports are skipped: they
+    hold no expressions).
+    """
+    stack: list[tuple[ast.AST, bool]] = [(tree, False)]
+    while stack:
+        node, inside = stack.pop()
+        if inside and ((isinstance(node, ast.Name) and node.id in names)
+                       or (isinstance(node, ast.Attribute) and node.attr in names)):
+            return True
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            continue
+        if isinstance(node, ast.Compare):
+            stack.extend((child, True) for child in ast.iter_child_nodes(node))
+        elif isinstance(node, ast.ClassDef):
+            stack.extend((base, True) for base in node.bases)
+            stack.extend((child, inside) for field, value in ast.iter_fields(node)
+                         if field != "bases" for child in _nodes(value))
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
+                and node.func.id in ("isinstance", "issubclass"):
+            stack.extend((arg, True) for arg in node.args)
+            stack.append((node.func, inside))
+            stack.extend((keyword, inside) for keyword in node.keywords)
+        else:
+            stack.extend((child, inside) for child in ast.iter_child_nodes(node))
+    return False
 
-    def _named(self, expr: ast.AST) -> bool:
-        return (isinstance(expr, ast.Name) and expr.id in self.names) or \
-            (isinstance(expr, ast.Attribute) and expr.attr in self.names)
 
-    def _mentions(self, node: ast.AST) -> bool:
-        return any(self._named(sub) for sub in ast.walk(node))
-
-    def visit_Import(self, node: ast.Import) -> None:
-        return None
-
-    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
-        return None
-
-    def visit_ClassDef(self, node: ast.ClassDef) -> None:
-        if any(self._mentions(base) for base in node.bases):
-            self.class_style = True
-        self.generic_visit(node)
-
-    def visit_Compare(self, node: ast.Compare) -> None:
-        if self._mentions(node):
-            self.class_style = True
-        self.generic_visit(node)
-
-    def visit_Call(self, node: ast.Call) -> None:
-        func = node.func
-        if isinstance(func, ast.Name) and func.id in ("isinstance", "issubclass") \
-                and any(self._mentions(arg) for arg in node.args):
-            self.class_style = True
-        self.generic_visit(node)
+def _nodes(value: object) -> list[ast.AST]:
+    """The nodes of one field of a node (``ast.iter_child_nodes`` for one field)."""
+    if isinstance(value, ast.AST):
+        return [value]
+    if isinstance(value, list):
+        return [item for item in value if isinstance(item, ast.AST)]
+    return []
 
 
 class AstFiles:
@@ -63,7 +65,7 @@ class AstFiles:
     def tree(self, path: Path) -> ast.Module | None:
         if path not in self._trees:
             try:
-                self._trees[path] = ast.parse(self.sources[path].text)
+                self._trees[path] = python_trees.parse(self.sources[path].text)
             except (SyntaxError, ValueError, RecursionError):
                 self._trees[path] = None
         return self._trees[path]
@@ -83,6 +85,4 @@ class AstFiles:
                 for alias in node.names:
                     if alias.asname and alias.name.rpartition(".")[2] in names:
                         local.add(alias.asname)
-        visitor = _Mentions(frozenset(local))
-        visitor.visit(tree)
-        return visitor.class_style
+        return _class_style(tree, frozenset(local))
