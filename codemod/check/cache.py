@@ -102,7 +102,8 @@ def tree_state(paths: list[Path], options: Options) -> TreeState | None:
             links_out: list[str] = []
             found = iter_python_files(list(scope.walk), options.excludes,
                                       options.extend_excludes, links_out)
-            files = sorted(scope.spelled(path) for path in found)
+            # Sorted as strings (cheaper than paths; any fixed order does).
+            files = sorted(os.fspath(scope.spelled(path)) for path in found)
     except (DiscoveryError, OSError):
         return None
     invocation = _digest([
@@ -112,10 +113,10 @@ def tree_state(paths: list[Path], options: Options) -> TreeState | None:
         repr(scope.relative), repr(_finding_options(options)),
     ])
     return TreeState(invocation, tuple(sorted(links_out)),
-                     tuple((os.fspath(path), _signature(path)) for path in files))
+                     tuple((path, _signature(path)) for path in files))
 
 
-def _signature(path: Path) -> tuple[int, int, int, int] | None:
+def _signature(path: str) -> tuple[int, int, int, int] | None:
     try:
         stat = os.stat(path)
     except OSError:
