@@ -22,18 +22,19 @@ from typing import TYPE_CHECKING, TextIO
 
 import click
 
-from codemod import api
 from codemod.config import ConfigError, load_config
 from codemod.discovery import DiscoveryError
 from codemod.fileio import SourceError, SourceFile, encode_source, write_files_atomic
-from codemod.output.diff import unified_diff
-from codemod.planning.write_order import write_order
 from codemod.types import DEFAULT_EXCLUDES, Options
 
 if TYPE_CHECKING:
     from click._termui_impl import ProgressBar
 
+    from codemod import api
     from codemod.verify.backup import ApplyBackup
+
+# The engine (``codemod.api``, and LibCST with it) is imported by the command that runs
+# it: ``check`` answered from its cache never loads it (~1 s of imports).
 
 EXIT_CLEAN, EXIT_CHANGES, EXIT_ERROR = 0, 1, 2
 
@@ -95,6 +96,10 @@ def apply(paths: tuple[Path, ...], dry_run: bool, report_file: Path | None,
           verify_after: bool = False) -> None:
     """Convert Parameter subclasses under PATHS (in place, or as a diff with --dry-run)."""
     started = time.monotonic()
+    from codemod import api
+    from codemod.output.diff import unified_diff
+    from codemod.planning.write_order import write_order
+
     options = _options(paths, exclude, extend_exclude, jobs)
     progress = _Progress(sys.stderr)
     try:
@@ -333,24 +338,32 @@ def _summary(result: api.RunResult, dry_run: bool, written: int) -> None:
 @_exclude
 @_extend
 @_jobs
+@click.option("--no-cache", is_flag=True,
+              help="Neither read nor write the result cache (also: CODEMOD_NO_CACHE=1).")
+@click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Where the result cache lives (also: CODEMOD_CACHE_DIR; default: "
+                   ".codemod_cache in the project root).")
 def check(paths: tuple[Path, ...], output_format: str, statistics: bool, output_file: Path | None,
-          exclude: tuple[str, ...], extend_exclude: tuple[str, ...], jobs: int | None) -> None:
+          exclude: tuple[str, ...], extend_exclude: tuple[str, ...], jobs: int | None,
+          no_cache: bool, cache_dir: Path | None) -> None:
     """Report Parameter subclasses and class-style uses of converted names (changes nothing).
 
     Exit code 0: clean; 1: findings; 2: usage, configuration or input error. Codes are
     documented in docs/checks.md; `# codemod: ignore[CODE]` on a line suppresses them.
+    An unchanged tree is answered from a cache of the last result (see --no-cache).
     """
     from codemod.check.command import run_check
 
     if statistics and output_format not in ("text", "json"):
         raise click.UsageError("--statistics works with --format text or json")
     options = _options(paths, exclude, extend_exclude, jobs)
+    cache = _check_cache_dir(paths, no_cache, cache_dir)
     if output_file is None:
         raise _Exit(run_check(list(paths), options, output_format=output_format,
-                              statistics=statistics))
+                              statistics=statistics, cache_dir=cache))
     buffer = io.StringIO()
     code = run_check(list(paths), options, output_format=output_format,
-                     statistics=statistics, output=buffer)
+                     statistics=statistics, output=buffer, cache_dir=cache)
     try:
         output_file.write_text(buffer.getvalue(), encoding="utf-8")
     except OSError as exc:
@@ -374,6 +387,21 @@ def verify(original: Path, converted: Path, output_format: str) -> None:
     from codemod.verify.command import run_verify
 
     raise _Exit(run_verify(original, converted, output_format)[0])
+
+
+def _check_cache_dir(paths: tuple[Path, ...], no_cache: bool, cache_dir: Path | None) -> Path | None:
+    """Where ``check``'s result cache lives: ``--cache-dir``, else ``CODEMOD_CACHE_DIR``,
+    else ``.codemod_cache`` in the project root; None with ``--no-cache`` or
+    ``CODEMOD_NO_CACHE=1`` (as ruff's ``--no-cache`` and ``RUFF_NO_CACHE``)."""
+    from codemod.check.cache import CACHE_DIR_ENV, NO_CACHE_ENV, default_cache_dir
+
+    if no_cache or os.environ.get(NO_CACHE_ENV, "").strip().lower() in ("1", "true", "yes"):
+        return None
+    if cache_dir is not None:
+        return cache_dir
+    if os.environ.get(CACHE_DIR_ENV):
+        return Path(os.environ[CACHE_DIR_ENV])
+    return default_cache_dir(paths[0] if paths else None)
 
 
 #: LibCST's parser, visitors and code generation recurse once or more per nesting level
