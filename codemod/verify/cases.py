@@ -12,15 +12,18 @@ import copy
 import inspect
 import pickle
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import torch
 
 from codemod.verify.arguments import Build
 from codemod.verify.call_args import ArgumentMaker, argument_makers, realize
+from codemod.verify.check_sites import DrivenSite, answer
 from codemod.verify.compare import Counter, exception_text, same_outcome, same_value
 from codemod.verify.families import FamilyClass
+from codemod.verify.functions import ParamFunction
 from codemod.verify.importer import TreeImport
 from codemod.verify.model import ClassResult, Difference
 from codemod.verify.stubs import TensorParallel
@@ -55,6 +58,21 @@ class Family:
     position: TensorParallel
     tp_sizes: tuple[int, ...]
     method_keywords: dict[str, set[tuple[str, ...]]]
+    #: The family modules' functions taking a parameter, with each tree's function object.
+    functions: list[SideFunctions] = field(default_factory=list)
+    #: The tree's rewritten class checks outside the family modules.
+    check_sites: list[DrivenSite] = field(default_factory=list)
+
+
+@dataclass
+class SideFunctions:
+    """One module-level function of the family, as each tree defines it."""
+
+    function: ParamFunction
+    original: Any
+    converted: Any
+    #: The original class the function's parameter is annotated with.
+    admits: type
 
 
 def tp_grid(sizes: tuple[int, ...]) -> Iterator[tuple[int, int]]:
@@ -116,7 +134,9 @@ class ClassCases:
             return
         self.case(label, self.param_differences(old[0], new[0], label))
         self.case(f"kinds #{index}", self.kind_differences(old[0], new[0], f"kinds #{index}"))
+        self.checks(old[0], new[0], index)
         self.methods(build, old[0], index)
+        self.module_functions(build, old[0], index)
         self.copies(build, index)
 
     def public_attributes(self, param: Any) -> list[str]:
@@ -224,6 +244,19 @@ class ClassCases:
         return (has or (is_class and isinstance(param, target)),
                 kind or (is_class and type(param) is target))
 
+    def checks(self, old: Any, new: Any, index: int) -> None:
+        """Each of the tree's rewritten class checks answers for the converted parameter
+        as the original check did for the original one (``check_sites``)."""
+        for driven in self.family.check_sites:
+            label = f"check {driven.site.where} #{index}"
+            before = self.family.before.run(
+                partial(answer, driven.original_code, driven.original_namespace, old))
+            after = self.family.after.run(
+                partial(answer, driven.converted_code, driven.converted_namespace, new))
+            diffs = same_outcome(before, after, f"{label}: `{driven.site.original}`",
+                                 self.counter)
+            self.case(label, diffs)
+
     # -- methods -----------------------------------------------------------------------
 
     def methods(self, build: Build, sample: Any, index: int) -> None:
@@ -238,6 +271,27 @@ class ClassCases:
                     self.case(label, self.call_differences(build, name, call, label))
         position.rank, position.size = 0, 1
 
+    def module_functions(self, build: Build, sample: Any, index: int) -> None:
+        """Every family-module function whose parameter admits this class, called on the
+        parameter with the tree's literal arguments (else method-style ones), at every tp
+        position; compared as methods are."""
+        position = self.family.position
+        for side_functions in self.family.functions:
+            function = side_functions.function
+            if not isinstance(sample, side_functions.admits):
+                continue
+            for rank, size in tp_grid(self.family.tp_sizes):
+                position.rank, position.size = rank, size
+                makers = [_literal_maker(args, kwargs) for args, kwargs in function.forms] or \
+                    argument_makers(function.name, side_functions.original, sample, False,
+                                    self.family.method_keywords, size)
+                for n, make in enumerate(makers):
+                    label = f"{function.name}() tp {rank}/{size} #{n} (build #{index})"
+                    self.case(label, self.call_differences(
+                        build, function.name, make, label,
+                        (side_functions.original, side_functions.converted)))
+        position.rank, position.size = 0, 1
+
     def calls(self, name: str, function: Callable[..., Any], sample: Any, is_static: bool) \
             -> list[ArgumentMaker]:
         """Argument makers for method ``name`` at the current tp size."""
@@ -246,11 +300,12 @@ class ClassCases:
 
     def call_differences(self, build: Build, name: str,
                          make_args: ArgumentMaker,
-                         label: str) -> list[str]:
-        """Build both, call ``name`` with the same arguments, compare result and state."""
+                         label: str, functions: tuple[Any, Any] | None = None) -> list[str]:
+        """Build both, call method ``name`` (or each tree's function of ``functions`` on the
+        parameter) with the same arguments, compare result and state."""
         seed = 7
 
-        def action(cls: Any) -> Callable[[], Any]:
+        def action(cls: Any, function: Any = None) -> Callable[[], Any]:
             def run() -> Any:
                 args, kwargs = build.values()
                 param = cls(*args, **kwargs)
@@ -259,14 +314,18 @@ class ClassCases:
                 call_kwargs = {k: realize(v, param, seed + 50 + i)
                                for i, (k, v) in enumerate(call_kwargs.items())}
                 try:
-                    returned = getattr(param, name)(*call_args, **call_kwargs)
+                    if function is not None:
+                        returned = function(param, *call_args, **call_kwargs)
+                    else:
+                        returned = getattr(param, name)(*call_args, **call_kwargs)
                 except Exception as exc:  # noqa: BLE001 - the state is compared too
                     return param, None, exc
                 return param, returned, None
             return run
 
-        old, old_fail = self.family.before.run(action(self.old_cls))
-        new, new_fail = self.family.after.run(action(self.new_cls))
+        old_function, new_function = functions if functions is not None else (None, None)
+        old, old_fail = self.family.before.run(action(self.old_cls, old_function))
+        new, new_fail = self.family.after.run(action(self.new_cls, new_function))
         if old_fail is not None or new_fail is not None:
             return same_outcome((None, old_fail), (None, new_fail), label, self.counter)
         old_param, old_value, old_exc = old
@@ -336,6 +395,13 @@ class ClassCases:
             if bound is param:
                 diffs.append(f"{what}: method {name} of the copy acts on the source")
         return diffs
+
+
+def _literal_maker(args: tuple[Any, ...], kwargs: dict[str, Any]) -> ArgumentMaker:
+    """The tree's own literal arguments, copied afresh for each call."""
+    def make(param: Any) -> tuple[list[Any], dict[str, Any]]:
+        return list(copy.deepcopy(args)), copy.deepcopy(kwargs)
+    return make
 
 
 def _unself(value: Any, param: Any) -> Any:

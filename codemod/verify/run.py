@@ -8,9 +8,11 @@ from pathlib import Path
 from typing import Any
 
 from codemod.verify.arguments import Build, build_from_site, synthesized_build
-from codemod.verify.cases import ClassCases, Family, Side
+from codemod.verify.cases import ClassCases, Family, Side, SideFunctions
+from codemod.verify.check_sites import drive, find_check_sites
 from codemod.verify.direct_imports import direct_imports
 from codemod.verify.families import Families, VerifyUsageError, find_families
+from codemod.verify.functions import find_param_functions
 from codemod.verify.importer import TreeImport, forget_compiled_module_names
 from codemod.verify.model import ClassResult, ImportProblem, VerifyResult
 from codemod.verify.sites import TreeSites, harvest
@@ -99,7 +101,10 @@ def verify_trees(original: Path, converted: Path, tp_sizes: tuple[int, ...] = TP
         _record_imports(result, before, after)
         sites = harvest(families.original_package_dir, {m.name for m in families.classes})
         family = Family(_side(before, families), _side(after, families), families.classes,
-                        position, tp_sizes, sites.method_keywords)
+                        position, tp_sizes, sites.method_keywords,
+                        _side_functions(families, before, after, torch.nn.Parameter),
+                        _driven_sites(result, families, before, after))
+        result.functions = [f"{f.function.module}.{f.function.name}" for f in family.functions]
         for member in families.classes:
             if only is not None and member.name not in only:
                 continue
@@ -120,6 +125,33 @@ def verify_trees(original: Path, converted: Path, tp_sizes: tuple[int, ...] = TP
         torch.set_num_threads(threads)
     result.seconds = round(time.perf_counter() - started, 2)
     return result
+
+
+def _side_functions(families: Families, before: TreeImport, after: TreeImport,
+                    parameter: type) -> list[SideFunctions]:
+    """The family modules' functions taking a parameter, as each tree defines them (the
+    converted one None when it lost the function: every call then differs)."""
+    found = []
+    for function in find_param_functions(families):
+        old_module, new_module = before.module(function.module), after.module(function.module)
+        original = getattr(old_module, function.name, None)
+        if not callable(original):
+            continue
+        admits = getattr(old_module, function.admits, parameter)
+        found.append(SideFunctions(function, original, getattr(new_module, function.name, None),
+                                   admits if isinstance(admits, type) else parameter))
+    return found
+
+
+def _driven_sites(result: VerifyResult, families: Families, before: TreeImport,
+                  after: TreeImport) -> list[Any]:
+    """The tree's rewritten class checks that can be asked of a parameter; the result
+    lists them and those left out."""
+    sites = find_check_sites(families)
+    driven = drive(sites, before, after)
+    result.check_sites = [d.site.where for d in driven]
+    result.check_sites_skipped = sites.skipped
+    return driven
 
 
 def _record_imports(result: VerifyResult, before: TreeImport, after: TreeImport) -> None:

@@ -1,0 +1,260 @@
+"""The tree's own class checks, before and after their rewrite, asked of every built parameter.
+
+``apply`` rewrites ``isinstance(p, X)`` and ``type(p) is X`` (and their tuple, ``in`` and
+negated forms) on family classes all over the tree, mostly outside the family modules
+(loaders, kernels, reload code). This module finds each such check in a module the
+conversion changed, outside the family and runtime modules, and pairs it with the
+expression that replaced it: the two files are walked in step, with import statements
+left out of statement lists (``apply`` adds and removes imports), so the rewritten
+expression sits at the same place in the converted file as the check did in the original.
+
+A paired site is driven without importing its module: the checked expression (``p``,
+``layer.weight``...) becomes one placeholder name in both expressions, and every other name
+must come from the family or runtime modules through the module's own imports (``from
+..parameter import X``, ``from ..param_features import Features, has_param_feature``),
+bound to that tree's copy. ``cases`` then evaluates both expressions with every built
+parameter of the family bound to the placeholder and compares the answers. A site that
+cannot be paired or driven so is listed with the reason, never guessed at.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from codemod.verify.families import Families
+from codemod.verify.importer import TreeImport
+
+#: The name the checked expression is replaced by in both expressions.
+SUBJECT = "__verified_parameter__"
+_TYPE_OPS = (ast.Is, ast.IsNot, ast.Eq, ast.NotEq, ast.In, ast.NotIn)
+
+
+@dataclass
+class CheckSite:
+    """One rewritten check: where, and the original and converted expressions (subject
+    replaced by ``SUBJECT``) with the imports that give their names."""
+
+    where: str
+    module: str
+    original: str
+    converted: str
+    #: name -> (module, attribute or None for the module itself), per tree.
+    original_imports: dict[str, tuple[str, str | None]]
+    converted_imports: dict[str, tuple[str, str | None]]
+
+
+@dataclass
+class CheckSites:
+    """The paired sites, and those left out with the reason."""
+
+    sites: list[CheckSite] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+
+
+@dataclass
+class DrivenSite:
+    """A site ready to evaluate: compiled expressions and each tree's namespace."""
+
+    site: CheckSite
+    original_code: Any
+    converted_code: Any
+    original_namespace: dict[str, Any]
+    converted_namespace: dict[str, Any]
+
+
+def _names(node: ast.AST) -> set[str]:
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+
+
+def _mentions(node: ast.AST, classes: set[str]) -> bool:
+    """Whether ``node`` names a family class (``X`` or ``mod.X``)."""
+    return any(isinstance(n, ast.Name) and n.id in classes
+               or isinstance(n, ast.Attribute) and n.attr in classes for n in ast.walk(node))
+
+
+def _subject(node: ast.AST, classes: set[str]) -> ast.expr | None:
+    """The checked expression when ``node`` is a class check on a family class."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
+            and node.func.id == "isinstance" and len(node.args) == 2 and not node.keywords \
+            and _mentions(node.args[1], classes):
+        return node.args[0]
+    if isinstance(node, ast.Compare) and len(node.ops) == 1 \
+            and isinstance(node.ops[0], _TYPE_OPS) and isinstance(node.left, ast.Call) \
+            and isinstance(node.left.func, ast.Name) and node.left.func.id == "type" \
+            and len(node.left.args) == 1 and _mentions(node.comparators[0], classes):
+        return node.left.args[0]
+    return None
+
+
+def _children(node: ast.AST) -> Iterator[tuple[tuple[str, int], ast.AST]]:
+    """Child nodes with their step: statement lists count only non-import statements."""
+    for name, value in ast.iter_fields(node):
+        if isinstance(value, ast.AST):
+            yield (name, -1), value
+        elif isinstance(value, list):
+            index = 0
+            for item in value:
+                if not isinstance(item, ast.AST):
+                    continue
+                if isinstance(item, (ast.Import, ast.ImportFrom)):
+                    continue
+                yield (name, index), item
+                index += 1
+
+
+def _checks(node: ast.AST, classes: set[str], path: tuple[tuple[str, int], ...] = ()) \
+        -> Iterator[tuple[tuple[tuple[str, int], ...], ast.expr, ast.expr]]:
+    """(path, check, subject) for every outermost class check under ``node``."""
+    for step, child in _children(node):
+        subject = _subject(child, classes)
+        if subject is not None:
+            yield (*path, step), child, subject  # type: ignore[misc]
+        else:
+            yield from _checks(child, classes, (*path, step))
+
+
+def _follow(node: ast.AST, path: tuple[tuple[str, int], ...]) -> ast.AST | None:
+    """The node at ``path`` (as ``_checks`` gives it) in another tree, if any."""
+    found: ast.AST | None = node
+    for step in path:
+        if found is None:
+            return None
+        found = next((child for where, child in _children(found) if where == step), None)
+    return found
+
+
+class _Replace(ast.NodeTransformer):
+    """Replaces every occurrence of one expression (compared by ``ast.dump``) by ``SUBJECT``."""
+
+    def __init__(self, subject: ast.expr) -> None:
+        self.dump = ast.dump(subject)
+        self.count = 0
+
+    def visit(self, node: ast.AST) -> Any:
+        if isinstance(node, ast.expr) and ast.dump(node) == self.dump:
+            self.count += 1
+            return ast.copy_location(ast.Name(SUBJECT, ast.Load()), node)
+        return super().visit(node)
+
+
+def _with_subject(expression: ast.expr, subject: ast.expr) -> tuple[str, int]:
+    """The expression's source with ``subject`` replaced, and how many times it was."""
+    replacer = _Replace(subject)
+    replaced = replacer.visit(ast.parse(ast.unparse(expression), mode="eval").body)
+    return ast.unparse(replaced), replacer.count
+
+
+def _module_name(package: str, package_dir: Path, path: Path) -> str:
+    rel = path.relative_to(package_dir).with_suffix("")
+    parts = [package, *rel.parts]
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _imports(tree: ast.Module, module: str, is_package: bool, wanted: set[str]) \
+        -> dict[str, tuple[str, str | None]]:
+    """Names the module binds (anywhere in it) from the modules in ``wanted``, or to them."""
+    bound: dict[str, tuple[str, str | None]] = {}
+    here = module.split(".") if is_package else module.split(".")[:-1]
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parent = here[:len(here) - (node.level - 1)] if node.level > 1 else here
+                base = ".".join([*parent, *([node.module] if node.module else [])])
+            for alias in node.names:
+                name = alias.asname or alias.name
+                if f"{base}.{alias.name}" in wanted:
+                    bound[name] = (f"{base}.{alias.name}", None)
+                elif base in wanted:
+                    bound[name] = (base, alias.name)
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.asname and alias.name in wanted:
+                    bound[alias.asname] = (alias.name, None)
+    return bound
+
+
+def find_check_sites(families: Families) -> CheckSites:
+    """Every rewritten family-class check outside the family and runtime modules."""
+    found = CheckSites()
+    classes = {member.name for member in families.classes}
+    wanted = set(families.modules) | set(families.runtime_modules)
+    original_dir, converted_dir = families.original_package_dir, families.converted_package_dir
+    for path in sorted(original_dir.rglob("*.py")):
+        if "__pycache__" in path.parts:
+            continue
+        module = _module_name(families.package, original_dir, path)
+        twin = converted_dir / path.relative_to(original_dir)
+        if module in wanted or not twin.is_file():
+            continue
+        try:
+            before_text = path.read_text("utf-8")
+            if not any(name in before_text for name in classes):
+                continue
+            after_text = twin.read_text("utf-8")
+            if after_text == before_text:
+                continue
+            before, after = ast.parse(before_text), ast.parse(after_text)
+        except (OSError, UnicodeDecodeError, SyntaxError, ValueError):
+            continue
+        is_package = path.name == "__init__.py"
+        before_imports = _imports(before, module, is_package, wanted)
+        after_imports = _imports(after, module, is_package, wanted)
+        rel = path.relative_to(original_dir.parent).as_posix()
+        for where, check, subject in _checks(before, classes):
+            site = f"{rel}:{check.lineno}"
+            counterpart = _follow(after, where)
+            if not isinstance(counterpart, ast.expr):
+                found.skipped.append(f"{site}: no rewritten expression at the same place")
+                continue
+            original, _ = _with_subject(check, subject)
+            converted, uses = _with_subject(counterpart, subject)
+            if not uses:
+                found.skipped.append(f"{site}: the rewritten expression does not check "
+                                     f"`{ast.unparse(subject)}`")
+                continue
+            found.sites.append(CheckSite(site, module, original, converted,
+                                         before_imports, after_imports))
+    return found
+
+
+def _namespace(code: str, imports: dict[str, tuple[str, str | None]], tree: TreeImport) \
+        -> dict[str, Any] | str:
+    """The names ``code`` uses, bound from ``tree``; or the first name that cannot be."""
+    namespace: dict[str, Any] = {}
+    for name in sorted(_names(ast.parse(code, mode="eval")) - {SUBJECT}):
+        if name in imports:
+            module_name, attribute = imports[name]
+            module = tree.module(module_name)
+            if module is not None and (attribute is None or hasattr(module, attribute)):
+                namespace[name] = module if attribute is None else getattr(module, attribute)
+                continue
+        if not hasattr(builtins, name):
+            return name
+    return namespace
+
+
+def drive(sites: CheckSites, before: TreeImport, after: TreeImport) -> list[DrivenSite]:
+    """The sites whose names all resolve in both trees (the others join ``skipped``)."""
+    driven = []
+    for site in sites.sites:
+        original = _namespace(site.original, site.original_imports, before)
+        converted = _namespace(site.converted, site.converted_imports, after)
+        if isinstance(original, str) or isinstance(converted, str):
+            missing = original if isinstance(original, str) else converted
+            sites.skipped.append(f"{site.where}: `{missing}` is not from the family's modules")
+            continue
+        driven.append(DrivenSite(site, compile(site.original, site.where, "eval"),
+                                 compile(site.converted, site.where, "eval"),
+                                 original, converted))
+    return driven
+
+
+def answer(code: Any, namespace: dict[str, Any], param: Any) -> Any:
+    """The expression's value with ``param`` as the checked expression."""
+    return eval(code, {**namespace, SUBJECT: param})  # noqa: S307 - the tree's own check

@@ -1,0 +1,132 @@
+"""``verify`` asks the tree's rewritten class checks and calls the family modules' functions.
+
+On the converted fixture engine: the class checks of ``layers/linear.py`` (rewritten to
+``has_param_feature`` / ``param_kind_is``) are evaluated for every built parameter on both
+sides, and ``permute_param_layout_`` (a function of the parameter module annotated with a
+family class) is called on every parameter; a planted bug in either is caught.
+"""
+
+from __future__ import annotations
+
+import shutil
+import textwrap
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("torch")
+
+from codemod.verify.check_sites import find_check_sites  # noqa: E402
+from codemod.verify.families import find_families  # noqa: E402
+from codemod.verify.run import verify_trees  # noqa: E402
+
+FAST = (1, 2)
+LINEAR = "minivllm/model_executor/layers/linear.py"
+
+
+def plant(converted: Path, tmp_path: Path, rel: str, old: str, new: str) -> Path:
+    """A copy of the converted engine with the first ``old`` of file ``rel`` replaced."""
+    target = tmp_path / "planted" / "minivllm"
+    shutil.copytree(converted, target, ignore=shutil.ignore_patterns("__pycache__"))
+    path = target.parent / rel
+    text = path.read_text()
+    assert old in text, old
+    path.write_text(text.replace(old, new, 1))
+    return target
+
+
+def test_clean_run_asks_every_check_site_and_calls_the_function(
+        engine_pair: tuple[Path, Path]) -> None:
+    original, converted = engine_pair
+    result = verify_trees(original, converted, tp_sizes=FAST)
+    assert result.differences == []
+    linear_sites = [site for site in result.check_sites if site.startswith(LINEAR)]
+    assert len(linear_sites) >= 8, result.check_sites
+    assert result.check_sites_skipped == []
+    assert result.functions == ["minivllm.model_executor.parameter.permute_param_layout_"]
+    weight = next(cls for cls in result.classes if cls.name == "ModelWeightParameter")
+    assert weight.cases > 0
+
+
+def test_wrong_feature_in_a_rewritten_check_is_caught(
+        engine_pair: tuple[Path, Path], tmp_path: Path) -> None:
+    original, converted = engine_pair
+    bug = plant(converted, tmp_path, LINEAR,
+                "elif has_param_feature(param, Features.BlockQuantScaleParameter):",
+                "elif has_param_feature(param, Features.PerTensorScaleParameter):")
+    result = verify_trees(original, bug, tp_sizes=(1,),
+                          only={"BlockQuantScaleParameter", "PerTensorScaleParameter"})
+    assert result.exit_code == 1
+    cases = {diff.case.split(" #")[0] for diff in result.differences}
+    assert len(cases) == 1 and cases.pop().startswith(f"check {LINEAR}:"), cases
+    assert {diff.cls for diff in result.differences} == {"BlockQuantScaleParameter",
+                                                           "PerTensorScaleParameter"}
+
+
+def test_bug_in_a_module_function_taking_a_parameter_is_caught(
+        engine_pair: tuple[Path, Path], tmp_path: Path) -> None:
+    original, converted = engine_pair
+    bug = plant(converted, tmp_path, "minivllm/model_executor/parameter.py",
+                'set_param_field(param, "_output_dim", "output_dim", output_dim)',
+                'set_param_field(param, "_output_dim", "output_dim", input_dim)')
+    result = verify_trees(original, bug, tp_sizes=(1,), only={"ModelWeightParameter"})
+    assert result.exit_code == 1
+    cases = {diff.case.split(" ")[0] for diff in result.differences}
+    assert cases == {"permute_param_layout_()"}, cases
+    assert any(".output_dim after" in diff.detail for diff in result.differences)
+
+
+SMALL_FAMILY = {
+    "pkg/__init__.py": "",
+    "pkg/params.py": '''
+        import torch
+
+
+        class Base(torch.nn.Parameter):
+            def __new__(cls, data):
+                return super().__new__(cls, data, requires_grad=False)
+
+
+        class Scale(Base):
+            pass
+    ''',
+    "pkg/use.py": '''
+        from pkg.params import Base, Scale
+
+
+        def kind(p):
+            if isinstance(p, Scale):
+                return "scale"
+            if type(p) is Base:
+                return "base"
+            return "other" if not isinstance(p.data, Base) else "never"
+    ''',
+}
+
+
+def test_sites_that_cannot_be_driven_are_listed_with_the_reason(tmp_path: Path) -> None:
+    from codemod.cli import main
+
+    for side in ("original", "converted"):
+        for rel, text in SMALL_FAMILY.items():
+            path = tmp_path / side / rel
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(textwrap.dedent(text).lstrip())
+    converted = tmp_path / "converted" / "pkg"
+    assert main(["apply", str(converted)]) == 1
+    families = find_families(tmp_path / "original" / "pkg", converted)
+    sites = find_check_sites(families)
+    where = {site.where: site for site in sites.sites}
+    assert set(where) == {"pkg/use.py:5", "pkg/use.py:7", "pkg/use.py:9"}, sites
+    assert "has_param_feature" in where["pkg/use.py:5"].converted
+    assert "param_kind_is" in where["pkg/use.py:7"].converted
+    # a name of the module's own (not from the family's modules) cannot be bound
+    use = converted / "use.py"
+    text = use.read_text()
+    use.write_text(text.replace("Features.Scale)", "Features.Scale) or p is HELPER")
+                   + "\nHELPER = None\n")
+    result = verify_trees(tmp_path / "original" / "pkg", converted)
+    assert result.differences == []
+    assert [skip for skip in result.check_sites_skipped if "`HELPER`" in skip] == [
+        "pkg/use.py:5: `HELPER` is not from the family's modules"]
+    assert result.check_sites == ["pkg/use.py:7", "pkg/use.py:9"]
