@@ -377,7 +377,10 @@ def check(paths: tuple[Path, ...], output_format: str, statistics: bool, output_
 @click.argument("converted", type=click.Path(exists=True, file_okay=False, path_type=Path))
 @click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text",
               show_default=True, help="A table per class, or the result as JSON.")
-def verify(original: Path, converted: Path, output_format: str) -> None:
+@click.option("--compile", "compile_loaders", is_flag=True,
+              help="Also compile each class's loader with torch.compile(fullgraph=True) and "
+                   "compare with the original run eagerly (slower).")
+def verify(original: Path, converted: Path, output_format: str, compile_loaders: bool) -> None:
     """Prove CONVERTED (a converted copy of ORIGINAL) behaves as ORIGINAL: build every
     converted class from both trees, call every method at tp 1/2/4, compare bit for bit.
 
@@ -386,7 +389,8 @@ def verify(original: Path, converted: Path, output_format: str) -> None:
     """
     from codemod.verify.command import run_verify
 
-    raise _Exit(run_verify(original, converted, output_format)[0])
+    raise _Exit(run_verify(original, converted, output_format,
+                           compile_loaders=compile_loaders)[0])
 
 
 def _check_cache_dir(paths: tuple[Path, ...], no_cache: bool, cache_dir: Path | None) -> Path | None:

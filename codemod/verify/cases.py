@@ -62,6 +62,8 @@ class Family:
     functions: list[SideFunctions] = field(default_factory=list)
     #: The tree's rewritten class checks outside the family modules.
     check_sites: list[DrivenSite] = field(default_factory=list)
+    #: ``--compile``: each class's loader compiled with ``torch.compile(fullgraph=True)``.
+    compile_loaders: bool = False
 
 
 @dataclass
@@ -138,6 +140,10 @@ class ClassCases:
         self.methods(build, old[0], index)
         self.module_functions(build, old[0], index)
         self.copies(build, index)
+        if self.family.compile_loaders and index == 0:
+            from codemod.verify.compiled import compile_case
+
+            compile_case(self, build, old[0], index)
 
     def public_attributes(self, param: Any) -> list[str]:
         """The original's public attribute names: instance fields, family properties and

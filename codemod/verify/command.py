@@ -12,8 +12,10 @@ from codemod.verify.model import EXIT_UNUSABLE, VerifyResult
 
 
 def run_verify(original: Path, converted: Path, output_format: str = "text",
-               output: TextIO | None = None) -> tuple[int, VerifyResult | None]:
-    """Verify ``converted`` against ``original``; print the table (or JSON) to ``output``.
+               output: TextIO | None = None, compile_loaders: bool = False) \
+        -> tuple[int, VerifyResult | None]:
+    """Verify ``converted`` against ``original``; print the table (or JSON) to ``output``
+    (``compile_loaders``: also compile each class's loader with torch.compile).
     Returns the exit code and the result (None when torch is not installed)."""
     output = output or sys.stdout
     if importlib.util.find_spec("torch") is None:
@@ -24,7 +26,7 @@ def run_verify(original: Path, converted: Path, output_format: str = "text",
     from codemod.verify.run import verify_trees
 
     with contextlib.redirect_stdout(sys.stderr):  # what the engine's modules print
-        result = verify_trees(original, converted)
+        result = verify_trees(original, converted, compile_loaders=compile_loaders)
     text = as_json(result) if output_format == "json" else as_table(result)
     print(text, file=output if not result.error or output_format == "json" else sys.stderr)
     return result.exit_code, result

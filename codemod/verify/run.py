@@ -80,9 +80,10 @@ def _import_both(families: Families, position: TensorParallel) -> tuple[TreeImpo
 
 
 def verify_trees(original: Path, converted: Path, tp_sizes: tuple[int, ...] = TP_SIZES,
-                 only: set[str] | None = None) -> VerifyResult:
+                 only: set[str] | None = None, compile_loaders: bool = False) -> VerifyResult:
     """Compare every converted class of ``converted`` with its original in ``original``
-    (only the classes named in ``only``, when given)."""
+    (only the classes named in ``only``, when given); with ``compile_loaders``, also each
+    class's loader compiled with ``torch.compile(fullgraph=True)`` (``compiled``)."""
     started = time.perf_counter()
     result = VerifyResult(str(original), str(converted), tp_sizes=tp_sizes)
     try:
@@ -103,7 +104,8 @@ def verify_trees(original: Path, converted: Path, tp_sizes: tuple[int, ...] = TP
         family = Family(_side(before, families), _side(after, families), families.classes,
                         position, tp_sizes, sites.method_keywords,
                         _side_functions(families, before, after, torch.nn.Parameter),
-                        _driven_sites(result, families, before, after))
+                        _driven_sites(result, families, before, after), compile_loaders)
+        result.compiled = compile_loaders
         result.functions = [f"{f.function.module}.{f.function.name}" for f in family.functions]
         for member in families.classes:
             if only is not None and member.name not in only:

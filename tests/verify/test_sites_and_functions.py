@@ -130,3 +130,23 @@ def test_sites_that_cannot_be_driven_are_listed_with_the_reason(tmp_path: Path) 
     assert [skip for skip in result.check_sites_skipped if "`HELPER`" in skip] == [
         "pkg/use.py:5: `HELPER` is not from the family's modules"]
     assert result.check_sites == ["pkg/use.py:7", "pkg/use.py:9"]
+
+
+def test_compile_mode_catches_a_loader_that_no_longer_compiles_as_one_graph(
+        engine_pair: tuple[Path, Path], tmp_path: Path) -> None:
+    original, converted = engine_pair
+    clean = verify_trees(original, converted, tp_sizes=(1,), only={"ModelWeightParameter"},
+                         compile_loaders=True)
+    assert clean.exit_code == 0 and clean.compiled
+    bug = plant(converted, tmp_path, "minivllm/model_executor/parameter.py",
+                "    piece = loaded_weight.narrow(self.output_dim, rank * width, width)",
+                "    torch._dynamo.graph_break()\n"
+                "    piece = loaded_weight.narrow(self.output_dim, rank * width, width)")
+    eager_only = verify_trees(original, bug, tp_sizes=(1,), only={"ModelWeightParameter"})
+    assert eager_only.exit_code == 0  # eagerly a graph break changes nothing
+    result = verify_trees(original, bug, tp_sizes=(1,), only={"ModelWeightParameter"},
+                          compile_loaders=True)
+    assert result.exit_code == 1
+    assert [diff.case for diff in result.differences] == [
+        "compile load_column_parallel_weight tp 1/2 (build #0)"]
+    assert "does not compile as one graph" in result.differences[0].detail
