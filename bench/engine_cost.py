@@ -8,8 +8,8 @@ original tree and its conversion by ``codemod apply``, loaded side by side):
 
 * ``fixture``: ``fixtures/engine`` (``minivllm``, the vLLM 0.6.4-shaped example);
 * ``vllm 0.6.4.post1``: the published ``model_executor/parameter.py`` with the stubs of
-  ``scripts/release_check.py`` (``build_tree``);
-* ``vllm 0.34.0``: the real files and stubs of ``scripts/release_check_latest.py``
+  ``tests/behaviour/release_trees.py`` (``build_tree``);
+* ``vllm 0.34.0``: the real files and stubs of ``tests/behaviour/release_trees.py``
   (``build_isolated``), where ``BasevLLMParameter`` stays a class (a shadow base).
 
 The vLLM sources come from the cache (``--cache``, default ``~/.cache/codemod-bench``,
@@ -72,10 +72,10 @@ import torch  # noqa: E402 - after the repository is on sys.path
 import torch.nn.functional as F  # noqa: E402
 
 from bench.run import fetch_tree  # noqa: E402
-from scripts.release_check import build_tree, unpack_sources  # noqa: E402
-from scripts.release_check_latest import SUBMODULES as LATEST_SUBMODULES  # noqa: E402
-from scripts.release_check_latest import build_isolated  # noqa: E402
+from scripts.release_check import unpack_sources  # noqa: E402
 from tests.behaviour.battery_latest import ONE_PER_CLASS_LATEST  # noqa: E402
+from tests.behaviour.release_trees import SUBMODULES as LATEST_SUBMODULES  # noqa: E402
+from tests.behaviour.release_trees import build_isolated, build_tree  # noqa: E402
 from tests.behaviour.scenarios import LOAD_CASES, ONE_PER_CLASS, Build, LoadCase  # noqa: E402
 from tests.behaviour.twin import (  # noqa: E402
     SUBMODULES,

@@ -70,13 +70,15 @@ def unpack_sources(wheel: Path, destination: Path) -> int:
     return count
 
 
-def verify_conversion(original: Path, converted: Path, problems: list[str]) -> VerifyResult:
-    """``codemod verify original converted``: print its table; each difference, and a run
-    that verified nothing, goes to ``problems``. Returns the ``VerifyResult``."""
+def verify_conversion(original: Path, converted: Path, problems: list[str],
+                      compile_loaders: bool = False) -> VerifyResult:
+    """``codemod verify original converted`` (``--compile`` with ``compile_loaders``): print
+    its table; each difference, and a run that verified nothing, goes to ``problems``.
+    Returns the ``VerifyResult``."""
     from codemod.verify.render import as_table
     from codemod.verify.run import verify_trees
 
-    result = verify_trees(original, converted)
+    result = verify_trees(original, converted, compile_loaders=compile_loaders)
     log(as_table(result))
     for difference in result.differences:
         problems.append(f"verify: {difference.cls}: {difference.detail}")

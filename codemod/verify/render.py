@@ -37,6 +37,14 @@ def as_table(result: VerifyResult) -> str:
             lines.append(f"{cls.name}: ... and {len(cls.differences) - SHOWN} more")
     for problem in result.import_problems:
         lines.append(f"cannot import {problem.module} ({problem.side}): {problem.error}")
+    for skipped in result.check_sites_skipped:
+        lines.append(f"class check left out: {skipped}")
+    lines.append(
+        f"{len(result.check_sites)} rewritten class check(s) of the tree asked of every "
+        f"parameter; {len(result.functions)} module function(s) called"
+        + (f" ({', '.join(name.rpartition('.')[2] for name in result.functions)})"
+           if result.functions else "")
+        + ("; loaders compiled with torch.compile(fullgraph=True)" if result.compiled else ""))
     documented = sum(len(cls.documented) for cls in result.classes)
     lines.append(
         f"{len(result.classes)} class(es), {result.cases} case(s), {result.tensors} tensor(s) "

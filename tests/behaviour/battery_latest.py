@@ -1,7 +1,7 @@
 """Equivalence battery for the newest vLLM (0.34): ``parameter.py`` with a kept shadow base.
 
 ``run_latest_battery(twin)`` compares the original vLLM modules (``twin.before``) with their
-conversion (``twin.after``), both loaded from the small trees ``scripts/release_check_latest.py``
+conversion (``twin.after``), both loaded from the small trees ``tests/behaviour/release_trees.py``
 builds: the real ``model_executor/parameter.py``, ``layers/quantization/kv_cache.py``,
 ``model_executor/utils.py``, the mixed-precision ``MPLinearKernel.py`` / ``conch.py`` and
 ``model_loader/reload/{layerwise,meta,...}.py``, stubs for what they import, and a probe

@@ -1,4 +1,5 @@
-"""The helpers of ``scripts/release_check_latest.py`` that run without the vLLM wheel.
+"""The helpers of ``scripts/release_check_latest.py`` (and the isolated trees of
+``release_trees.py``) that run without the vLLM wheel.
 
 The release check itself needs the download (not part of the default run); these keep
 its parsing of the CLI's output, its stubs and its tables from drifting unnoticed.
@@ -14,6 +15,7 @@ import pytest
 from codemod.cli import main as codemod_main
 from scripts import release_check_latest as rc
 from scripts import whole_tree as wt
+from tests.behaviour import release_trees as lt
 
 REFUSED_LEAF = {
     "pkg/__init__.py": "",
@@ -89,12 +91,23 @@ def test_changed_files(tmp_path):
 
 
 def test_stubs_and_probe_compile():
-    for rel, text in {**rc.STUBS, rc.PROBE: rc.PROBE_SOURCE}.items():
+    for rel, text in {**lt.STUBS, lt.PROBE: lt.PROBE_SOURCE}.items():
         compile(text, rel, "exec")
-    assert not set(rc.STUBS) & set(rc.REAL_FILES), "a stub would hide a real file"
-    assert {f"{rel.removesuffix('.py').replace('/', '.')}" for rel in (rc.PARAMETER, rc.KV_CACHE)} <= set(
-        rc.SUBMODULES
+    assert not set(lt.STUBS) & set(lt.REAL_FILES), "a stub would hide a real file"
+    assert {f"{rel.removesuffix('.py').replace('/', '.')}" for rel in (lt.PARAMETER, lt.KV_CACHE)} <= set(
+        lt.SUBMODULES
     )
+
+
+def test_release_check_floor_names_what_verify_missed():
+    assert rc.coverage_problems(list(rc.FUNCTIONS_CALLED),
+                                [f"{where}x.py:1" for where in rc.CHECK_SITES_IN]) == []
+    problems = rc.coverage_problems([], ["vllm/model_executor/layers/linear.py:9"])
+    assert problems == [
+        "verify did not call vllm.model_executor.parameter.permute_param_layout_",
+        "verify asked no rewritten class check in "
+        "vllm/model_executor/kernels/linear/mixed_precision/",
+    ]
 
 
 def test_latest_tables_add_the_block_quant_class():
