@@ -64,6 +64,8 @@ class Family:
     check_sites: list[DrivenSite] = field(default_factory=list)
     #: ``--compile``: each class's loader compiled with ``torch.compile(fullgraph=True)``.
     compile_loaders: bool = False
+    #: Functions elsewhere the conversion put runtime calls into (``rewritten_functions``).
+    rewritten: list[SideFunctions] = field(default_factory=list)
 
 
 @dataclass
@@ -140,6 +142,7 @@ class ClassCases:
         self.methods(build, old[0], index)
         self.module_functions(build, old[0], index)
         self.copies(build, index)
+        self.rewritten_functions(build, index)
         if self.family.compile_loaders and index == 0:
             from codemod.verify.compiled import compile_case
 
@@ -391,6 +394,55 @@ class ClassCases:
             diffs += self.kind_differences(expected, new_copy, what)
             diffs += self.methods_act_on_copy(new_param, new_copy, what)
             self.case(what, diffs)
+
+    def rewritten_functions(self, build: Build, index: int) -> None:
+        """Each function the conversion put runtime calls into, on a fresh parameter: the
+        tensor it returns answers as the original's (kinds, attribute names, public
+        attributes and data off the ``meta`` device) and its methods act on it."""
+        for side_functions in self.family.rewritten:
+            name = side_functions.function.name
+            label = f"{name}() #{index}"
+
+            def action(cls: Any, function: Any) -> Callable[[], Any]:
+                def run() -> Any:
+                    args, kwargs = build.values()
+                    param = cls(*args, **kwargs)
+                    return param, function(param)
+                return run
+            old, old_fail = self.family.before.run(action(self.old_cls, side_functions.original))
+            new, new_fail = self.family.after.run(action(self.new_cls,
+                                                         side_functions.converted))
+            if old_fail is not None or new_fail is not None:
+                self.case(label, same_outcome((None, old_fail), (None, new_fail), label,
+                                              self.counter))
+                continue
+            (_, old_result), (new_param, new_result) = old, new
+            self.case(label, self.returned_copy_differences(old_result, new_result, new_param,
+                                                            label))
+
+    def returned_copy_differences(self, old: Any, new: Any, source: Any, what: str) -> list[str]:
+        """A tensor a function made from a parameter, original vs converted."""
+        if not isinstance(old, torch.Tensor) or not isinstance(new, torch.Tensor):
+            return same_value(type(old).__name__, type(new).__name__, f"{what}: returned",
+                              self.counter)
+        diffs = self.kind_differences(old, new, what)
+        old_names = sorted(vars(old))
+        new_names = sorted(self.attr_dict(new))
+        diffs += same_value(old_names, [n for n in new_names if n in old_names or
+                                        n not in self.class_level_names()],
+                            f"{what}: attribute names", self.counter)
+        if old.device.type == "meta" or new.device.type == "meta":
+            diffs += same_value((tuple(old.shape), old.dtype, old.device.type),
+                                (tuple(new.shape), new.dtype, new.device.type),
+                                f"{what}: meta tensor", self.counter)
+        else:
+            diffs += same_outcome(_read(old, "data"), _read(new, "data"), f"{what}: data",
+                                  self.counter)
+            if isinstance(old, torch.nn.Parameter):
+                for attr in self.public_attributes(old):
+                    diffs += same_outcome(_read(old, attr), _read(new, attr),
+                                          f"{what}: .{attr}", self.counter)
+        return diffs + self.methods_act_on_copy(source, new, what)
 
     def methods_act_on_copy(self, param: Any, clone: Any, what: str) -> list[str]:
         """Each bound method of the converted copy is bound to the copy, not the source."""

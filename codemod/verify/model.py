@@ -69,6 +69,11 @@ class VerifyResult:
     check_sites_skipped: list[str] = field(default_factory=list)
     #: The family modules' functions taking a parameter that were called (``module.name``).
     functions: list[str] = field(default_factory=list)
+    #: Functions elsewhere in the tree the conversion put runtime calls into (a
+    #: ``__dict__`` copy followed by ``rebind_param_methods``), called on every parameter;
+    #: and those whose module could not be imported.
+    rewritten_functions: list[str] = field(default_factory=list)
+    rewritten_functions_skipped: list[str] = field(default_factory=list)
     #: ``--compile``: what torch.compile(fullgraph=True) of each class's loader gave.
     compiled: bool = False
     seconds: float = 0.0

@@ -12,9 +12,10 @@ from codemod.verify.cases import ClassCases, Family, Side, SideFunctions
 from codemod.verify.check_sites import drive, find_check_sites
 from codemod.verify.direct_imports import direct_imports
 from codemod.verify.families import Families, VerifyUsageError, find_families
-from codemod.verify.functions import find_param_functions
+from codemod.verify.functions import ParamFunction, find_param_functions
 from codemod.verify.importer import TreeImport, forget_compiled_module_names
 from codemod.verify.model import ClassResult, ImportProblem, VerifyResult
+from codemod.verify.rewritten_functions import RewrittenFunction, find_rewritten_functions
 from codemod.verify.sites import TreeSites, harvest
 from codemod.verify.stubs import TensorParallel
 
@@ -64,7 +65,10 @@ def _side(tree: TreeImport, families: Families) -> Side:
     return Side(tree, classes, runtimes)
 
 
-def _import_both(families: Families, position: TensorParallel) -> tuple[TreeImport, TreeImport]:
+def _import_both(families: Families, position: TensorParallel, extra: list[str]) \
+        -> tuple[TreeImport, TreeImport]:
+    """Both trees' family and runtime modules; ``extra`` modules are executed for real
+    where they can be (a stub otherwise, as a direct import is)."""
     modules = families.modules
     real = set(modules) | set(families.runtime_modules)
     trees = []
@@ -72,11 +76,35 @@ def _import_both(families: Families, position: TensorParallel) -> tuple[TreeImpo
         optional = {name: names for name, names
                     in direct_imports(families.package, package_dir, modules).items()
                     if name not in real}
+        for name in extra:
+            optional.setdefault(name, set())
         tree = TreeImport(families.package, package_dir, real, optional, position)
         tree.import_modules([*modules, *[m for m in families.runtime_modules
                                          if package_dir == families.converted_package_dir]])
         trees.append(tree)
     return trees[0], trees[1]
+
+
+def _side_rewritten(result: VerifyResult, rewritten: list[RewrittenFunction],
+                    before: TreeImport, after: TreeImport) -> list[SideFunctions]:
+    """The rewritten functions whose module really imported in both trees."""
+    found = []
+    for function in rewritten:
+        modules = (before.import_modules([function.module]).get(function.module),
+                   after.import_modules([function.module]).get(function.module))
+        failed = [tree.fallbacks.get(function.module) or tree.failures.pop(function.module, "")
+                  for tree in (before, after) if function.module in tree.fallbacks
+                  or function.module in tree.failures]
+        original, converted = (getattr(module, function.name, None) for module in modules)
+        if failed or not callable(original) or not callable(converted):
+            result.rewritten_functions_skipped.append(
+                f"{function.where} {function.name}: its module does not import"
+                + (f" ({failed[0]})" if failed and failed[0] else ""))
+            continue
+        result.rewritten_functions.append(f"{function.module}.{function.name}")
+        found.append(SideFunctions(ParamFunction(function.module, function.name, "Parameter"),
+                                   original, converted, object))
+    return found
 
 
 def verify_trees(original: Path, converted: Path, tp_sizes: tuple[int, ...] = TP_SIZES,
@@ -98,13 +126,15 @@ def verify_trees(original: Path, converted: Path, tp_sizes: tuple[int, ...] = TP
     forget_compiled_module_names()
     position = TensorParallel()
     try:
-        before, after = _import_both(families, position)
+        rewritten = find_rewritten_functions(families)
+        before, after = _import_both(families, position, [f.module for f in rewritten])
         _record_imports(result, before, after)
         sites = harvest(families.original_package_dir, {m.name for m in families.classes})
         family = Family(_side(before, families), _side(after, families), families.classes,
                         position, tp_sizes, sites.method_keywords,
                         _side_functions(families, before, after, torch.nn.Parameter),
-                        _driven_sites(result, families, before, after), compile_loaders)
+                        _driven_sites(result, families, before, after), compile_loaders,
+                        _side_rewritten(result, rewritten, before, after))
         result.compiled = compile_loaders
         result.functions = [f"{f.function.module}.{f.function.name}" for f in family.functions]
         for member in families.classes:

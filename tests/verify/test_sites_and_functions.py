@@ -150,3 +150,61 @@ def test_compile_mode_catches_a_loader_that_no_longer_compiles_as_one_graph(
     assert [diff.case for diff in result.differences] == [
         "compile load_column_parallel_weight tp 1/2 (build #0)"]
     assert "does not compile as one graph" in result.differences[0].detail
+
+
+COPYING_FAMILY = {
+    "pkg/__init__.py": "",
+    "pkg/params.py": '''
+        import torch
+
+
+        class Base(torch.nn.Parameter):
+            def __new__(cls, data):
+                return super().__new__(cls, data, requires_grad=False)
+
+            def __init__(self, data):
+                self.scale = 2
+
+            def doubled(self):
+                return self.data * self.scale
+    ''',
+    "pkg/copies.py": '''
+        import torch
+
+
+        def shallow(tensor: torch.Tensor) -> torch.Tensor:
+            """A new tensor that keeps the parameter's class and attributes."""
+            out = torch.zeros_like(tensor.data)
+            out.__class__ = tensor.__class__
+            out.__dict__ = tensor.__dict__.copy()
+            return out
+    ''',
+}
+
+
+def _write_pair(root: Path, files: dict[str, str]) -> tuple[Path, Path]:
+    from codemod.cli import main
+
+    for side in ("original", "converted"):
+        for rel, text in files.items():
+            path = root / side / rel
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(textwrap.dedent(text).lstrip())
+    assert main(["apply", str(root / "converted" / "pkg")]) == 1
+    return root / "original" / "pkg", root / "converted" / "pkg"
+
+
+def test_function_copying_a_parameter_dict_is_called_and_a_dropped_rebind_caught(
+        tmp_path: Path) -> None:
+    original, converted = _write_pair(tmp_path, COPYING_FAMILY)
+    copies = converted / "copies.py"
+    assert "rebind_param_methods(out)" in copies.read_text()
+    clean = verify_trees(original, converted, tp_sizes=(1,))
+    assert clean.differences == [] and clean.exit_code == 0
+    assert clean.rewritten_functions == ["pkg.copies.shallow"]
+    copies.write_text(copies.read_text().replace("    rebind_param_methods(out)\n", ""))
+    result = verify_trees(original, converted, tp_sizes=(1,))
+    assert result.exit_code == 1
+    details = [diff.detail for diff in result.differences]
+    assert "shallow() #0: method doubled of the copy acts on the source" in details, details
+    assert {diff.case for diff in result.differences} == {"shallow() #0"}
