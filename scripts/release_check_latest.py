@@ -12,21 +12,24 @@ Steps:
    import resolving and every changed file compiling; ``codemod check`` reports only the
    kept classes);
 3. ``codemod verify --compile`` (``codemod/verify``) on the original and the conversion:
-   every class built and every method, the family modules' functions taking a parameter
-   and every rewritten class check of the tree, at tp 1/2/4, each loader compiled as one
+   every class built and every method, the family modules' functions taking a parameter,
+   the tree's functions that copy a parameter onto another tensor (``reload/meta.py``) and
+   every rewritten class check of the tree, at tp 1/2/4, each loader compiled as one
    graph. No stubs, tables or probe of this script.
 
 What stays here is release-specific, and only a floor on what ``verify`` reached, so that
 a verifier that silently covers less on this release fails the check: this release's
-``permute_param_layout_`` must have been called, and its rewritten class checks in
-``layers/linear.py`` and in the mixed-precision kernels (outside the family modules)
-asked of every parameter. The floor names files of vLLM 0.34 (hence this script, beside
-the generic ``release_check.py``); ``verify`` itself knows nothing of them.
+``permute_param_layout_`` must have been called, the ``reload/`` functions that copy a
+parameter onto a meta tensor and back (``to_meta_tensor``, ``materialize_meta_tensor``)
+called on every parameter, and its rewritten class checks in ``layers/linear.py`` and in
+the mixed-precision kernels (outside the family modules) asked of every parameter. The
+floor names files of vLLM 0.34 (hence this script, beside the generic
+``release_check.py``); ``verify`` itself knows nothing of them.
 
 Not covered any more (the former hand-wired battery drove them with stubs written for
-this release): the ``reload/`` modules' functions, whose conversion adds
-``rebind_param_methods`` after a ``__dict__`` copy; ``verify`` covers the same guarantee
-on the parameters themselves (a ``deepcopy`` or pickle copy's methods act on the copy).
+this release): the layerwise reload and online-quantization flows end to end (they take
+layers and a model, not a parameter), ``SharedWeightParameter`` end to end and
+``KVCacheScaleParameter``'s ``BaseKVCacheMethod``.
 
 Prints ``verify``'s table and a summary and exits 0 when everything agrees, 1 on any
 difference or pipeline problem, 2 when it could not run. Needs torch and the repository's
@@ -61,16 +64,24 @@ from scripts.whole_tree import convert_whole_tree  # noqa: E402
 VERSION = "0.34.0"
 #: What ``verify`` must reach on this release (see the module docstring).
 FUNCTIONS_CALLED = ("vllm.model_executor.parameter.permute_param_layout_",)
+COPYING_FUNCTIONS_CALLED = (
+    "vllm.model_executor.model_loader.reload.meta.to_meta_tensor",
+    "vllm.model_executor.model_loader.reload.meta.materialize_meta_tensor",
+)
 CHECK_SITES_IN = (
     "vllm/model_executor/layers/linear.py",
     "vllm/model_executor/kernels/linear/mixed_precision/",
 )
 
 
-def coverage_problems(functions: list[str], check_sites: list[str]) -> list[str]:
+def coverage_problems(functions: list[str], check_sites: list[str],
+                      copying_functions: list[str] | None = None) -> list[str]:
     """Where ``verify`` reached less of this release than the floor above."""
     problems = [f"verify did not call {name}" for name in FUNCTIONS_CALLED
                 if name not in functions]
+    if copying_functions is not None:
+        problems += [f"verify did not call {name}" for name in COPYING_FUNCTIONS_CALLED
+                     if name not in copying_functions]
     problems += [f"verify asked no rewritten class check in {where}" for where in CHECK_SITES_IN
                  if not any(site.startswith(where) for site in check_sites)]
     return problems
@@ -107,14 +118,16 @@ def main(argv: list[str] | None = None) -> int:
             + " on the original and the whole-tree conversion")
         verified = verify_conversion(sources / "vllm", whole, problems,
                                      compile_loaders=not args.no_compile)
-        problems += coverage_problems(verified.functions, verified.check_sites)
+        problems += coverage_problems(verified.functions, verified.check_sites,
+                                      verified.rewritten_functions)
 
         log("")
         log(f"release check of vllm {args.version} ({time.perf_counter() - started:.0f} s)")
         log(f"codemod verify: {verified.cases} cases, {verified.tensors} tensors, "
             f"{len(verified.differences)} differences; {len(verified.check_sites)} rewritten "
             f"class checks asked ({len(verified.check_sites_skipped)} left out), functions "
-            f"called: {', '.join(verified.functions) or 'none'}")
+            f"called: {', '.join(verified.functions) or 'none'}; functions copying a "
+            f"parameter called: {len(verified.rewritten_functions)}")
         if problems:
             log(f"problems: {len(problems)}")
             for problem in problems:

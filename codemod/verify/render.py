@@ -44,7 +44,11 @@ def as_table(result: VerifyResult) -> str:
         f"parameter; {len(result.functions)} module function(s) called"
         + (f" ({', '.join(name.rpartition('.')[2] for name in result.functions)})"
            if result.functions else "")
+        + (f"; {len(result.rewritten_functions)} function(s) copying a parameter called"
+           if result.rewritten_functions else "")
         + ("; loaders compiled with torch.compile(fullgraph=True)" if result.compiled else ""))
+    for skipped in result.rewritten_functions_skipped:
+        lines.append(f"function left out: {skipped}")
     documented = sum(len(cls.documented) for cls in result.classes)
     lines.append(
         f"{len(result.classes)} class(es), {result.cases} case(s), {result.tensors} tensor(s) "
