@@ -53,6 +53,7 @@ from codemod.transforms.import_edits import add_imports, remove_imports, request
 from codemod.transforms.import_format import format_imports, group_added_imports
 from codemod.transforms.leftover_screen import screen_file
 from codemod.transforms.refs import FileRefs
+from codemod.transforms.statement_visits import Made, visit_mentioning
 from codemod.transforms.use_sites import UseSiteTransformer, unconverted_uses
 from codemod.types import FileResult, Options, Outcome, Refusal
 
@@ -149,7 +150,8 @@ def _convert(ff: FileFacts, plan: Plan, stop_at_leftovers: bool,
     refs = FileRefs(ff, plan, context)
     uses = UseSiteTransformer(ff, plan, refs)
     names = names if names is not None else _rewritable_names(plan)
-    tree = _visit_mentioning(ff.module, uses, names, ff.statement_codes)
+    made = Made()
+    tree = visit_mentioning(ff.module, uses, names, ff.statement_codes, descend=True, made=made)
     leftovers = screened if screened is not None else unconverted_uses(ff, plan, uses.handled, names)
     if leftovers_only or (stop_at_leftovers and (leftovers or parallel.stopping())):
         return None, leftovers
@@ -177,10 +179,9 @@ def _convert(ff: FileFacts, plan: Plan, stop_at_leftovers: bool,
         free = [r for r in runtimes if ff.path not in loaded_by.get(r, ())]
         copies = DictCopyTransformer(refs, free[0] if free else runtimes[0],
                                      local=not free or refs.is_runtime)
-        unchanged = len(tree.body) == len(ff.module.body) and all(
-            a is b for a, b in zip(tree.body, ff.module.body))
-        tree = _visit_mentioning(tree, copies, frozenset({"__dict__", "vars"}),
-                                 ff.statement_codes if unchanged else None)
+        before = tree
+        tree = visit_mentioning(tree, copies, frozenset({"__dict__", "vars"}),
+                                [ff.statement_code(before, stmt, made) for stmt in before.body])
         if copies.count:
             counts["dict-copy"] += copies.count
         if copies.reads:
@@ -190,12 +191,13 @@ def _convert(ff: FileFacts, plan: Plan, stop_at_leftovers: bool,
         heads = uses.handled_heads | definitions.base_heads
         removable = request_import_removals(ff, heads, context)
         if removable:
-            tree = remove_imports(tree, removable, context, ff.code_of(tree))
+            tree = remove_imports(tree, removable, context, ff.code_of(tree, made),
+                                  functools.partial(ff.statement_code, made=made))
         tree = group_added_imports(ff.module, format_imports(ff.module, tree, ff.statement_codes,
                                                              ff.source_code()),
                                    ff.statement_codes, ff.module_name.split(".")[0],
                                    frozenset(plan.runtime_modules))
-    new_text, generated = ff.code_and_generated(tree)
+    new_text, generated = ff.code_and_generated(tree, made)
     return FileConversion(new_text, counts, leftovers, generated), leftovers
 
 
@@ -227,30 +229,6 @@ def _rewritten_classes(plan: Plan) -> list[str]:
     """Classes whose uses a rewrite changes: the converted ones and the kept shadows
     (``isinstance(p, Shadow)`` must also answer for converted parameters)."""
     return [q for q, p in plan.classes.items() if p.converted or p.shadow]
-
-
-def _visit_mentioning(module: cst.Module, transformer: cst.CSTTransformer,
-                      names: frozenset[str], codes: list[str] | None = None) -> cst.Module:
-    """``module.visit(transformer)`` for a transformer that can only change code that
-    names one of ``names``: the top-level statements that do not are kept as they are,
-    unvisited (a LibCST transformer rebuilds every node it walks: most of the cost).
-    ``codes``: the statements' source, if known (``FileFacts.statement_codes``)."""
-    hooks = ("visit_Module", "leave_Module")
-    if any(getattr(type(transformer), hook, None) is not getattr(cst.CSTTransformer, hook, None)
-           for hook in hooks):
-        return module.visit(transformer)  # it wants the whole module: give it
-    body: list[cst.BaseStatement] = []
-    for index, stmt in enumerate(module.body):
-        code = codes[index] if codes is not None else module.code_for_node(stmt)
-        if not prefilter(code, names):
-            body.append(stmt)
-            continue
-        new = stmt.visit(transformer)
-        if isinstance(new, cst.FlattenSentinel):
-            body.extend(new.nodes)
-        elif not isinstance(new, cst.RemovalSentinel):
-            body.append(new)
-    return module.with_changes(body=body)
 
 
 def hierarchy_names(index: ClassIndex, facts: Iterable[FileFacts],
