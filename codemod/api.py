@@ -725,7 +725,8 @@ def _convert_one(state: tuple[dict[Path, FileFacts], Plan, dict[Path, SourceFile
     """
     facts, plan, sources, names, class_names, convert, loaded_by, dict_only = state
     text = sources[path].text
-    if path in dict_only and not may_rewrite_attr_dict(text, dict_added_names(plan)):
+    if path in dict_only and not may_rewrite_attr_dict(text, dict_added_names(plan),
+                                                      _param_classes_of(path, plan)):
         return _Converted(None, [], not_candidate=True)
     screened, untouched = screen_file(path, text, plan, class_names)
     if screened is not None and (screened or not convert or parallel.stopping()):
@@ -751,6 +752,13 @@ def _convert_one(state: tuple[dict[Path, FileFacts], Plan, dict[Path, SourceFile
     return _Converted(conversion, leftovers, True,
                       _verify(conversion.new_text, path, conversion.generated),
                       parsed_here=parsed_here)
+
+
+def _param_classes_of(path: Path, plan: Plan) -> frozenset[str]:
+    """Names of the plan's classes defined in the module of ``path`` (as
+    ``DictCopyTransformer`` tells a Parameter class's methods from an ordinary one's)."""
+    module = module_name_for(path)
+    return frozenset(p.name for p in plan.classes.values() if p.facts.module == module)
 
 
 def _only_use_sites(path: Path, text: str, plan: Plan) -> bool:
