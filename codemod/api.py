@@ -609,12 +609,15 @@ def settle_plan(result: RunResult, index: ClassIndex, options: Options,
     forced: dict[str, str] = {}
     texts = {path: source.text for path, source in result.sources.items()}
     net = SafetyNet(texts)
-    values = _class_values(result, index, texts)
+    # The proofs do not depend on the plan: a forked process makes them while this one
+    # plans and looks for candidates.
+    proving = parallel.Background(functools.partial(_class_values, result, index, texts),
+                                  options.jobs)
+    values: ClassValues | None = None
     for _ in range(_MAX_ROUNDS):
         plan = build_plan(index, options.allow_classes, forced,
                           allow_value_uses=options.allow_value_uses,
                           feature_prefix=options.feature_prefix)
-        plan.values = values
         # Leftovers are uses of class names: files that only write a backing field (or
         # copy an attribute dict) cannot have any. ``check`` needs only leftovers, so it
         # leaves them out; ``apply`` converts them in the round too, since a round
@@ -627,6 +630,9 @@ def settle_plan(result: RunResult, index: ClassIndex, options: Options,
         if convert and plan.runtime_modules and any(
                 _DICT_COPY.search(result.sources[p].text) for p in candidates):
             loaded_by = _loaded_by_runtime(plan, result)
+        if values is None:
+            values = proving.result()
+        plan.values = values
         conversions = _convert_all(candidates, plan, result, options.jobs, progress,
                                    convert=convert, loaded_by=loaded_by, dict_only=dict_only)
         candidates = [p for p in candidates if not conversions[p].not_candidate]
