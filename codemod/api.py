@@ -633,6 +633,10 @@ def settle_plan(result: RunResult, index: ClassIndex, options: Options,
         if values is None:
             values = proving.result()
         plan.values = values
+        # Asked only if the round finds no leftover; a forked process looks for them
+        # while the candidates are converted.
+        escaping = parallel.Background(functools.partial(_escaped_list, plan, result, net),
+                                       options.jobs)
         conversions = _convert_all(candidates, plan, result, options.jobs, progress,
                                    convert=convert, loaded_by=loaded_by, dict_only=dict_only)
         candidates = [p for p in candidates if not conversions[p].not_candidate]
@@ -650,9 +654,11 @@ def settle_plan(result: RunResult, index: ClassIndex, options: Options,
                     f"used as a class at {path}:{line} (`{code}`), a use no rewrite covers; "
                     "converting it would break that line"))
         if new_forced == forced:
-            for path, (line, _col, qual, code, how) in _escaped_uses(plan, result, net):
+            for path, (line, _col, qual, code, how) in escaping.result():
                 new_forced.setdefault(
                     qual, f"used at {path}:{line} (`{code}`), {how}; converting it would break that line")
+        else:
+            escaping.discard()
         if new_forced == forced:
             break
         forced = new_forced
@@ -669,6 +675,10 @@ def _class_values(result: RunResult, index: ClassIndex, texts: dict[Path, str]) 
     names = hierarchy_names(index, result.facts.values())
     seeds = [path for path, text in sorted(readable.items()) if result.mentions.any(path, text, names)]
     return prove_class_values(readable, modules, names, seeds)
+
+
+def _escaped_list(plan: Plan, result: RunResult, net: SafetyNet) -> list[tuple[Path, Escape]]:
+    return list(_escaped_uses(plan, result, net))
 
 
 def _escaped_uses(plan: Plan, result: RunResult, net: SafetyNet) -> Iterator[tuple[Path, Escape]]:

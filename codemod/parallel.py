@@ -153,6 +153,15 @@ class Background:
         return value
 
 
+    def discard(self) -> None:
+        """The value is not wanted: stop the process (nothing is computed here)."""
+        if self._process is not None:
+            self._process.terminate()
+            self._process.join()
+            self._reader.close()
+            self._process = None
+
+
 def _send_result(fn: Callable[[], Any], writer: Any) -> None:
     try:
         message: tuple[bool, Any] = (True, fn())

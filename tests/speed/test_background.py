@@ -34,3 +34,14 @@ def test_one_job_computes_inline() -> None:
 def test_an_exception_reaches_the_caller(jobs: int) -> None:
     with pytest.raises(ValueError, match="proof failed"):
         parallel.Background(_fails, jobs=jobs).result()
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_a_discarded_result_is_never_computed_here(jobs: int) -> None:
+    calls: list[int] = []
+
+    def record() -> None:
+        calls.append(1)
+
+    parallel.Background(record, jobs=jobs).discard()
+    assert calls == []
