@@ -631,6 +631,7 @@ def settle_plan(result: RunResult, index: ClassIndex, options: Options,
                 _DICT_COPY.search(result.sources[p].text) for p in candidates):
             loaded_by = _loaded_by_runtime(plan, result)
         if values is None:
+            _parse_while(proving, [result.sources[p].text for p in candidates])
             values = proving.result()
         plan.values = values
         # Asked only if the round finds no leftover; a forked process looks for them
@@ -664,6 +665,19 @@ def settle_plan(result: RunResult, index: ClassIndex, options: Options,
         forced = new_forced
     _judge_undecodable(result, plan)
     return plan, candidates, conversions
+
+
+def _parse_while(waiting: parallel.Background, texts: list[str]) -> None:
+    """While ``waiting`` is computed elsewhere, make CPython's trees of ``texts`` (the
+    candidates, which the screens of the conversion read): the workers forked after
+    inherit them instead of each parsing its own."""
+    for text in texts:
+        if not waiting.pending():
+            return
+        try:
+            python_trees.parse(text)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            continue
 
 
 def _class_values(result: RunResult, index: ClassIndex, texts: dict[Path, str]) -> ClassValues:

@@ -136,6 +136,10 @@ class Background:
             self._process.start()
             writer.close()
 
+    def pending(self) -> bool:
+        """Whether a forked process is still computing the value (the caller has time)."""
+        return self._process is not None and not self._reader.poll()
+
     def result(self) -> Any:
         """The value of ``fn()``; an exception it raised is raised here."""
         if self._process is None:

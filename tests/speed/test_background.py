@@ -45,3 +45,11 @@ def test_a_discarded_result_is_never_computed_here(jobs: int) -> None:
 
     parallel.Background(record, jobs=jobs).discard()
     assert calls == []
+
+
+def test_pending_while_computing_elsewhere_only() -> None:
+    assert not parallel.Background(_pid_and_square, jobs=1).pending()
+    if parallel.fork_available():
+        background = parallel.Background(_pid_and_square, jobs=2)
+        background.result()
+        assert not background.pending()
