@@ -609,10 +609,11 @@ def settle_plan(result: RunResult, index: ClassIndex, options: Options,
     forced: dict[str, str] = {}
     texts = {path: source.text for path, source in result.sources.items()}
     net = SafetyNet(texts)
-    # The proofs do not depend on the plan: a forked process makes them while this one
-    # plans and looks for candidates.
-    proving = parallel.Background(functools.partial(_class_values, result, index, texts),
-                                  options.jobs)
+    # The proofs do not depend on the plan: for ``apply`` a forked process makes them
+    # while this one plans and looks for candidates (``check``, whose screens read the
+    # same CPython trees the proofs make and convert nothing, keeps them in one process).
+    beside = options.jobs if convert else 1
+    proving = parallel.Background(functools.partial(_class_values, result, index, texts), beside)
     values: ClassValues | None = None
     for _ in range(_MAX_ROUNDS):
         plan = build_plan(index, options.allow_classes, forced,
@@ -636,8 +637,7 @@ def settle_plan(result: RunResult, index: ClassIndex, options: Options,
         plan.values = values
         # Asked only if the round finds no leftover; a forked process looks for them
         # while the candidates are converted.
-        escaping = parallel.Background(functools.partial(_escaped_list, plan, result, net),
-                                       options.jobs)
+        escaping = parallel.Background(functools.partial(_escaped_list, plan, result, net), beside)
         conversions = _convert_all(candidates, plan, result, options.jobs, progress,
                                    convert=convert, loaded_by=loaded_by, dict_only=dict_only)
         candidates = [p for p in candidates if not conversions[p].not_candidate]
