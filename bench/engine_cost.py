@@ -7,8 +7,8 @@ Three subjects, each imported twice in one process (``tests/behaviour/twin.py``:
 original tree and its conversion by ``codemod apply``, loaded side by side):
 
 * ``fixture``: ``fixtures/engine`` (``minivllm``, the vLLM 0.6.4-shaped example);
-* ``vllm 0.6.4.post1``: the published ``model_executor/parameter.py`` with the stubs of
-  ``scripts/release_check.py`` (``build_tree``);
+* ``vllm 0.6.4.post1``: the published ``model_executor/parameter.py`` with this script's
+  own stubs of what it imports (``build_old_release_tree``);
 * ``vllm 0.34.0``: the real files and stubs of ``scripts/release_check_latest.py``
   (``build_isolated``), where ``BasevLLMParameter`` stays a class (a shadow base).
 
@@ -49,6 +49,7 @@ import gc
 import io
 import os
 import platform
+import shutil
 import statistics
 import sys
 import tempfile
@@ -72,9 +73,7 @@ import torch  # noqa: E402 - after the repository is on sys.path
 import torch.nn.functional as F  # noqa: E402
 
 from bench.run import fetch_tree  # noqa: E402
-from scripts.release_check import build_tree, unpack_sources  # noqa: E402
-from scripts.release_check_latest import SUBMODULES as LATEST_SUBMODULES  # noqa: E402
-from scripts.release_check_latest import build_isolated  # noqa: E402
+from scripts.release_check import unpack_sources  # noqa: E402
 from tests.behaviour.battery_latest import ONE_PER_CLASS_LATEST  # noqa: E402
 from tests.behaviour.scenarios import LOAD_CASES, ONE_PER_CLASS, Build, LoadCase  # noqa: E402
 from tests.behaviour.twin import (  # noqa: E402
@@ -162,9 +161,52 @@ def fixture_subject(work: Path) -> Subject:
     return Subject("fixture (fixtures/engine)", before, after, SUBMODULES, "minivllm", dict(ONE_PER_CLASS))
 
 
+#: The stubs the 0.6.4.post1 ``parameter.py`` needs: a settable tensor-parallel position
+#: (``tests/behaviour/twin.py`` drives ``set_tensor_parallel``) and a logger.
+OLD_RELEASE_STUBS = {
+    "vllm/__init__.py": '"""vllm, reduced to parameter.py for the engine benchmark."""\n',
+    "vllm/model_executor/__init__.py": "",
+    "vllm/distributed/__init__.py": '''"""Stub of vllm.distributed: a settable tensor-parallel position."""
+
+_TP_RANK = 0
+_TP_SIZE = 1
+
+
+def set_tensor_parallel(rank: int, size: int) -> None:
+    global _TP_RANK, _TP_SIZE
+    _TP_RANK, _TP_SIZE = rank, size
+
+
+def get_tensor_model_parallel_rank() -> int:
+    return _TP_RANK
+
+
+def get_tensor_model_parallel_world_size() -> int:
+    return _TP_SIZE
+''',
+    "vllm/logger.py": '''"""Stub of vllm.logger."""
+
+import logging
+
+
+def init_logger(name: str) -> logging.Logger:
+    return logging.getLogger(name)
+''',
+}
+
+
+def build_old_release_tree(sources: Path, root: Path) -> None:
+    """``root/vllm``: the published 0.6.4.post1 ``parameter.py`` and the stubs it imports."""
+    for name, text in OLD_RELEASE_STUBS.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    parameter = "vllm/model_executor/parameter.py"
+    shutil.copy2(sources / parameter, root / parameter)
+
+
 def old_release_subject(work: Path, sources: Path) -> Subject:
     before = work / "vllm064" / "before"
-    build_tree(sources, before)
+    build_old_release_tree(sources, before)
     after = copy_tree(before, work / "vllm064" / "after")
     convert(after)
     return Subject(f"vllm {OLD_RELEASE}", before, after,
@@ -172,6 +214,9 @@ def old_release_subject(work: Path, sources: Path) -> Subject:
 
 
 def new_release_subject(work: Path, sources: Path) -> Subject:
+    from scripts.release_check_latest import SUBMODULES as LATEST_SUBMODULES
+    from scripts.release_check_latest import build_isolated
+
     before = work / "vllm034" / "before"
     build_isolated(sources, before)
     after = copy_tree(before, work / "vllm034" / "after")
