@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import io
 import os
+import shlex
 import sys
 import threading
 import time
@@ -21,16 +22,19 @@ from typing import TYPE_CHECKING, TextIO
 
 import click
 
-from codemod import api
 from codemod.config import ConfigError, load_config
 from codemod.discovery import DiscoveryError
 from codemod.fileio import SourceError, SourceFile, encode_source, write_files_atomic
-from codemod.output.diff import unified_diff
-from codemod.planning.write_order import write_order
 from codemod.types import DEFAULT_EXCLUDES, Options
 
 if TYPE_CHECKING:
     from click._termui_impl import ProgressBar
+
+    from codemod import api
+    from codemod.verify.backup import ApplyBackup
+
+# The engine (``codemod.api``, and LibCST with it) is imported by the command that runs
+# it: ``check`` answered from its cache never loads it (~1 s of imports).
 
 EXIT_CLEAN, EXIT_CHANGES, EXIT_ERROR = 0, 1, 2
 
@@ -79,12 +83,23 @@ _jobs = click.option("--jobs", "-j", type=click.IntRange(min=1), default=None,
 @cli.command()
 @_paths
 @click.option("--dry-run", is_flag=True, help="Print a unified diff; write nothing.")
+@click.option("--report", "report_file", type=click.Path(dir_okay=False, path_type=Path),
+              default=None, help="Write the migration report (JSON, docs/report.md) to this file.")
+@click.option("--verify", "verify_after", is_flag=True,
+              help="After writing, run `codemod verify` on the result; on a difference put "
+                   "the original files back (exit 1). Needs torch.")
 @_exclude
 @_extend
 @_jobs
-def apply(paths: tuple[Path, ...], dry_run: bool, exclude: tuple[str, ...],
-          extend_exclude: tuple[str, ...], jobs: int | None) -> None:
+def apply(paths: tuple[Path, ...], dry_run: bool, report_file: Path | None,
+          exclude: tuple[str, ...], extend_exclude: tuple[str, ...], jobs: int | None,
+          verify_after: bool = False) -> None:
     """Convert Parameter subclasses under PATHS (in place, or as a diff with --dry-run)."""
+    started = time.monotonic()
+    from codemod import api
+    from codemod.output.diff import unified_diff
+    from codemod.planning.write_order import write_order
+
     options = _options(paths, exclude, extend_exclude, jobs)
     progress = _Progress(sys.stderr)
     try:
@@ -97,6 +112,7 @@ def apply(paths: tuple[Path, ...], dry_run: bool, exclude: tuple[str, ...],
         _err(f"warning: {warning}", fg="yellow")
     changed = result.changed()
     written = 0
+    backup: ApplyBackup | None = None
     if result.scanned == 0:
         _err(f"warning: no Python files in {', '.join(map(str, paths))}", fg="yellow")
     beyond = _changes_beyond(result, paths, dry_run)
@@ -121,6 +137,8 @@ def apply(paths: tuple[Path, ...], dry_run: bool, exclude: tuple[str, ...],
         ordered = [by_path[p] for p in sorted(runtimes & set(by_path))] + [
             by_path[p] for p in write_order([p for p in by_path if p not in runtimes], result.plan)]
         sources = {f.path: result.sources.get(f.path) or _new_source(f.path, result) for f in ordered}
+        if verify_after:
+            backup = _backup(ordered, result)
         try:
             # Encodes and stages every file before it replaces any: one that cannot be
             # written (read-only, disk full, unencodable) leaves all of them unchanged.
@@ -134,10 +152,68 @@ def apply(paths: tuple[Path, ...], dry_run: bool, exclude: tuple[str, ...],
             result.files.append(api.FileResult(exc.path or Path(), api.Outcome.FAILED,
                                                error=str(exc)))
     _summary(result, dry_run, written)
-    if result.failed() or (beyond and not dry_run):
-        raise _Exit(EXIT_ERROR)
     real_refusals = [r for r in result.refusals if not r.chosen]
-    raise _Exit(EXIT_CHANGES if changed or real_refusals else EXIT_CLEAN)
+    code = EXIT_ERROR if result.failed() or (beyond and not dry_run) else (
+        EXIT_CHANGES if changed or real_refusals else EXIT_CLEAN)
+    verified: dict[str, object] | None = None
+    if code != EXIT_ERROR and verify_after and written and backup is not None:
+        verify_code, verify_result = backup.verify_and_restore()
+        verified = verify_result.to_dict() if verify_result is not None else None
+        if verify_code != 0:
+            code = verify_code
+    if report_file is not None:
+        code = _report(report_file, result, options, dry_run=dry_run, written=written,
+                       exit_code=code, elapsed=time.monotonic() - started, verify=verified)
+    raise _Exit(code)
+
+
+def _report(path: Path, result: api.RunResult, options: Options, *, dry_run: bool, written: int,
+            exit_code: int, elapsed: float, verify: dict[str, object] | None = None) -> int:
+    """Write the migration report of this run to ``path``; the exit code, 2 when it
+    cannot be written. ``verify``: the summary of a behaviour check of the converted
+    tree, when one ran (the report's ``verify`` section; null without)."""
+    from codemod.output.report import build_report, write_report
+
+    context = click.get_current_context()
+    given = context.find_root().obj
+    argv = given.get("argv") if isinstance(given, dict) else None
+    report = build_report(
+        result, command_line=shlex.join(["codemod", *(argv or sys.argv[1:])]),
+        options=_report_options(context.params, options), directory=os.getcwd(),
+        elapsed_ms=round(elapsed * 1000), exit_code=exit_code, dry_run=dry_run,
+        written=written, verify=verify)
+    try:
+        write_report(report, path)
+    except OSError as exc:
+        _err(f"error: {path}: cannot write the report: {exc.strerror or exc}", fg="red")
+        return EXIT_ERROR
+    return exit_code
+
+
+def _report_options(params: dict[str, object], options: Options) -> dict[str, object]:
+    """The command's options as given, and the settings they and the configuration gave."""
+    given = {key: [str(v) for v in value] if isinstance(value, tuple) else (
+        str(value) if isinstance(value, Path) else value) for key, value in params.items()}
+    return {
+        **given,
+        "effective": {
+            "excludes": list(options.excludes),
+            "extendExcludes": list(options.extend_excludes),
+            "allowClasses": list(options.allow_classes),
+            "allowValueUses": options.allow_value_uses,
+            "featurePrefix": options.feature_prefix,
+            "src": [str(p) for p in options.src],
+            "jobs": options.jobs,
+        },
+    }
+
+
+def _backup(files: list[api.FileResult], result: api.RunResult) -> ApplyBackup:
+    """A copy of each file about to be rewritten, and the list of files to be added."""
+    from codemod.verify.backup import ApplyBackup
+
+    return ApplyBackup.save([f.path for f in files if f.path in result.sources],
+                            [f.path for f in files if f.path not in result.sources])
 
 
 def _new_source(path: Path, result: api.RunResult) -> SourceFile:
@@ -262,30 +338,70 @@ def _summary(result: api.RunResult, dry_run: bool, written: int) -> None:
 @_exclude
 @_extend
 @_jobs
+@click.option("--no-cache", is_flag=True,
+              help="Neither read nor write the result cache (also: CODEMOD_NO_CACHE=1).")
+@click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Where the result cache lives (also: CODEMOD_CACHE_DIR; default: "
+                   ".codemod_cache in the project root).")
 def check(paths: tuple[Path, ...], output_format: str, statistics: bool, output_file: Path | None,
-          exclude: tuple[str, ...], extend_exclude: tuple[str, ...], jobs: int | None) -> None:
+          exclude: tuple[str, ...], extend_exclude: tuple[str, ...], jobs: int | None,
+          no_cache: bool, cache_dir: Path | None) -> None:
     """Report Parameter subclasses and class-style uses of converted names (changes nothing).
 
     Exit code 0: clean; 1: findings; 2: usage, configuration or input error. Codes are
     documented in docs/checks.md; `# codemod: ignore[CODE]` on a line suppresses them.
+    An unchanged tree is answered from a cache of the last result (see --no-cache).
     """
     from codemod.check.command import run_check
 
     if statistics and output_format not in ("text", "json"):
         raise click.UsageError("--statistics works with --format text or json")
     options = _options(paths, exclude, extend_exclude, jobs)
+    cache = _check_cache_dir(paths, no_cache, cache_dir)
     if output_file is None:
         raise _Exit(run_check(list(paths), options, output_format=output_format,
-                              statistics=statistics))
+                              statistics=statistics, cache_dir=cache))
     buffer = io.StringIO()
     code = run_check(list(paths), options, output_format=output_format,
-                     statistics=statistics, output=buffer)
+                     statistics=statistics, output=buffer, cache_dir=cache)
     try:
         output_file.write_text(buffer.getvalue(), encoding="utf-8")
     except OSError as exc:
         _err(f"error: {output_file}: cannot write: {exc.strerror or exc}", fg="red")
         raise _Exit(EXIT_ERROR) from None
     raise _Exit(code)
+
+
+@cli.command()
+@click.argument("original", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.argument("converted", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text",
+              show_default=True, help="A table per class, or the result as JSON.")
+def verify(original: Path, converted: Path, output_format: str) -> None:
+    """Prove CONVERTED (a converted copy of ORIGINAL) behaves as ORIGINAL: build every
+    converted class from both trees, call every method at tp 1/2/4, compare bit for bit.
+
+    Exit code 0: no difference; 1: differences; 2: nothing could be verified. Needs
+    torch. See docs/verify.md.
+    """
+    from codemod.verify.command import run_verify
+
+    raise _Exit(run_verify(original, converted, output_format)[0])
+
+
+def _check_cache_dir(paths: tuple[Path, ...], no_cache: bool, cache_dir: Path | None) -> Path | None:
+    """Where ``check``'s result cache lives: ``--cache-dir``, else ``CODEMOD_CACHE_DIR``,
+    else ``.codemod_cache`` in the project root; None with ``--no-cache`` or
+    ``CODEMOD_NO_CACHE=1`` (as ruff's ``--no-cache`` and ``RUFF_NO_CACHE``)."""
+    from codemod.check.cache import CACHE_DIR_ENV, NO_CACHE_ENV, default_cache_dir
+
+    if no_cache or os.environ.get(NO_CACHE_ENV, "").strip().lower() in ("1", "true", "yes"):
+        return None
+    if cache_dir is not None:
+        return cache_dir
+    if os.environ.get(CACHE_DIR_ENV):
+        return Path(os.environ[CACHE_DIR_ENV])
+    return default_cache_dir(paths[0] if paths else None)
 
 
 #: LibCST's parser, visitors and code generation recurse once or more per nesting level
@@ -346,7 +462,8 @@ def _start_worker(target: Callable[[], None]) -> threading.Thread | None:
 def _run(args: list[str]) -> int:
     """The CLI proper: click's result and every exception mapped to an exit code."""
     try:
-        code = cli.main(args=args, prog_name="codemod", standalone_mode=False)
+        code = cli.main(args=args, prog_name="codemod", standalone_mode=False,
+                        obj={"argv": args})
     except _Exit as exc:
         return exc.code
     except click.exceptions.Abort:

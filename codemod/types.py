@@ -91,6 +91,9 @@ class Refusal:
     #: For a KEPT refusal, the kind of the refusal it follows from, where its reason
     #: names one (None when the class is kept by a base that cannot serve as a shadow).
     cause: RefusalKind | None = None
+    #: For a KEPT refusal, the qualified name of the class its reason names: the refused
+    #: (or kept) class it stays a class for, so that a report can follow the chain.
+    follows: str | None = None
 
     @property
     def chosen(self) -> bool:

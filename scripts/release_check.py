@@ -1,28 +1,23 @@
 #!/usr/bin/env python3
-"""Release check: convert the published vLLM 0.6.4.post1 ``parameter.py`` and compare.
+"""Release check: convert the published vLLM 0.6.4.post1 tree and verify it.
 
 Steps:
 
 1. get the wheel: ``pip download --no-deps vllm==0.6.4.post1`` into a temporary
    directory, or the file given with ``--wheel``;
 2. unpack only ``vllm/**/*.py`` from it;
-3. build a package tree holding ``vllm/model_executor/parameter.py`` exactly as published,
-   with stubs for the two things it imports: ``vllm.distributed`` (tensor-parallel rank
-   and size, settable) and ``vllm.logger``;
-4. copy that tree and run ``codemod apply`` on the copy (exit code 1 expected: changes),
-   then ``scripts/verify_tree.py --import`` on it (no class-only use left, every added
-   import executes, every changed file compiles);
-5. import the original and the converted tree side by side (``tests/behaviour/twin.py``)
-   and run the equivalence battery (``tests/behaviour/battery.py``, which uses the tables
-   of ``tests/behaviour/scenarios.py``) on them;
-6. convert copies of the whole ``vllm/`` tree, with the default configuration and with
-   ``allow-value-uses = true`` (``scripts/whole_tree.py``: a second ``apply`` changes
-   nothing, ``scripts/verify_tree.py`` finds no class-only use and no unresolved import,
-   ``codemod check`` reports only the kept classes).
+3. convert copies of the whole ``vllm/`` tree, with the default configuration and with
+   ``allow-value-uses = true`` (``scripts/whole_tree.py``: ``codemod apply`` through the
+   CLI, a second ``apply`` changes nothing, ``scripts/verify_tree.py`` finds no class-only
+   use and no unresolved import, ``codemod check`` reports only the kept classes);
+4. ``codemod verify`` (``codemod/verify``) on the original tree and each conversion: every
+   converted class built from the tree's own construction sites, every method at tp
+   1/2/4 and every rank, compared bit for bit. No stub, table or file list is written
+   here: the verifier finds the families and stubs the rest of vLLM itself.
 
-Prints what it did and a summary (cases run, tensors compared, failures); exits 0 when
-everything is equivalent, 1 on any difference, 2 when it could not run. Needs torch and
-the repository's ``.venv`` (``bash scripts/setup.sh test``); run from anywhere:
+Prints what it did and a summary (cases run, tensors compared, differences); exits 0
+when everything is equivalent, 1 on any difference, 2 when it could not run. Needs torch
+and the repository's ``.venv`` (``bash scripts/setup.sh test``); run from anywhere:
 
     .venv/bin/python scripts/release_check.py                      # downloads the wheel
     .venv/bin/python scripts/release_check.py --wheel vllm-0.6.4.post1-*.whl
@@ -38,42 +33,13 @@ import sys
 import tempfile
 import zipfile
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from codemod.verify.model import VerifyResult
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 VERSION = "0.6.4.post1"
-PARAMETER = "vllm/model_executor/parameter.py"
-#: The family's runtime module, which ``apply`` adds beside the root module.
-RUNTIME_MODULE = "vllm/model_executor/parameter_features.py"
-
-STUB_DISTRIBUTED = '''"""Stub of vllm.distributed for the release check: a settable tensor-parallel position."""
-
-_TP_RANK = 0
-_TP_SIZE = 1
-
-
-def set_tensor_parallel(rank: int, size: int) -> None:
-    global _TP_RANK, _TP_SIZE
-    if size < 1 or not 0 <= rank < size:
-        raise ValueError(f"invalid tensor-parallel position: rank {rank} of {size}")
-    _TP_RANK, _TP_SIZE = rank, size
-
-
-def get_tensor_model_parallel_rank() -> int:
-    return _TP_RANK
-
-
-def get_tensor_model_parallel_world_size() -> int:
-    return _TP_SIZE
-'''
-
-STUB_LOGGER = '''"""Stub of vllm.logger for the release check."""
-
-import logging
-
-
-def init_logger(name: str) -> logging.Logger:
-    return logging.getLogger(name)
-'''
 
 
 def log(message: str) -> None:
@@ -104,27 +70,21 @@ def unpack_sources(wheel: Path, destination: Path) -> int:
     return count
 
 
-def build_tree(sources: Path, root: Path) -> None:
-    """``root/vllm``: the published parameter.py, its package files, the two stubs."""
-    package = root / "vllm"
-    (package / "model_executor").mkdir(parents=True)
-    (package / "distributed").mkdir()
-    (package / "__init__.py").write_text('"""vllm, reduced to parameter.py for the release check."""\n')
-    (package / "model_executor" / "__init__.py").write_text("")
-    shutil.copy2(sources / PARAMETER, root / PARAMETER)
-    (package / "distributed" / "__init__.py").write_text(STUB_DISTRIBUTED)
-    (package / "logger.py").write_text(STUB_LOGGER)
+def verify_conversion(original: Path, converted: Path, problems: list[str]) -> VerifyResult:
+    """``codemod verify original converted``: print its table; each difference, and a run
+    that verified nothing, goes to ``problems``. Returns the ``VerifyResult``."""
+    from codemod.verify.render import as_table
+    from codemod.verify.run import verify_trees
 
-
-def convert(tree: Path) -> int:
-    """``codemod apply tree`` in this process; its exit code."""
-    from codemod.cli import main
-
-    log(f"$ codemod apply {tree}")
-    try:
-        return main(["apply", str(tree)])
-    except SystemExit as exc:
-        return exc.code if isinstance(exc.code, int) else 2
+    result = verify_trees(original, converted)
+    log(as_table(result))
+    for difference in result.differences:
+        problems.append(f"verify: {difference.cls}: {difference.detail}")
+    for problem in result.import_problems:
+        problems.append(f"verify: cannot import {problem.module} ({problem.side}): {problem.error}")
+    if result.exit_code == 2:
+        problems.append(f"verify: nothing could be verified {result.error}".rstrip())
+    return result
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -132,16 +92,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--wheel", type=Path, help="use this vllm wheel instead of downloading")
     parser.add_argument("--version", default=VERSION, help=f"vllm version to download ({VERSION})")
     parser.add_argument("--keep", type=Path, help="build the trees here and keep them")
-    parser.add_argument("--compile-backend", default="aot_eager",
-                        help="torch.compile backend for the compile case ('none' to skip)")
     args = parser.parse_args(argv)
 
     sys.path.insert(0, str(REPO_ROOT))
     if importlib.util.find_spec("torch") is None:
         log("torch is not installed: run `bash scripts/setup.sh test` and use .venv/bin/python")
         return 2
-    from tests.behaviour.battery import run_battery
-    from tests.behaviour.twin import copy_tree, load_twin, snapshot
+    from scripts.whole_tree import convert_whole_tree
 
     workdir = args.keep if args.keep else Path(tempfile.mkdtemp(prefix="codemod-release-"))
     workdir.mkdir(parents=True, exist_ok=True)
@@ -150,54 +107,25 @@ def main(argv: list[str] | None = None) -> int:
         log(f"wheel: {wheel}")
         sources = workdir / "sources"
         log(f"unpacked {unpack_sources(wheel, sources)} vllm/**/*.py files into {sources}")
-        before, after = workdir / "before", workdir / "after"
-        build_tree(sources, before)
-        copy_tree(before, after)
-        rc = convert(after)
-        if rc != 1:
-            log(f"FAIL: codemod apply exited {rc}, expected 1 (changes made)")
-            return 1
-        changed = sorted(
-            name for name, text in snapshot(after).items() if snapshot(before).get(name) != text
-        )
-        log(f"rewritten: {', '.join(changed)}")
-        if changed != [PARAMETER, RUNTIME_MODULE]:
-            log(f"FAIL: expected exactly {PARAMETER} to change and {RUNTIME_MODULE} to be added")
-            return 1
-        again = convert(after)
-        if again != 0:
-            log(f"FAIL: a second codemod apply exited {again}, expected 0 (idempotent)")
-            return 1
-        from scripts.verify_tree import verify
-
-        verified = verify(before, after, run_imports=True)
-        log(f"scripts/verify_tree.py --import: {len(verified.converted)} converted, "
-            f"{len(verified.class_only_uses)} class-only use(s) left, {verified.added_imports} "
-            f"added import(s), {len(verified.changed)} changed file(s)")
-        if not verified.ok:
-            log("FAIL: scripts/verify_tree.py found problems:\n  " + "\n  ".join(verified.problems))
-            return 1
-
-        backend = None if args.compile_backend == "none" else args.compile_backend
-        with load_twin(before, after, submodules=("vllm.distributed", "vllm.model_executor.parameter"),
-                       package="vllm") as twin:
-            report = run_battery(twin, compile_backend=backend)
-        from scripts.whole_tree import convert_whole_tree
-
         problems: list[str] = []
+        totals = []
         for allow_value_uses in (False, True):
             config = "allow-value-uses" if allow_value_uses else "default"
             log(f"\n== the whole tree ({config})")
-            convert_whole_tree(sources / "vllm", workdir / f"whole-{config}", problems,
-                               allow_value_uses=allow_value_uses)
+            whole = convert_whole_tree(sources / "vllm", workdir / f"whole-{config}", problems,
+                                       allow_value_uses=allow_value_uses)
+            log(f"\n== codemod verify ({config})")
+            result = verify_conversion(sources / "vllm", whole.target, problems)
+            totals.append(f"{config}: {result.cases} cases, {result.tensors} tensors, "
+                          f"{len(result.differences)} differences")
         log("")
-        log(f"release check of vllm {args.version} model_executor/parameter.py")
-        log(report.summary())
+        log(f"release check of vllm {args.version}")
+        for line in totals:
+            log(f"verify, {line}")
         for problem in problems:
-            log(f"whole tree: {problem}")
-        ok = report.ok and not problems
-        log("PASS" if ok else "FAIL")
-        return 0 if ok else 1
+            log(f"problem: {problem}")
+        log("PASS" if not problems else "FAIL")
+        return 0 if not problems else 1
     finally:
         if not args.keep:
             shutil.rmtree(workdir, ignore_errors=True)

@@ -10,7 +10,8 @@ Steps:
    through the CLI, the files changed, the classes converted and kept; a second ``apply``
    changes nothing; ``scripts/verify_tree.py`` finds no class-only use left, every added
    import resolving and every changed file compiling; ``codemod check`` reports only the
-   kept classes). This conversion is the one the next steps compare;
+   kept classes). This conversion is the one the next steps compare; ``codemod verify``
+   (``codemod/verify``, no stubs or tables of this script) compares it with the original;
 3. build two small package trees, *before* and *after*, holding the real
    ``model_executor/parameter.py``, ``layers/quantization/kv_cache.py`` and
    ``model_loader/reload/{layerwise,meta,sanitize,types,utils}.py`` (original, and as the
@@ -53,10 +54,10 @@ if str(REPO_ROOT) not in sys.path:
 
 from scripts.whole_tree import changed_files, codemod, convert_whole_tree  # noqa: E402
 from scripts.release_check import (  # noqa: E402 - after the sys.path entry
-    STUB_DISTRIBUTED,
     fetch_wheel,
     log,
     unpack_sources,
+    verify_conversion,
 )
 
 VERSION = "0.34.0"
@@ -87,6 +88,27 @@ SUBMODULES = (
     "vllm.model_executor.kernels.linear.mixed_precision.exllama",
     "vllm.release_probe",
 )
+
+STUB_DISTRIBUTED = '''"""Stub of vllm.distributed for the release check: a settable tensor-parallel position."""
+
+_TP_RANK = 0
+_TP_SIZE = 1
+
+
+def set_tensor_parallel(rank: int, size: int) -> None:
+    global _TP_RANK, _TP_SIZE
+    if size < 1 or not 0 <= rank < size:
+        raise ValueError(f"invalid tensor-parallel position: rank {rank} of {size}")
+    _TP_RANK, _TP_SIZE = rank, size
+
+
+def get_tensor_model_parallel_rank() -> int:
+    return _TP_RANK
+
+
+def get_tensor_model_parallel_world_size() -> int:
+    return _TP_SIZE
+'''
 
 STUB_LOGGER = '''"""Stub of vllm.logger for the release check (with vLLM's *_once methods)."""
 
@@ -431,6 +453,8 @@ def main(argv: list[str] | None = None) -> int:
         log("\n== step 2 (default configuration): codemod apply on a copy of the whole tree")
         whole = convert_whole_tree(sources / "vllm", workdir / "whole-default", problems,
                                    allow_value_uses=False).target
+        log("\n== step 2b: codemod verify on the original and the whole-tree conversion")
+        verified = verify_conversion(sources / "vllm", whole, problems)
         before, after = isolated_trees(sources, whole, workdir, problems)
 
         log(f"\n== step 4: equivalence battery (torch {torch.__version__}, "
@@ -450,6 +474,8 @@ def main(argv: list[str] | None = None) -> int:
 
         log("")
         log(f"release check of vllm {args.version} ({time.perf_counter() - started:.0f} s)")
+        log(f"codemod verify: {verified.cases} cases, {verified.tensors} tensors, "
+            f"{len(verified.differences)} differences")
         log(report.summary())
         if problems:
             log(f"pipeline problems: {len(problems)}")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -15,6 +16,10 @@ ENGINE_DIR = FIXTURES_DIR / "engine"
 # (the package is not necessarily installed into the environment).
 if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
+
+# ``codemod check`` caches its result per tree: tests that patch the engine and check the
+# same tree twice must see the engine run. tests/check/test_check_cache.py turns it on.
+os.environ.setdefault("CODEMOD_NO_CACHE", "1")
 
 
 @pytest.fixture(scope="session")

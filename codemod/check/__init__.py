@@ -20,9 +20,11 @@ How
     ``apply`` would convert; only the conversion texts are not built. Converted modules
     are recognised by what ``apply`` leaves: the family's runtime module holds a
     ``class Features:`` whose members hold the former classes' qualified names, and each
-    module named there a module-level ``def`` of that name (the factory). Use sites are found by a small LibCST visitor over the files that
-    mention a relevant name (whole identifiers) where a finding can be; CPython's ``ast``
-    says which those are, and no other file is parsed with LibCST.
+    module named there a module-level ``def`` of that name (the factory). Use sites are
+    found in the files that mention a relevant name (whole identifiers) where a finding
+    can be, which CPython's ``ast`` says; each is read from CPython's tree, and with LibCST
+    only when that tree cannot decide (a name imported from two places). An unchanged
+    tree is answered from the result cache (``cache``) without any of this.
 Suppression
     ``# codemod: ignore`` (every code) or ``# codemod: ignore[CM001,CM004]`` on the
     finding's line; ``[tool.codemod] allow-classes`` for classes that may stay subclasses.
@@ -32,8 +34,11 @@ Modules
     ``engine``: plans the tree as ``apply`` does and collects the findings;
     ``converted``: what ``apply`` left in a module it converted;
     ``scan``: a cheap look with CPython's ``ast`` before parsing with LibCST;
-    ``uses``: the LibCST visitor of class-style uses and its name resolver;
+    ``uses_from_ast``: class-style uses and their names' resolution on CPython's tree;
+    ``uses``: the same with LibCST, for the files CPython's tree cannot decide;
     ``locate``: line and column of the nodes findings point at;
     ``findings``: uses and classes turned into findings, suppression comments;
-    ``command``: prints findings and the summary, returns the exit code.
+    ``command``: the result (from the cache or the engine), printed; the exit code;
+    ``cache``: the result cache, keyed by the contents of every file a check reads;
+    ``result``: ``CheckResult`` and the exit codes.
 """

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import TextIO
 
-from codemod.check.engine import CheckResult, check_tree
+from codemod.check.result import CheckResult
 from codemod.output.reporters import render, render_statistics
 from codemod.types import Options
 
@@ -35,14 +35,46 @@ def _summary(result: CheckResult) -> str:
     return line
 
 
-def run_check(paths: list[Path], options: Options, *, output_format: str = "text",
-              statistics: bool = False, output: TextIO | None = None,
-              err: TextIO | None = None, color: bool | None = None) -> int:
-    """Check ``paths``, print findings (``output``, default stdout) and the summary
-    (``err``, default stderr); return the exit code: 0 clean, 1 findings, 2 error."""
-    import click
+def checked(paths: list[Path], options: Options, cache_dir: Path | None = None) -> CheckResult:
+    """The result of checking ``paths``: from the cache under ``cache_dir`` when the tree
+    is unchanged since the run that stored it, else from the engine (then stored).
+
+    Without ``cache_dir`` the engine always runs. The engine (and LibCST) is imported
+    only when it runs: a cache hit reads, hashes and answers.
+    """
+    if cache_dir is None:
+        from codemod.check.engine import check_tree
+
+        return check_tree(paths, options)
+    from codemod.check.cache import CheckCache, tree_state
+
+    cache = CheckCache(cache_dir)
+    state = tree_state(paths, options)
+    if state is not None:
+        hit = cache.load(state)
+        if hit is not None:
+            return hit
+    digests = state.digests() if state is not None else []
+    from codemod.check.engine import check_tree
 
     result = check_tree(paths, options)
+    if state is not None and tree_state(paths, options) == state:
+        # Stored only when no file changed while the engine read the tree: the entry
+        # then pairs the contents with the findings made from exactly those.
+        cache.store(state, digests, result)
+    return result
+
+
+def run_check(paths: list[Path], options: Options, *, output_format: str = "text",
+              statistics: bool = False, output: TextIO | None = None,
+              err: TextIO | None = None, color: bool | None = None,
+              cache_dir: Path | None = None) -> int:
+    """Check ``paths``, print findings (``output``, default stdout) and the summary
+    (``err``, default stderr); return the exit code: 0 clean, 1 findings, 2 error.
+    ``cache_dir``: where the result cache lives (None: no cache; see ``check.cache``)."""
+    import click
+
+    result = checked(paths, options, cache_dir)
     out = output if output is not None else sys.stdout
     err_stream = err if err is not None else sys.stderr
     for error in result.errors:

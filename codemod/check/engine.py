@@ -4,8 +4,9 @@ code, sort them, keep those in focus and set the suppressed ones apart (prints n
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass, field
 from pathlib import Path
+
+import libcst as cst
 
 from codemod import api
 from codemod.analysis import roots
@@ -21,43 +22,17 @@ from codemod.check.findings import (
 )
 from codemod.check.locate import Locator, source_lines
 from codemod.check.planned import facts_of, plan_tree
+from codemod.check.result import EXIT_CLEAN, EXIT_ERROR, EXIT_FINDINGS, CheckResult
 from codemod.check.rules import Finding
 from codemod.check.scan import AstFiles
 from codemod.check.uses import ClassStyleUses, Resolver
+from codemod.check.uses_from_ast import AstClassStyleUses, AstResolver, Undecided
 from codemod.discovery import prefilter
 from codemod.planning.plan import FEATURES_NAME
 from codemod.scope import Scope, scope_of
 from codemod.types import Options
 
-EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
-
-
-@dataclass
-class CheckResult:
-    """Everything one check found; the CLI decides what to print and the exit code."""
-
-    findings: list[Finding] = field(default_factory=list)
-    suppressed: list[Finding] = field(default_factory=list)
-    #: Files that could not be read or parsed (and internal errors), as messages.
-    errors: list[str] = field(default_factory=list)
-    #: Files skipped without failing the check (undecodable, naming no class), as messages.
-    warnings: list[str] = field(default_factory=list)
-    scanned: int = 0
-    parsed: int = 0
-    #: Modules that ``apply`` already converted (their factories are in a ``Features``).
-    converted_modules: list[str] = field(default_factory=list)
-
-    @property
-    def fixable(self) -> int:
-        """How many findings ``codemod apply`` fixes."""
-        return sum(f.fixable for f in self.findings)
-
-    @property
-    def exit_code(self) -> int:
-        """2 on an error, else 1 when there are findings, else 0."""
-        if self.errors:
-            return EXIT_ERROR
-        return EXIT_FINDINGS if self.findings else EXIT_CLEAN
+__all__ = ["EXIT_CLEAN", "EXIT_ERROR", "EXIT_FINDINGS", "CheckResult", "check_tree"]
 
 
 def check_tree(paths: list[Path], options: Options) -> CheckResult:
@@ -68,7 +43,7 @@ def check_tree(paths: list[Path], options: Options) -> CheckResult:
     Raises ``DiscoveryError`` for a path that does not exist or is not Python.
     """
     scope = scope_of(paths, options.src)
-    with roots.using(scope.roots):
+    with api._fewer_collections(), roots.using(scope.roots):
         return _check_tree(paths, options, scope)
 
 
@@ -126,26 +101,45 @@ def _check_tree(paths: list[Path], options: Options, scope: Scope) -> CheckResul
     names = frozenset(t.name for t in targets.values()) | api.hierarchy_names(
         plan.index, run.facts.values(), [q for q, t in targets.items() if q in plan.classes])
     mentioning = [p for p, s in sorted(run.sources.items()) if prefilter(s.text, names)]
-    resolver = Resolver(run, {module_name_for(p): p for p in mentioning}, targets)
+    modules = {module_name_for(p): p for p in mentioning}
+    resolver = Resolver(run, modules, targets)
+    ast_resolver = AstResolver(run.facts, modules, targets, asts,
+                               lambda path: facts_of(path, run), lambda path: _failed(run, path))
     planned = {id(p.facts.node) for p in plan.classes.values()}
-    for path in mentioning:
-        if asts.class_style(path, names) is False:
+    # Only the given paths are looked at for uses (a file list, as pre-commit passes,
+    # costs the plan of its tree plus those files); re-exports resolve through any file.
+    in_focus = [p for p in mentioning if scope.in_focus(p)]
+    for path in in_focus:
+        style = asts.class_style(path, names)
+        if style is False:
+            continue
+        text = run.sources[path].text
+        found = None if style is None else _uses_from_ast(run, path, asts, ast_resolver,
+                                                         targets, planned)
+        if found is not None:
+            lines = source_lines(text)
+            for node, kind, named in found:
+                line, offset = node.lineno, node.col_offset  # type: ignore[attr-defined]
+                # ast columns count UTF-8 bytes; findings count characters, as LibCST does.
+                prefix = lines[line - 1].encode("utf-8")[:offset]
+                place = line, len(prefix.decode("utf-8", errors="replace")) + 1
+                findings.extend(use_findings(path, place, kind, named))
             continue
         ff = facts_of(path, run)
         if ff is None:
             continue
         visitor = ClassStyleUses(ff, resolver, targets, planned)
         ff.module.visit(visitor)
-        text = run.sources[ff.path].text
-        for node, kind, named in visitor.found:
-            place = locator.place(ff, text, node, visitor.ordinals.get(id(node)), visitor.counts)
-            findings.extend(use_findings(ff, place, kind, named))
+        for cst_node, kind, named in visitor.found:
+            place = locator.place(ff, text, cst_node, visitor.ordinals.get(id(cst_node)),
+                                  visitor.counts)
+            findings.extend(use_findings(path, place, kind, named))
 
     # CM003/CM004 the visitor does not see: other class-only uses of a factory, and
     # checks that reach one through a star import, ``getattr`` or ``globals()``.
     factories = {q: t for q, t in targets.items() if t.kind == "factory"}
     if factories:
-        findings.extend(other_class_only_uses(run, factories, findings, mentioning))
+        findings.extend(other_class_only_uses(run, factories, findings, in_focus))
 
     # CM005: factories next to classes that ``apply`` would still convert.
     remaining = sorted(plan.converted().values(),
@@ -179,4 +173,37 @@ def _check_tree(paths: list[Path], options: Options, scope: Scope) -> CheckResul
     return result
 
 
-# -- the command ------------------------------------------------------------------------------
+def _failed(run: api.RunResult, path: Path) -> bool:
+    return any(f.path == path for f in run.failed())
+
+
+def _uses_from_ast(run: api.RunResult, path: Path, asts: AstFiles, resolver: AstResolver,
+                   targets: dict[str, Target], planned: set[int],
+                   ) -> list[tuple[ast.AST, str, list[tuple[str, Target]]]] | None:
+    """The class-style uses in ``path`` read from CPython's tree (``uses_from_ast``), or None
+    when LibCST must read the file: CPython's tree leaves a name undecided, or the file
+    does not compile (LibCST's reading then reports it, as before)."""
+    tree = asts.tree(path)
+    assert tree is not None
+    ff = run.facts.get(path)
+    if ff is None and _failed(run, path):
+        return []  # reported already; nothing of it is looked at
+    facts = resolver.read(path) if ff is None else ff
+    if facts is None:
+        return None  # does not compile: LibCST's reading reports it
+    planned_here: set[int] = set()
+    if ff is not None:
+        tops = [stmt for stmt in ff.module.body if isinstance(stmt, cst.ClassDef)]
+        chosen = [i for i, stmt in enumerate(tops) if id(stmt) in planned]
+        if chosen:
+            ast_tops = [stmt for stmt in tree.body if isinstance(stmt, ast.ClassDef)]
+            if len(ast_tops) != len(tops):
+                return None
+            planned_here = {id(ast_tops[i]) for i in chosen}
+    visitor = AstClassStyleUses(facts.bindings, facts.module_name, facts.globals,
+                                resolver.canonical, targets, planned_here)
+    try:
+        visitor.run(tree)
+    except Undecided:
+        return None
+    return visitor.found

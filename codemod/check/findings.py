@@ -9,7 +9,7 @@ import re
 from pathlib import Path
 
 from codemod import api
-from codemod.analysis.classes import ClassFacts, FileFacts
+from codemod.analysis.classes import ClassFacts
 from codemod.analysis.text_search import alternation
 from codemod.check.converted import Target
 from codemod.check.locate import Locator
@@ -96,7 +96,7 @@ def _names(named: list[tuple[str, Target]]) -> str:
     return ", ".join(f"`{spelling}`" for spelling, _ in named)
 
 
-def use_findings(ff: FileFacts, place: tuple[int, int], kind: str,
+def use_findings(path: Path, place: tuple[int, int], kind: str,
                  named: list[tuple[str, Target]]) -> list[Finding]:
     """CM002 for names ``apply`` rewrites, CM003/CM004 for what it left behind.
 
@@ -116,7 +116,7 @@ def use_findings(ff: FileFacts, place: tuple[int, int], kind: str,
         out.append(Finding(
             "CM002",
             f"{what} Parameter class {_names(classes)}; `codemod apply` rewrites it",
-            ff.path, line, col, True,
+            path, line, col, True,
         ))
     if factories and is_base:
         spelled, _ = factories[0]
@@ -125,7 +125,7 @@ def use_findings(ff: FileFacts, place: tuple[int, int], kind: str,
             f"{kind} derives from {_names(factories)}, a factory function now "
             f"(converted by `codemod apply`): subclassing a function fails at import; "
             f"write a factory that calls `{spelled}(...)` and then its own wrap function",
-            ff.path, line, col, False,
+            path, line, col, False,
         ))
     elif factories:
         target = factories[0][1]
@@ -144,7 +144,7 @@ def use_findings(ff: FileFacts, place: tuple[int, int], kind: str,
             "CM004",
             f"`{kind}` check against {_names(factories)}, a factory function now "
             f"(converted by `codemod apply`): it {effect}; write {instead}",
-            ff.path, line, col, False,
+            path, line, col, False,
         ))
     if shadows:
         spelled, target = shadows[0]
@@ -154,7 +154,7 @@ def use_findings(ff: FileFacts, place: tuple[int, int], kind: str,
             f"converted subclasses are plain Parameters now: it misses them; write "
             f"`has_param_feature(obj, Features.{target.feature}) or isinstance(obj, {spelled})` "
             f"(`Features`, `has_param_feature` from `{target.module}`)",
-            ff.path, line, col, False,
+            path, line, col, False,
         ))
     return out
 

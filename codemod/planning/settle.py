@@ -67,9 +67,10 @@ class Settling(HierarchyWalk):
                 plan.shadow = q not in below and any(q in plans[c].mro for c in converted)
                 if plan.refusal is not None and q in refused:
                     continue
-                why, cause = self._kept_reason(q, plans, refused, kept, blockers, kept_for_base)
+                why, cause, follows = self._kept_reason(q, plans, refused, kept, blockers,
+                                                        kept_for_base)
                 plan.refusal = Refusal(plan.facts.path, plan.facts.line, plan.name, why,
-                                       RefusalKind.KEPT, cause)
+                                       RefusalKind.KEPT, cause, follows)
             for q in kept:
                 if plans[q].shadow:
                     self._as_shadow(plans[q])
@@ -81,11 +82,12 @@ class Settling(HierarchyWalk):
 
     def _kept_reason(self, q: str, plans: dict[str, ClassPlan], refused: set[str],
                      kept: set[str], blockers: dict[str, str], kept_for_base: dict[str, str],
-                     ) -> tuple[str, RefusalKind | None]:
+                     ) -> tuple[str, RefusalKind | None, str]:
         """Why ``q`` stays a class, naming its true relation to the class that caused it:
         a refused base it derives from, a base that cannot be a shadow, or a subclass
         that is refused or stays a class. Among several, the first by path and line.
-        Also the kind of the refusal the reason quotes (None: it quotes none)."""
+        Also the kind of the refusal the reason quotes (None: it quotes none), and the
+        qualified name of the class the reason names."""
         def first(candidates: set[str]) -> ClassPlan:
             return plans[min(candidates, key=lambda c: (str(plans[c].facts.path), plans[c].facts.line, c))]
 
@@ -94,31 +96,35 @@ class Settling(HierarchyWalk):
         if refused_bases:
             base = first(refused_bases)
             return (f"kept as a class because it derives from {base.name}, which is refused: "
-                    f"{base.refusal.reason}", base.refusal.kind)  # type: ignore[union-attr]
+                    f"{base.refusal.reason}", base.refusal.kind,  # type: ignore[union-attr]
+                    base.facts.qualname)
         if q in kept_for_base:
             base = plans[kept_for_base[q]]
             return (f"kept as a class because it derives from {base.name}, which stays a class "
-                    f"and cannot also serve converted subclasses: {blockers[kept_for_base[q]]}", None)
+                    f"and cannot also serve converted subclasses: {blockers[kept_for_base[q]]}", None,
+                    base.facts.qualname)
         descendants = self._descendants(q)
         quoted: Refusal | None = None
         if refused & descendants:
-            sub = first(refused & descendants)
-            quoted = sub.refusal
-            cause = f"its subclass {sub.name} is refused ({sub.refusal.reason})"  # type: ignore[union-attr]
+            named = first(refused & descendants)
+            quoted = named.refusal
+            cause = f"its subclass {named.name} is refused ({named.refusal.reason})"  # type: ignore[union-attr]
         elif kept & descendants:
-            cause = f"its subclass {first(kept & descendants).name} stays a class"
+            named = first(kept & descendants)
+            cause = f"its subclass {named.name} stays a class"
         else:
-            related = first(refused)
-            quoted = related.refusal
-            cause = f"{related.name} of its hierarchy is refused ({related.refusal.reason})"  # type: ignore[union-attr]
+            named = first(refused)
+            quoted = named.refusal
+            cause = f"{named.name} of its hierarchy is refused ({named.refusal.reason})"  # type: ignore[union-attr]
         kind = quoted.kind if quoted is not None else None
+        follows = named.facts.qualname
         if plan.shadow:
             return (f"kept as a class because {cause}; its converted subclasses get its "
-                    f"attributes and methods through {plan.wrap_name}", kind)
+                    f"attributes and methods through {plan.wrap_name}", kind, follows)
         if q in blockers:
             return (f"kept as a class because {cause}; it cannot also serve converted "
-                    f"subclasses: {blockers[q]}", kind)
-        return f"kept as a class because {cause}", kind
+                    f"subclasses: {blockers[q]}", kind, follows)
+        return f"kept as a class because {cause}", kind, follows
 
     def _shadow_blocker(self, plan: ClassPlan) -> str | None:
         """Why a kept class cannot also serve converted subclasses, or None if it can.

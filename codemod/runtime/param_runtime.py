@@ -14,7 +14,11 @@ Why this shape (measured on torch 2.13 CPU):
   is stored under, so ``__name__`` carries a suffix.
 * A method holds its parameter through a weak reference, so ``param -> method -> param``
   is no reference cycle: a dropped parameter is freed by reference counting alone, as the
-  former subclass instance was.
+  former subclass instance was. The methods of one parameter share that reference.
+* A kind's feature set (``_param_features``) is made once and shared by the parameters
+  of that kind; one hook object serves as both ``__deepcopy__`` and ``__reduce_ex__``.
+  What a parameter still carries per method (a 48-byte object and its attribute) is the
+  floor for a plain ``Parameter``, whose class cannot hold the methods.
 * ``copy.deepcopy`` and ``pickle`` look ``__deepcopy__`` / ``__reduce_ex__`` up on the
   instance, so each converted parameter carries its own: a deep copy keeps every
   attribute and its methods act on the copy; a pickled parameter (or a module holding it,
@@ -33,14 +37,15 @@ class BoundParamMethod:
     """A method of one converted parameter: calling it calls ``func(param, *args)``.
 
     The parameter is held weakly (no reference cycle); calling a method whose parameter
-    has been freed raises ``ReferenceError``.
+    has been freed raises ``ReferenceError``. ``param`` may be given as its weak reference
+    (``weakref.ref(param)``), which the methods of one parameter share.
     """
 
     __slots__ = ("__func__", "_param_ref")
 
     def __init__(self, func, param):
         self.__func__ = func
-        self._param_ref = weakref.ref(param)
+        self._param_ref = param if type(param) is weakref.ref else weakref.ref(param)
 
     @property
     def __name__(self):
@@ -68,8 +73,9 @@ def bind_param_method(param, name, func):
 
 def bind_param_methods(param, /, **methods):
     """Attach each ``name=func`` of ``methods`` to ``param`` as method ``name``."""
+    param_ref = weakref.ref(param)
     for name, func in methods.items():
-        setattr(param, name, BoundParamMethod(func, param))
+        setattr(param, name, BoundParamMethod(func, param_ref))
 
 
 def rebind_param_methods(obj):
@@ -152,15 +158,28 @@ def param_attr_dict(obj):
     return view
 
 
+#: ``features -> {feature: features | {feature}}``: the feature sets of every kind, made
+#: once per kind and shared by its parameters (a frozenset never changes).
+_FEATURE_SETS: dict = {}
+
+
 def add_param_feature(param, feature):
     """Tag ``param`` with ``feature``; the last feature added is its exact kind.
 
     Wrap functions run base first, so the factory's own class is added last and
     ``param_kind_is`` answers what ``type(param) is X`` answered before.
     """
-    param._param_features = getattr(param, "_param_features", frozenset()) | {feature}
-    param._param_kind = feature
-    if "__deepcopy__" not in param.__dict__:
+    attrs = param.__dict__
+    present = attrs.get("_param_features", frozenset())
+    following = _FEATURE_SETS.get(present)
+    if following is None:
+        following = _FEATURE_SETS[present] = {}
+    features = following.get(feature)
+    if features is None:
+        features = following[feature] = present | {feature}
+    attrs["_param_features"] = features
+    attrs["_param_kind"] = feature
+    if "__deepcopy__" not in attrs:
         _install_copy_hooks(param)
 
 
@@ -241,8 +260,18 @@ def param_kind_is(obj, *features):
 
 
 def _install_copy_hooks(param):
-    param.__deepcopy__ = BoundParamMethod(_deepcopy_param, param)
-    param.__reduce_ex__ = BoundParamMethod(_reduce_param, param)
+    # One object answers both protocols: ``copy.deepcopy`` calls the hook with its memo
+    # (a dict), ``pickle`` and ``copy.copy`` with a protocol number.
+    hook = BoundParamMethod(_copy_param, param)
+    attrs = param.__dict__
+    attrs["__deepcopy__"] = hook
+    attrs["__reduce_ex__"] = hook
+
+
+def _copy_param(param, memo_or_protocol):
+    if isinstance(memo_or_protocol, int):
+        return _reduce_param(param, memo_or_protocol)
+    return _deepcopy_param(param, memo_or_protocol)
 
 
 def _deepcopy_param(param, memo):
@@ -254,11 +283,14 @@ def _deepcopy_param(param, memo):
         param.data.clone(memory_format=torch.preserve_format), param.requires_grad
     )
     memo[id(param)] = result
+    result_ref = weakref.ref(result)
     for name, value in param.__dict__.items():
         if isinstance(value, BoundParamMethod) and value.__self__ is param:
-            setattr(result, name, BoundParamMethod(value.__func__, result))
+            if name not in ("__deepcopy__", "__reduce_ex__"):
+                setattr(result, name, BoundParamMethod(value.__func__, result_ref))
         else:
             setattr(result, name, copy.deepcopy(value, memo))
+    _install_copy_hooks(result)
     return result
 
 
@@ -280,7 +312,6 @@ def _rebuild_param(data, requires_grad, state, methods):
     param = torch.nn.Parameter(data, requires_grad)
     for name, value in state.items():
         setattr(param, name, value)
-    for name, func in methods.items():
-        bind_param_method(param, name, func)
+    bind_param_methods(param, **methods)
     _install_copy_hooks(param)
     return param

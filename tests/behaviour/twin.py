@@ -11,6 +11,11 @@ registered under the real names until the twin is closed, because ``pickle`` loo
 functions and classes up by ``__module__`` in ``sys.modules``: the copy that must
 round-trip through pickle (the converted one) is the one to load second.
 
+``codemod verify`` does the same on any tree (``codemod/verify/importer.py``, which also
+stubs the rest of the engine and keeps each copy out of ``sys.modules`` until its code
+runs); this helper imports whole fixture packages for real, as the behaviour tests need,
+and shares its clean-up of torch.compile's module cache.
+
 This module deliberately does not import torch.
 """
 
@@ -25,6 +30,8 @@ import types
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from codemod.verify.importer import forget_compiled_module_names
 
 PACKAGE = "minivllm"
 SUBMODULES = ("minivllm.distributed", "minivllm.model_executor.parameter")
@@ -183,21 +190,6 @@ def open_copy(
     finally:
         _purge(package)
         sys.modules.update(saved)
-
-
-def forget_compiled_module_names() -> None:
-    """Drop what ``torch.compile`` remembers by module name.
-
-    Dynamo caches ``importlib.import_module`` by name for the whole process
-    (``torch._dynamo.symbolic_convert._import_module``; ``torch._dynamo.reset()`` keeps it).
-    A copy loaded under the same names as an earlier one would otherwise be traced with
-    the earlier copy's module objects, and its guards would fail. Nothing to do when torch
-    was never imported (this module itself does not import it).
-    """
-    convert = sys.modules.get("torch._dynamo.symbolic_convert")
-    cached = getattr(convert, "_import_module", None)
-    if cached is not None and hasattr(cached, "cache_clear"):
-        cached.cache_clear()
 
 
 def load_twin(

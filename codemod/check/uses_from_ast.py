@@ -1,0 +1,343 @@
+"""Class-style uses of target names in one file, found in CPython's tree: what
+``uses.ClassStyleUses`` finds with LibCST, at a tenth of the cost.
+
+A file is read with LibCST only to be looked at by ``ClassStyleUses``; CPython's parser is
+about ten times faster and the check needs nothing LibCST alone knows, except in two
+cases, where this reader gives up (``Undecided``) and the file goes to LibCST as before:
+
+* a name the file imports more than once, from different places (LibCST's
+  ``import_bindings`` keeps one of them, in the order of its walk);
+* a file that defines Parameter classes of the plan whose top-level classes cannot be
+  matched one to one with CPython's (their bases are CM001's, not a use).
+
+Everything else is read the same way: names resolve through the file's imports and
+module-level definitions (``analysis.names.resolve``) and then through re-exports
+(``index.follow_reexports``), the same checks are recognised, and positions are CPython's,
+as ``locate.Locator`` gives them.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from codemod.analysis.classes import FileFacts
+from codemod.analysis.compiles import cpython_rejects
+from codemod.analysis.index import follow_reexports
+from codemod.analysis.names import import_from_source, module_name_for
+from codemod.check.converted import Target
+from codemod.check.scan import AstFiles
+
+_EQUALITY = (ast.Is, ast.IsNot, ast.Eq, ast.NotEq)
+_MEMBERSHIP = (ast.In, ast.NotIn)
+_OPERATOR_TEXT: dict[type, str] = {ast.Is: "is", ast.IsNot: "is not", ast.Eq: "==",
+                                   ast.NotEq: "!=", ast.In: "in", ast.NotIn: "not in"}
+
+
+class Undecided(Exception):
+    """CPython's tree cannot say what LibCST's would: read the file with LibCST."""
+
+
+class Bindings(dict[str, str]):
+    """Local name -> qualified name of a file's imports; a name bound to different
+    places is present but cannot be read (``Undecided``)."""
+
+    def __init__(self, unique: dict[str, str], ambiguous: frozenset[str]) -> None:
+        super().__init__(unique)
+        self.ambiguous = ambiguous
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.ambiguous or super().__contains__(name)
+
+    def __getitem__(self, name: str) -> str:
+        if name in self.ambiguous:
+            raise Undecided(name)
+        return super().__getitem__(name)
+
+    def get(self, name: str, default: str | None = None) -> str | None:  # type: ignore[override]
+        if name in self.ambiguous:
+            raise Undecided(name)
+        return super().get(name, default)
+
+    def names(self) -> set[str]:
+        """Every local name an import binds."""
+        return set(self) | set(self.ambiguous)
+
+
+@dataclass
+class AstFacts:
+    """What resolving names needs of one file, from CPython's tree (as ``FileFacts``
+    holds it from LibCST's): module name, import bindings, module-level names."""
+
+    path: Path
+    module_name: str
+    bindings: Bindings
+    globals: frozenset[str]
+
+    @classmethod
+    def of(cls, path: Path, module_name: str, tree: ast.Module) -> AstFacts:
+        is_package = path.name == "__init__.py"
+        return cls(path, module_name, import_bindings(tree, module_name, is_package),
+                   module_globals(tree))
+
+
+def import_bindings(tree: ast.Module, module_name: str, is_package: bool) -> Bindings:
+    """``analysis.names.import_bindings`` read from CPython's tree: every import in the
+    statements LibCST's walk enters (bodies, ``else``, ``except``, ``finally``; not
+    ``case`` blocks, which it does not enter); ``import *`` binds nothing."""
+    seen: dict[str, set[str]] = {}
+    for node in _import_statements(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                head = alias.name.split(".")[0]
+                local, full = (alias.asname, alias.name) if alias.asname else (head, head)
+                seen.setdefault(local, set()).add(full)
+        else:
+            source = import_from_source(node, module_name, is_package)
+            for alias in node.names:
+                if alias.name == "*":
+                    continue
+                full = f"{source}.{alias.name}" if source else alias.name
+                seen.setdefault(alias.asname or alias.name, set()).add(full)
+    unique = {local: next(iter(targets)) for local, targets in seen.items() if len(targets) == 1}
+    return Bindings(unique, frozenset(local for local, targets in seen.items() if len(targets) > 1))
+
+
+def _import_statements(tree: ast.Module) -> Iterator[ast.Import | ast.ImportFrom]:
+    stack: list[ast.AST] = [tree]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            yield node
+            continue
+        for field in ("body", "orelse", "finalbody", "handlers"):
+            children = getattr(node, field, None)
+            if isinstance(children, list):
+                stack.extend(child for child in children
+                             if isinstance(child, (ast.stmt, ast.excepthandler)))
+
+
+def module_globals(tree: ast.Module) -> frozenset[str]:
+    """The names the module's top-level statements define (``classes._module_globals``):
+    classes, functions, and plain-name targets of assignments."""
+    names: set[str] = set()
+    for stmt in tree.body:
+        if isinstance(stmt, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+            names.add(stmt.name)
+            continue
+        targets: list[ast.expr] = []
+        if isinstance(stmt, ast.Assign):
+            targets = stmt.targets
+        elif isinstance(stmt, (ast.AnnAssign, ast.AugAssign)):
+            targets = [stmt.target]
+        names.update(t.id for t in targets if isinstance(t, ast.Name))
+    return frozenset(names)
+
+
+def dotted(node: ast.expr) -> str | None:
+    """``a.b.c`` for a Name/Attribute chain, else None."""
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    parts.append(node.id)
+    return ".".join(reversed(parts))
+
+
+def resolve(expr: ast.expr, bindings: dict[str, str], module_name: str,
+            module_globals: frozenset[str]) -> str | None:
+    """``analysis.names.resolve`` for CPython's nodes (``Undecided`` for a head bound
+    to more than one place)."""
+    text = dotted(expr)
+    if text is None:
+        return None
+    head, _, rest = text.partition(".")
+    if head in bindings:
+        base = bindings[head]
+    elif head in module_globals:
+        base = f"{module_name}.{head}" if module_name else head
+    else:
+        return None
+    return f"{base}.{rest}" if rest else base
+
+
+class AstResolver:
+    """``uses.Resolver`` reading the re-exporting modules with CPython's parser: a module
+    the analysis parsed keeps its LibCST facts; another is read from CPython's tree,
+    unless that tree does not compile (then ``parse``, LibCST's reading, reports it as
+    before)."""
+
+    def __init__(self, facts: dict[Path, FileFacts], modules: dict[str, Path],
+                 stop: dict[str, Target], asts: AstFiles,
+                 parse: Callable[[Path], FileFacts | None],
+                 failed: Callable[[Path], bool]) -> None:
+        self.facts = facts
+        self.failed = failed
+        self.modules = modules
+        self.stop = stop
+        self.asts = asts
+        self.parse = parse
+        self.files: dict[str, FileFacts | AstFacts | None] = {
+            ff.module_name: ff for ff in facts.values()}
+
+    def _file(self, module: str) -> FileFacts | AstFacts | None:
+        if module not in self.files:
+            path = self.modules.get(module)
+            self.files[module] = self.read(path) if path is not None else None
+        return self.files[module]
+
+    def read(self, path: Path) -> FileFacts | AstFacts | None:
+        """The facts of ``path``: LibCST's when parsed already (or when CPython's parser
+        or compiler rejects it: ``parse`` then reports it), else CPython's."""
+        if path in self.facts:
+            return self.facts[path]
+        if self.failed(path):
+            return None
+        tree = self.asts.tree(path)
+        if tree is None or cpython_rejects(path, tree) is not None:
+            return self.parse(path)
+        return AstFacts.of(path, module_name_for(path), tree)
+
+    def canonical(self, qualname: str | None) -> str | None:
+        """Follow re-exports, as ``uses.Resolver.canonical`` does."""
+        return follow_reexports(qualname, self.stop, self._file)  # type: ignore[arg-type]
+
+
+class AstClassStyleUses:
+    """``uses.ClassStyleUses`` over CPython's tree: records ``(node, kind, [(spelling,
+    target), ...])`` for each check or class base naming a target."""
+
+    def __init__(self, bindings: dict[str, str], module_name: str, module_globals: frozenset[str],
+                 canonical: Callable[[str | None], str | None], targets: dict[str, Target],
+                 planned: set[int]) -> None:
+        self.bindings = bindings
+        self.module_name = module_name
+        self.module_globals = module_globals
+        self.canonical = canonical
+        self.targets = targets
+        #: ids of the top-level ClassDef nodes that are Parameter classes of the plan.
+        self.planned = planned
+        self.found: list[tuple[ast.AST, str, list[tuple[str, Target]]]] = []
+        bound = bindings.names() if isinstance(bindings, Bindings) else set(bindings)
+        self._shadowed = {n for n in ("isinstance", "issubclass", "type")
+                          if n in module_globals or n in bound}
+        self._paired: set[int] = set()
+
+    def run(self, tree: ast.Module) -> None:
+        """Visit every node, parents before children (``Undecided`` propagates)."""
+        stack: list[ast.AST] = [tree]
+        while stack:
+            node = stack.pop()
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                continue
+            if isinstance(node, ast.ClassDef):
+                self._class(node)
+            elif isinstance(node, ast.BoolOp):
+                self._bool_op(node)
+            elif isinstance(node, ast.Call):
+                self._call(node)
+            elif isinstance(node, ast.Compare):
+                self._compare(node)
+            stack.extend(reversed(list(ast.iter_child_nodes(node))))
+
+    def _target(self, expr: ast.expr) -> Target | None:
+        if not isinstance(expr, (ast.Name, ast.Attribute)):
+            return None
+        qual = self.canonical(resolve(expr, self.bindings, self.module_name, self.module_globals))
+        return self.targets.get(qual) if qual is not None else None
+
+    def _named(self, exprs: list[ast.expr]) -> list[tuple[str, Target]]:
+        out = []
+        for expr in exprs:
+            target = self._target(expr)
+            if target is not None:
+                out.append((dotted(expr) or target.name, target))
+        return out
+
+    @staticmethod
+    def _elements(expr: ast.expr) -> list[ast.expr]:
+        """The classes a tuple/list/set or a union ``A | B`` names (nested tuples and
+        unions flattened, ``*x`` skipped)."""
+        if isinstance(expr, (ast.Tuple, ast.List, ast.Set)):
+            out: list[ast.expr] = []
+            for element in expr.elts:
+                if not isinstance(element, ast.Starred):
+                    out.extend(AstClassStyleUses._elements(element))
+            return out
+        if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.BitOr):
+            return [*AstClassStyleUses._elements(expr.left),
+                    *AstClassStyleUses._elements(expr.right)]
+        return [expr]
+
+    def _type_subject(self, expr: ast.expr) -> str | None:
+        """``"type()"`` for ``type(x)``, ``"__class__"`` for ``x.__class__``, else None."""
+        if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name) \
+                and expr.func.id == "type" and "type" not in self._shadowed \
+                and len(expr.args) == 1 and not expr.keywords \
+                and not isinstance(expr.args[0], ast.Starred):
+            return "type()"
+        if isinstance(expr, ast.Attribute) and expr.attr == "__class__":
+            return "__class__"
+        return None
+
+    def _report(self, node: ast.AST, kind: str, named: list[tuple[str, Target]]) -> None:
+        if named:
+            self.found.append((node, kind, named))
+
+    def _class(self, node: ast.ClassDef) -> None:
+        bases = [base for base in node.bases if not isinstance(base, ast.Starred)]
+        named = self._named(bases)
+        if id(node) in self.planned:
+            named = [(s, t) for s, t in named if t.kind == "factory"]
+        self._report(node, f"class {node.name}", named)
+
+    def _bool_op(self, node: ast.BoolOp) -> None:
+        # LibCST nests ``a or b or c`` as ``(a or b) or c``: only the first two operands
+        # of an ``or`` ever face each other as calls.
+        if isinstance(node.op, ast.Or) and len(node.values) >= 2:
+            first, second = node.values[0], node.values[1]
+            for one, other in ((first, second), (second, first)):
+                if isinstance(one, ast.Call) and _callee(one) == "has_param_feature":
+                    self._paired.add(id(other))
+
+    def _call(self, node: ast.Call) -> None:
+        func = node.func
+        if not isinstance(func, ast.Name) or func.id not in ("isinstance", "issubclass"):
+            return
+        if func.id in self._shadowed:
+            return
+        args = node.args
+        if len(args) != 2 or node.keywords or any(isinstance(a, ast.Starred) for a in args):
+            return
+        exprs = self._elements(args[1])
+        if func.id == "issubclass":
+            exprs = self._elements(args[0]) + exprs
+        named = self._named(exprs)
+        if id(node) in self._paired:
+            named = [(s, t) for s, t in named if t.kind != "shadow"]
+        self._report(node, func.id, named)
+
+    def _compare(self, node: ast.Compare) -> None:
+        left = node.left
+        for op, right in zip(node.ops, node.comparators):
+            subject, other = self._type_subject(left), right
+            if subject is None and isinstance(op, _EQUALITY):
+                subject, other = self._type_subject(right), left
+            if subject is not None and isinstance(op, _EQUALITY + _MEMBERSHIP):
+                exprs = self._elements(other) if isinstance(op, _MEMBERSHIP) else [other]
+                self._report(node, f"{subject} {_OPERATOR_TEXT[type(op)]}", self._named(exprs))
+            left = right
+
+
+def _callee(call: ast.Call) -> str | None:
+    """The last name of what ``call`` calls (``f`` for ``f(...)`` and ``m.f(...)``)."""
+    func = call.func
+    if isinstance(func, ast.Name):
+        return func.id
+    if isinstance(func, ast.Attribute):
+        return func.attr
+    return None

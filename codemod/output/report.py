@@ -1,0 +1,491 @@
+"""``codemod apply --report FILE.json``: the migration report, one JSON document per run.
+
+What it holds
+    ``run`` (tool, version, command line, options, time, exit code), ``totals``, one entry
+    per Parameter class (converted / shadow / refused; its factory, wrap and generated
+    functions; the properties that became attributes; its ``Features`` member and which
+    checks became which helper call; for a class that stays a class, the refusal and the
+    chain of sites it follows from), one entry per file the run touched (rewrites by kind,
+    imports added and removed, located changes), and ``verify`` (null unless a behaviour
+    check ran: ``build_report(..., verify=...)`` is the one place it enters).
+Where the data comes from
+    Only from what ``api.run`` returns: the plan's ``ClassPlan`` values and refusals, and
+    each ``FileResult`` (its rewrite counts, its old and new text). Nothing is analysed
+    again, apart from reading the import statements and feature checks of the old and new
+    text of each changed file with CPython's parser.
+The schema
+    ``docs/report.schema.json`` (JSON Schema 2020-12), described in ``docs/report.md``;
+    ``SCHEMA_VERSION`` changes with it.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+from collections import Counter
+from collections.abc import Callable, Iterator, Mapping
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from codemod.api import RunResult
+from codemod.discovery import import_spans
+from codemod.planning.model import ClassPlan, Plan
+from codemod.types import FileResult, Outcome, Refusal, RefusalKind
+
+#: The version of the report's schema (``docs/report.schema.json``): the major number
+#: changes when a field is removed or changes meaning, the minor one when one is added.
+SCHEMA_VERSION = "1.0"
+#: The ``$id`` of the schema the report follows.
+SCHEMA_ID = "https://codemod.invalid/schemas/report-1.0.schema.json"
+
+#: ``owner(member, runtime module)``: the qualified name of the class whose feature
+#: ``Features.<member>`` is, or None.
+FeatureOwner = Callable[[str, str | None], str | None]
+
+#: Runtime helpers a class check becomes, and the kind of check each stands for.
+_CHECK_HELPERS = {
+    "has_param_feature": "isinstance",
+    "isinstance_or_param_feature": "isinstance",
+    "param_kind_is": "type-check",
+}
+
+
+def tool_version() -> str:
+    """The installed version of codemod ("0+unknown" in a checkout that is not installed)."""
+    try:
+        return metadata.version("codemod")
+    except metadata.PackageNotFoundError:
+        return "0+unknown"
+
+
+def build_report(result: RunResult, *, command_line: str, options: Mapping[str, Any],
+                 directory: str, elapsed_ms: int, exit_code: int, dry_run: bool,
+                 written: int, verify: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The report of one ``apply`` run, as a JSON-ready dict.
+
+    ``verify``: what a behaviour check of the converted tree found (the document
+    ``codemod verify --format json`` prints: ``cases``, ``tensors``, ``exit_code``, per class
+    its ``differences``...), or None when none ran; the report's ``verify`` section is that
+    document as given.
+    """
+    plan = result.plan
+    classes = [_class_entry(q, plan, result) for q in sorted(plan.classes)] if plan else []
+    owner = _feature_owners(plan)
+    runtimes = {r.path: module for module, r in plan.runtimes.items()} if plan else {}
+    files = [_file_entry(f, result, runtimes.get(f.path), owner) for f in result.files]
+    _tally_checks(classes, files)
+    return {
+        "$schema": SCHEMA_ID,
+        "schemaVersion": SCHEMA_VERSION,
+        "run": {
+            "tool": "codemod",
+            "version": tool_version(),
+            "commandLine": command_line,
+            "options": dict(options),
+            "directory": directory,
+            "elapsed": elapsed_ms,
+            "dryRun": dry_run,
+            "exitCode": exit_code,
+        },
+        "totals": _totals(result, classes, files, written),
+        "classes": classes,
+        "files": files,
+        "failedFiles": [str(f.path) for f in result.failed()],
+        "warnings": list(result.warnings),
+        "verify": dict(verify) if verify is not None else None,
+    }
+
+
+def write_report(report: Mapping[str, Any], path: Path) -> None:
+    """Write ``report`` to ``path`` as indented UTF-8 JSON (raises OSError)."""
+    path.write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
+# -- totals -------------------------------------------------------------------------------
+
+
+def _totals(result: RunResult, classes: list[dict[str, Any]], files: list[dict[str, Any]],
+            written: int) -> dict[str, Any]:
+    """Per-run counts: files by outcome, classes by status, rewrites by kind (the sum of
+    every file's ``rewrites``)."""
+    statuses = Counter(c["status"] for c in classes)
+    rewrites: Counter[str] = Counter()
+    for entry in files:
+        rewrites.update(entry["rewrites"])
+    return {
+        "filesScanned": result.scanned,
+        "filesParsed": result.parsed,
+        "filesChanged": sum(1 for f in files if f["outcome"] == "changed" and not f["new"]),
+        "filesAdded": sum(1 for f in files if f["new"]),
+        "filesWritten": written,
+        "filesFailed": sum(1 for f in files if f["outcome"] == "failed"),
+        "runtimeModules": sum(1 for f in files if f["runtimeModule"]),
+        "classes": {status: statuses[status] for status in ("converted", "shadow", "refused")},
+        "refusals": sum(1 for c in classes if c["refusal"] is not None),
+        "rewrites": dict(sorted(rewrites.items())),
+    }
+
+
+# -- classes ------------------------------------------------------------------------------
+
+
+def _status(plan: ClassPlan) -> str:
+    """``converted``, ``shadow`` (kept as a class, with a wrap for converted subclasses)
+    or ``refused`` (kept as a class, nothing generated)."""
+    if plan.converted:
+        return "converted"
+    return "shadow" if plan.shadow else "refused"
+
+
+def _class_entry(qualname: str, plan: Plan, result: RunResult) -> dict[str, Any]:
+    """One class: what it became, the names generated for it, and why it stays a class."""
+    cp = plan.classes[qualname]
+    status = _status(cp)
+    live = status != "refused"
+    runtime = cp.runtime_module if live else ""
+    member = f"Features.{plan.feature_name(qualname)}" if live and runtime else None
+    return {
+        "qualname": qualname,
+        "name": cp.name,
+        "path": str(cp.facts.path),
+        "line": cp.facts.line,
+        "status": status,
+        "mro": [q for q in cp.mro if q in plan.classes],
+        "factory": cp.name if status == "converted" else None,
+        "wrap": cp.wrap_name if live else None,
+        "wrapChain": list(cp.wrap_chain) if status == "converted" else [],
+        "functions": {
+            "methods": dict(cp.method_funcs) if live else {},
+            "staticmethods": dict(cp.static_funcs) if live else {},
+            "constants": dict(cp.constants) if live else {},
+        },
+        "dropped": list(cp.dropped) if live else [],
+        "attributes": [
+            {"property": prop, "backingField": fld, "noneDeletes": prop in cp.nullable}
+            for prop, fld in sorted(cp.properties.items())
+        ] if live else [],
+        "feature": None if member is None else {
+            "member": member,
+            "runtimeModule": runtime,
+            "isinstance": (f"has_param_feature(p, {member})" if status == "converted"
+                           else f"has_param_feature(p, {member}) or isinstance(p, ({cp.name},))"),
+            "typeIs": f"param_kind_is(p, {member})" if status == "converted" else None,
+            "checks": {"isinstance": 0, "type-check": 0},
+        },
+        "refusal": _refusal_entry(cp.refusal, plan, result) if cp.refusal else None,
+    }
+
+
+def _refusal_entry(refusal: Refusal, plan: Plan, result: RunResult) -> dict[str, Any]:
+    """The refusal's kind and reason, and its chain of sites (``_chain``)."""
+    return {
+        "kind": refusal.kind.value,
+        "cause": refusal.cause.value if refusal.cause else None,
+        "chosen": refusal.chosen,
+        "reason": refusal.reason,
+        "follows": refusal.follows,
+        "chain": list(_chain(refusal, plan, result)),
+    }
+
+
+def _chain(refusal: Refusal, plan: Plan, result: RunResult) -> Iterator[dict[str, Any]]:
+    """Every site the refusal follows from, from the class to the use that decided it.
+
+    A kept class links to the class its reason names (``Refusal.follows``), and so on to a
+    class refused for a reason of its own; that link is the place the reason names (the
+    offending member's line), followed, for a use no rewrite covers, by the use and each
+    step from it to where the class value ends up (``path:line`` of each)."""
+    by_qualname = plan.classes
+    seen: set[str] = set()
+    current: Refusal | None = refusal
+    while current is not None:
+        if current.kind is RefusalKind.KEPT:
+            named = by_qualname.get(current.follows) if current.follows else None
+            yield _link(current.path, current.line,
+                        f"{current.subject} is kept as a class because of "
+                        f"{named.facts.qualname if named else 'its hierarchy'}")
+            if named is None or named.facts.qualname in seen or named.refusal is None:
+                return
+            seen.add(named.facts.qualname)
+            current = named.refusal
+            continue
+        if current.kind is RefusalKind.USE_SITE:
+            yield _link(current.path, current.line,
+                        f"{current.subject} is used where no rewrite reaches")
+            yield from _use_site_links(current.reason, result)
+        else:
+            yield _link(current.path, current.line, f"{current.subject}: {current.reason}")
+        return
+
+
+def _link(path: Path | str | None, line: int | None, message: str) -> dict[str, Any]:
+    return {"path": str(path) if path is not None else None, "line": line, "message": message}
+
+
+#: The use a USE_SITE reason starts from: ``used [as a value|as a class] at PATH:LINE (`code`)``.
+_USE = re.compile(
+    r"^used (?P<how>as a value |as a class )?at (?P<path>.+?):(?P<line>\d+) \(`(?P<code>.*?)`\)")
+#: The value chain of a USE_SITE reason: ``...covers: A -> B -> C; converting it...``.
+_VALUE_CHAIN = re.compile(r"no rewrite covers: (?P<chain>.*); converting it would break that use$")
+#: A site inside a step of the value chain (``file.py:12``).
+_SITE = re.compile(r"([^\s`'\"():,]+\.pyi?):(\d+)")
+
+
+def _use_site_links(reason: str, result: RunResult) -> Iterator[dict[str, Any]]:
+    """The use named by a USE_SITE reason, then each step of its value chain."""
+    use = _USE.match(reason)
+    if use is None:
+        return
+    use_path = Path(use["path"])
+    yield _link(use_path, int(use["line"]), f"used {use['how'] or ''}(`{use['code']}`)")
+    chain = _VALUE_CHAIN.search(reason)
+    if chain is None:
+        return
+    previous = use_path
+    for index, step in enumerate(chain["chain"].split(" -> ")):
+        sites = _SITE.findall(step)
+        if index == 0 and sites and _SITE.fullmatch(step.strip()):
+            continue  # the use itself, linked above
+        if not sites:
+            yield _link(None, None, step)
+            continue
+        name, line = sites[-1]
+        path = _resolve(name, previous, result)
+        previous = path
+        yield _link(path, int(line), step)
+
+
+def _resolve(name: str, near: Path, result: RunResult) -> Path:
+    """The file a chain step names by its file name: the one beside ``near`` (the step
+    before), else the only file of the tree of that name, else the name as written."""
+    beside = near.parent / name
+    if beside in result.sources:
+        return beside
+    same = [p for p in result.sources if p.name == name]
+    return same[0] if len(same) == 1 else Path(name)
+
+
+# -- files --------------------------------------------------------------------------------
+
+
+def _file_entry(file: FileResult, result: RunResult, runtime: str | None,
+                owner: FeatureOwner) -> dict[str, Any]:
+    """One file: outcome, rewrites by kind, imports added and removed, located changes.
+    ``runtime``: the runtime module the file is, if it is one; ``owner``: whose feature a
+    ``Features`` member is (``_feature_owners``)."""
+    rewrites = dict(file.counts)
+    changes: list[dict[str, Any]] = []
+    added: list[str] = []
+    removed: list[str] = []
+    if file.outcome is Outcome.CHANGED and file.new_text is not None:
+        old = file.old_text or ""
+        if runtime is not None and result.plan is not None:
+            rewrites["runtime-module"] = 1
+            served = result.plan.runtimes[runtime].members
+            changes.append({"lineNumber": 1, "diffSide": "right", "kind": "runtime-module",
+                            "description": f"runtime module {runtime} "
+                                           f"{'written' if not old else 'brought up to date'} "
+                                           f"with {len(served)} Features member(s)",
+                            "classes": sorted(served.values())})
+        else:
+            changes += _definition_changes(file.path, result)
+            old_imports, new_imports = _imports(old), _imports(file.new_text)
+            added = sorted((new_imports - old_imports).elements())
+            removed = sorted((old_imports - new_imports).elements())
+            if added:
+                rewrites["import-added"] = len(added)
+            if removed:
+                rewrites["import-removed"] = len(removed)
+            changes += _check_changes(old, file.new_text, owner)
+    return {
+        "path": str(file.path),
+        "outcome": file.outcome.value,
+        "new": file.outcome is Outcome.CHANGED and file.path not in result.sources,
+        "runtimeModule": runtime is not None,
+        "rewrites": dict(sorted(rewrites.items())) if file.outcome is Outcome.CHANGED else {},
+        "importsAdded": added,
+        "importsRemoved": removed,
+        "changes": changes,
+        "refusals": [_qualname_of(r, result) for r in file.refusals],
+        "error": file.error,
+    }
+
+
+def _qualname_of(refusal: Refusal, result: RunResult) -> str:
+    """The qualified name of the class a refusal is about (its bare name if none is found)."""
+    plan = result.plan
+    for qualname, cp in (plan.classes.items() if plan else ()):
+        if cp.refusal is refusal:
+            return qualname
+    return refusal.subject
+
+
+def _definition_changes(path: Path, result: RunResult) -> list[dict[str, Any]]:
+    """The class statements of ``path`` that became factories, or gained a wrap."""
+    plan = result.plan
+    out: list[dict[str, Any]] = []
+    if plan is None:
+        return out
+    for cp in sorted(plan.classes.values(), key=lambda c: c.facts.line):
+        if cp.facts.path != path or not (cp.converted or cp.shadow):
+            continue
+        if cp.converted:
+            what = f"class {cp.name} became the factory {cp.name}() and {cp.wrap_name}()"
+        else:
+            what = f"class {cp.name} stays a class and gains {cp.wrap_name}() for converted subclasses"
+        out.append({"lineNumber": cp.facts.line, "diffSide": "left",
+                    "kind": "class" if cp.converted else "shadow", "description": what,
+                    "classes": [cp.facts.qualname]})
+    return out
+
+
+def _parse(text: str) -> ast.Module | None:
+    try:
+        return ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+
+
+#: An ``import`` keyword (to tell whether ``import_spans`` found every import statement).
+#: (The literal comes first, so that the regex engine skips from one ``import`` to the next.)
+_IMPORT_KEYWORD = re.compile(r"import(?<=(?<![\w.])import)(?!\w)")
+#: A call of a check helper, for finding the statements worth walking.
+_HELPER_CALL = re.compile(rf"(?<![\w]){'|'.join(_CHECK_HELPERS)}\s*\(")
+
+
+def _import_statements(text: str) -> list[ast.stmt]:
+    """The import statements of ``text``: parsed from ``import_spans`` alone when it finds
+    them all (as many as ``import`` keywords), else from the whole text."""
+    if "import" not in text:
+        return []
+    spans = import_spans(text)
+    if len(spans) == len(_IMPORT_KEYWORD.findall(text)):
+        try:  # one statement a line: parsed as one module
+            return ast.parse("\n".join(span.strip() for span in spans)).body
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            pass
+    tree = _parse(text)
+    if tree is None:
+        return []
+    return [n for stmt in _statements_at(tree, _lines_of(_IMPORT_KEYWORD, text))
+            for n in ast.walk(stmt) if isinstance(n, (ast.Import, ast.ImportFrom))]
+
+
+def _lines_of(pattern: re.Pattern[str], text: str) -> set[int]:
+    """The 1-based lines where ``pattern`` matches in ``text``."""
+    lines: set[int] = set()
+    line, position = 1, 0
+    for match in pattern.finditer(text):
+        line += text.count("\n", position, match.start())
+        position = match.start()
+        lines.add(line)
+    return lines
+
+
+def _statements_at(tree: ast.Module, lines: set[int]) -> list[ast.stmt]:
+    """The top-level statements of ``tree`` that span one of ``lines`` (only those can
+    hold what a text search found there)."""
+    return [stmt for stmt in tree.body
+            if any(stmt.lineno <= line <= (stmt.end_lineno or stmt.lineno) for line in lines)]
+
+
+def _imports(text: str) -> Counter[str]:
+    """Every imported name of ``text`` as ``module.name`` (``.module.name`` for a relative
+    import, ``name as alias`` when renamed), counted."""
+    found: Counter[str] = Counter()
+    for node in _import_statements(text):
+        if isinstance(node, ast.ImportFrom):
+            module = "." * node.level + (node.module or "")
+            for alias in node.names:
+                spelled = f"{module}.{alias.name}" if module and not module.endswith(".") \
+                    else f"{module}{alias.name}"
+                found[spelled + (f" as {alias.asname}" if alias.asname else "")] += 1
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                found[alias.name + (f" as {alias.asname}" if alias.asname else "")] += 1
+    return found
+
+
+def _feature_checks(text: str) -> list[tuple[int, str, tuple[str, ...], str | None]]:
+    """(line, helper, Features members, runtime module) of every call of a check helper
+    (``has_param_feature``, ``param_kind_is``...) naming ``Features`` members in ``text``.
+    Only the top-level statements that hold such a call are walked."""
+    if not any(helper in text for helper in _CHECK_HELPERS):
+        return []
+    lines = _lines_of(_HELPER_CALL, text)
+    tree = _parse(text) if lines else None
+    if tree is None:
+        return []
+    features_from = {alias.asname or alias.name: node.module
+                     for node in _import_statements(text)
+                     if isinstance(node, ast.ImportFrom) and node.module
+                     for alias in node.names if alias.name == "Features"}
+    found = []
+    for stmt in _statements_at(tree, lines):
+        for node in ast.walk(stmt):
+            if not isinstance(node, ast.Call):
+                continue
+            func = node.func
+            name = func.id if isinstance(func, ast.Name) else (
+                func.attr if isinstance(func, ast.Attribute) else None)
+            if name not in _CHECK_HELPERS:
+                continue
+            named = [(a.value.id, a.attr) for a in node.args if isinstance(a, ast.Attribute)
+                     and isinstance(a.value, ast.Name) and a.value.id in features_from]
+            if named:
+                runtime = features_from[min(head for head, _ in named)]
+                found.append((node.lineno, name, tuple(attr for _, attr in named), runtime))
+    return sorted(found)
+
+
+def _check_changes(old: str, new: str, owner: FeatureOwner) -> list[dict[str, Any]]:
+    """The feature checks the new text has and the old one had not (a resumed run leaves
+    those it finds in place): one located change each, on the new side of the diff."""
+    before = Counter((helper, members) for _, helper, members, _ in _feature_checks(old))
+    out: list[dict[str, Any]] = []
+    for line, helper, members, runtime in _feature_checks(new):
+        if before[(helper, members)] > 0:
+            before[(helper, members)] -= 1
+            continue
+        spelled = ", ".join(f"Features.{m}" for m in members)
+        kind = _CHECK_HELPERS[helper]
+        what = "isinstance" if kind == "isinstance" else "type(...)"
+        out.append({"lineNumber": line, "diffSide": "right", "kind": kind,
+                    "description": f"{what} check became {helper}(..., {spelled})",
+                    "classes": [q for q in (owner(m, runtime) for m in members) if q]})
+    return out
+
+
+def _feature_owners(plan: Plan | None) -> FeatureOwner:
+    """``owner(member, runtime module)``: the qualified name of the class whose feature
+    ``Features.<member>`` is (in that runtime module; any, when it is the only one)."""
+    by_runtime: dict[tuple[str, str], str] = {}
+    by_member: dict[str, set[str]] = {}
+    if plan is not None:
+        for module, runtime in plan.runtimes.items():
+            for member, qualname in runtime.members.items():
+                by_runtime[(module, member)] = qualname
+                by_member.setdefault(member, set()).add(qualname)
+
+    def owner(member: str, runtime: str | None) -> str | None:
+        if runtime is not None and (runtime, member) in by_runtime:
+            return by_runtime[(runtime, member)]
+        candidates = by_member.get(member, set())
+        return next(iter(candidates)) if len(candidates) == 1 else None
+
+    return owner
+
+
+def _tally_checks(classes: list[dict[str, Any]], files: list[dict[str, Any]]) -> None:
+    """Count, per class, the checks of each kind that now name its ``Features`` member."""
+    by_qualname = {c["qualname"]: c for c in classes}
+    for entry in files:
+        for change in entry["changes"]:
+            if change["kind"] not in ("isinstance", "type-check"):
+                continue
+            for qualname in change.get("classes", ()):
+                feature = by_qualname.get(qualname, {}).get("feature")
+                if feature is not None:
+                    feature["checks"][change["kind"]] += 1
