@@ -53,6 +53,7 @@ from codemod.transforms.import_edits import add_imports, remove_imports, request
 from codemod.transforms.import_format import format_imports, group_added_imports
 from codemod.transforms.leftover_screen import screen_file
 from codemod.transforms.refs import FileRefs
+from codemod.transforms.statement_visits import Made, visit_mentioning
 from codemod.transforms.use_sites import UseSiteTransformer, unconverted_uses
 from codemod.types import FileResult, Options, Outcome, Refusal
 
@@ -149,7 +150,8 @@ def _convert(ff: FileFacts, plan: Plan, stop_at_leftovers: bool,
     refs = FileRefs(ff, plan, context)
     uses = UseSiteTransformer(ff, plan, refs)
     names = names if names is not None else _rewritable_names(plan)
-    tree = _visit_mentioning(ff.module, uses, names, ff.statement_codes)
+    made = Made()
+    tree = visit_mentioning(ff.module, uses, names, ff.statement_codes, descend=True, made=made)
     leftovers = screened if screened is not None else unconverted_uses(ff, plan, uses.handled, names)
     if leftovers_only or (stop_at_leftovers and (leftovers or parallel.stopping())):
         return None, leftovers
@@ -177,10 +179,9 @@ def _convert(ff: FileFacts, plan: Plan, stop_at_leftovers: bool,
         free = [r for r in runtimes if ff.path not in loaded_by.get(r, ())]
         copies = DictCopyTransformer(refs, free[0] if free else runtimes[0],
                                      local=not free or refs.is_runtime)
-        unchanged = len(tree.body) == len(ff.module.body) and all(
-            a is b for a, b in zip(tree.body, ff.module.body))
-        tree = _visit_mentioning(tree, copies, frozenset({"__dict__", "vars"}),
-                                 ff.statement_codes if unchanged else None)
+        before = tree
+        tree = visit_mentioning(tree, copies, frozenset({"__dict__", "vars"}),
+                                [ff.statement_code(before, stmt, made) for stmt in before.body])
         if copies.count:
             counts["dict-copy"] += copies.count
         if copies.reads:
@@ -190,12 +191,13 @@ def _convert(ff: FileFacts, plan: Plan, stop_at_leftovers: bool,
         heads = uses.handled_heads | definitions.base_heads
         removable = request_import_removals(ff, heads, context)
         if removable:
-            tree = remove_imports(tree, removable, context, ff.code_of(tree))
+            tree = remove_imports(tree, removable, context, ff.code_of(tree, made),
+                                  functools.partial(ff.statement_code, made=made))
         tree = group_added_imports(ff.module, format_imports(ff.module, tree, ff.statement_codes,
                                                              ff.source_code()),
                                    ff.statement_codes, ff.module_name.split(".")[0],
                                    frozenset(plan.runtime_modules))
-    new_text, generated = ff.code_and_generated(tree)
+    new_text, generated = ff.code_and_generated(tree, made)
     return FileConversion(new_text, counts, leftovers, generated), leftovers
 
 
@@ -227,30 +229,6 @@ def _rewritten_classes(plan: Plan) -> list[str]:
     """Classes whose uses a rewrite changes: the converted ones and the kept shadows
     (``isinstance(p, Shadow)`` must also answer for converted parameters)."""
     return [q for q, p in plan.classes.items() if p.converted or p.shadow]
-
-
-def _visit_mentioning(module: cst.Module, transformer: cst.CSTTransformer,
-                      names: frozenset[str], codes: list[str] | None = None) -> cst.Module:
-    """``module.visit(transformer)`` for a transformer that can only change code that
-    names one of ``names``: the top-level statements that do not are kept as they are,
-    unvisited (a LibCST transformer rebuilds every node it walks: most of the cost).
-    ``codes``: the statements' source, if known (``FileFacts.statement_codes``)."""
-    hooks = ("visit_Module", "leave_Module")
-    if any(getattr(type(transformer), hook, None) is not getattr(cst.CSTTransformer, hook, None)
-           for hook in hooks):
-        return module.visit(transformer)  # it wants the whole module: give it
-    body: list[cst.BaseStatement] = []
-    for index, stmt in enumerate(module.body):
-        code = codes[index] if codes is not None else module.code_for_node(stmt)
-        if not prefilter(code, names):
-            body.append(stmt)
-            continue
-        new = stmt.visit(transformer)
-        if isinstance(new, cst.FlattenSentinel):
-            body.extend(new.nodes)
-        elif not isinstance(new, cst.RemovalSentinel):
-            body.append(new)
-    return module.with_changes(body=body)
 
 
 def hierarchy_names(index: ClassIndex, facts: Iterable[FileFacts],
@@ -631,12 +609,16 @@ def settle_plan(result: RunResult, index: ClassIndex, options: Options,
     forced: dict[str, str] = {}
     texts = {path: source.text for path, source in result.sources.items()}
     net = SafetyNet(texts)
-    values = _class_values(result, index, texts)
+    # The proofs do not depend on the plan: for ``apply`` a forked process makes them
+    # while this one plans and looks for candidates (``check``, whose screens read the
+    # same CPython trees the proofs make and convert nothing, keeps them in one process).
+    beside = options.jobs if convert else 1
+    proving = parallel.Background(functools.partial(_class_values, result, index, texts), beside)
+    values: ClassValues | None = None
     for _ in range(_MAX_ROUNDS):
         plan = build_plan(index, options.allow_classes, forced,
                           allow_value_uses=options.allow_value_uses,
                           feature_prefix=options.feature_prefix)
-        plan.values = values
         # Leftovers are uses of class names: files that only write a backing field (or
         # copy an attribute dict) cannot have any. ``check`` needs only leftovers, so it
         # leaves them out; ``apply`` converts them in the round too, since a round
@@ -649,6 +631,13 @@ def settle_plan(result: RunResult, index: ClassIndex, options: Options,
         if convert and plan.runtime_modules and any(
                 _DICT_COPY.search(result.sources[p].text) for p in candidates):
             loaded_by = _loaded_by_runtime(plan, result)
+        if values is None:
+            _parse_while(proving, [result.sources[p].text for p in candidates])
+            values = proving.result()
+        plan.values = values
+        # Asked only if the round finds no leftover; a forked process looks for them
+        # while the candidates are converted.
+        escaping = parallel.Background(functools.partial(_escaped_list, plan, result, net), beside)
         conversions = _convert_all(candidates, plan, result, options.jobs, progress,
                                    convert=convert, loaded_by=loaded_by, dict_only=dict_only)
         candidates = [p for p in candidates if not conversions[p].not_candidate]
@@ -666,14 +655,29 @@ def settle_plan(result: RunResult, index: ClassIndex, options: Options,
                     f"used as a class at {path}:{line} (`{code}`), a use no rewrite covers; "
                     "converting it would break that line"))
         if new_forced == forced:
-            for path, (line, _col, qual, code, how) in _escaped_uses(plan, result, net):
+            for path, (line, _col, qual, code, how) in escaping.result():
                 new_forced.setdefault(
                     qual, f"used at {path}:{line} (`{code}`), {how}; converting it would break that line")
+        else:
+            escaping.discard()
         if new_forced == forced:
             break
         forced = new_forced
     _judge_undecodable(result, plan)
     return plan, candidates, conversions
+
+
+def _parse_while(waiting: parallel.Background, texts: list[str]) -> None:
+    """While ``waiting`` is computed elsewhere, make CPython's trees of ``texts`` (the
+    candidates, which the screens of the conversion read): the workers forked after
+    inherit them instead of each parsing its own."""
+    for text in texts:
+        if not waiting.pending():
+            return
+        try:
+            python_trees.parse(text)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            continue
 
 
 def _class_values(result: RunResult, index: ClassIndex, texts: dict[Path, str]) -> ClassValues:
@@ -685,6 +689,10 @@ def _class_values(result: RunResult, index: ClassIndex, texts: dict[Path, str]) 
     names = hierarchy_names(index, result.facts.values())
     seeds = [path for path, text in sorted(readable.items()) if result.mentions.any(path, text, names)]
     return prove_class_values(readable, modules, names, seeds)
+
+
+def _escaped_list(plan: Plan, result: RunResult, net: SafetyNet) -> list[tuple[Path, Escape]]:
+    return list(_escaped_uses(plan, result, net))
 
 
 def _escaped_uses(plan: Plan, result: RunResult, net: SafetyNet) -> Iterator[tuple[Path, Escape]]:
@@ -747,7 +755,8 @@ def _convert_one(state: tuple[dict[Path, FileFacts], Plan, dict[Path, SourceFile
     """
     facts, plan, sources, names, class_names, convert, loaded_by, dict_only = state
     text = sources[path].text
-    if path in dict_only and not may_rewrite_attr_dict(text, dict_added_names(plan)):
+    if path in dict_only and not may_rewrite_attr_dict(text, dict_added_names(plan),
+                                                      _param_classes_of(path, plan)):
         return _Converted(None, [], not_candidate=True)
     screened, untouched = screen_file(path, text, plan, class_names)
     if screened is not None and (screened or not convert or parallel.stopping()):
@@ -773,6 +782,13 @@ def _convert_one(state: tuple[dict[Path, FileFacts], Plan, dict[Path, SourceFile
     return _Converted(conversion, leftovers, True,
                       _verify(conversion.new_text, path, conversion.generated),
                       parsed_here=parsed_here)
+
+
+def _param_classes_of(path: Path, plan: Plan) -> frozenset[str]:
+    """Names of the plan's classes defined in the module of ``path`` (as
+    ``DictCopyTransformer`` tells a Parameter class's methods from an ordinary one's)."""
+    module = module_name_for(path)
+    return frozenset(p.name for p in plan.classes.values() if p.facts.module == module)
 
 
 def _only_use_sites(path: Path, text: str, plan: Plan) -> bool:

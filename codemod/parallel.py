@@ -117,3 +117,59 @@ def pmap(
         _INHERITED = None
         _STOP = threading.Event()
     return out
+
+
+class Background:
+    """``fn()`` computed by a forked process while the caller goes on; ``result()``
+    waits for it. Without fork, with ``jobs`` <= 1, or if the process dies, ``fn`` runs
+    in the caller when the result is asked for: the value is the same either way (``fn``
+    must be pure and its result picklable)."""
+
+    def __init__(self, fn: Callable[[], Any], jobs: int) -> None:
+        self._fn = fn
+        self._process: Any = None
+        self._reader: Any = None
+        if jobs > 1 and fork_available():
+            context = multiprocessing.get_context("fork")
+            self._reader, writer = context.Pipe(duplex=False)
+            self._process = context.Process(target=_send_result, args=(fn, writer), daemon=True)
+            self._process.start()
+            writer.close()
+
+    def pending(self) -> bool:
+        """Whether a forked process is still computing the value (the caller has time)."""
+        return self._process is not None and not self._reader.poll()
+
+    def result(self) -> Any:
+        """The value of ``fn()``; an exception it raised is raised here."""
+        if self._process is None:
+            return self._fn()
+        try:
+            ok, value = self._reader.recv()
+        except (EOFError, OSError):
+            ok, value = True, self._fn()  # the process died: compute it here
+        finally:
+            self._reader.close()
+            self._process.join()
+            self._process = None
+        if not ok:
+            raise value
+        return value
+
+
+    def discard(self) -> None:
+        """The value is not wanted: stop the process (nothing is computed here)."""
+        if self._process is not None:
+            self._process.terminate()
+            self._process.join()
+            self._reader.close()
+            self._process = None
+
+
+def _send_result(fn: Callable[[], Any], writer: Any) -> None:
+    try:
+        message: tuple[bool, Any] = (True, fn())
+    except BaseException as exc:  # noqa: BLE001 - re-raised in the parent
+        message = (False, exc)
+    writer.send(message)
+    writer.close()

@@ -10,12 +10,21 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
 import libcst as cst
 from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
 from codemod.analysis import python_trees
 from codemod.analysis.names import dotted, import_bindings, module_name_for, resolve
+
+
+class CodesMade(Protocol):
+    """Codes of statements made by splicing new code into a statement's old text
+    (``transforms.statement_visits.Made``)."""
+
+    def get(self, stmt: cst.CSTNode) -> tuple[str, list[str]] | None:
+        """(code, generated parts) of ``stmt`` if known, else None."""
 
 
 @dataclass
@@ -82,6 +91,14 @@ class FileFacts:
     #: The source text (the same string the caller holds; empty when not known).
     text: str = field(default="", repr=False)
     _class_lines: dict[int, int] | None = None
+    _statement_indices: dict[int, int] | None = field(default=None, repr=False)
+
+    @property
+    def _statement_index(self) -> dict[int, int]:
+        """id of each top-level statement -> its index in the module body."""
+        if self._statement_indices is None:
+            self._statement_indices = {id(stmt): i for i, stmt in enumerate(self.module.body)}
+        return self._statement_indices
 
     def class_line(self, node: cst.ClassDef) -> int:
         """``line_of`` a class statement, without position metadata for a top-level one:
@@ -119,17 +136,32 @@ class FileFacts:
         _ = self.statement_codes  # cuts the text into statements, if it can
         return self.text if self._spans is not None else self.module.code
 
-    def code_of(self, module: cst.Module) -> str:
+    def code_of(self, module: cst.Module, made: CodesMade | None = None) -> str:
         """``module.code`` for a module made from this file's by replacing some top-level
         statements: the statements kept (the same nodes) and the header and footer are
-        taken from the text when ``statement_codes`` were cut from it."""
-        return self.code_and_generated(module)[0]
+        taken from the text when ``statement_codes`` were cut from it, and the code of a
+        statement ``made`` knows from there."""
+        return self.code_and_generated(module, made)[0]
 
-    def code_and_generated(self, module: cst.Module) -> tuple[str, list[str] | None]:
+    def statement_code(self, module: cst.Module, stmt: cst.BaseStatement,
+                       made: CodesMade | None = None) -> str:
+        """``module.code_for_node(stmt)`` for a top-level statement of a module made from
+        this file's: a statement kept (the same node) is cut from the text, one ``made``
+        spliced is known, any other is generated."""
+        if self._spans is not None:
+            index = self._statement_index.get(id(stmt))
+            if index is not None and self.module.body[index] is stmt:
+                return self.statement_codes[index]
+        spliced = made.get(stmt) if made is not None else None
+        return spliced[0] if spliced is not None else module.code_for_node(stmt)
+
+    def code_and_generated(self, module: cst.Module,
+                           made: CodesMade | None = None) -> tuple[str, list[str] | None]:
         """``code_of(module)``, and the code of the statements generated for it (None:
         the whole text was generated). The rest of the text is this file's own, cut at
-        statement boundaries, so LibCST has already parsed it. A header or footer that a
-        codemod copied (equal node by node) is this file's own too."""
+        statement boundaries, so LibCST has already parsed it, or a statement ``made``
+        spliced, whose generated parts it gives. A header or footer that a codemod copied
+        (equal node by node) is this file's own too."""
         codes = self.statement_codes
         spans = self._spans
         original = self.module
@@ -146,8 +178,13 @@ class FileFacts:
         for stmt in module.body:
             code = known.get(id(stmt))
             if code is None:
-                code = module.code_for_node(stmt)
-                generated.append(code)
+                spliced = made.get(stmt) if made is not None else None
+                if spliced is not None:
+                    code = spliced[0]
+                    generated.extend(spliced[1])
+                else:
+                    code = module.code_for_node(stmt)
+                    generated.append(code)
             parts.append(code)
         parts.append(self.text[spans[-1][1]:])
         return "".join(parts), generated

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TypeGuard
 
 import libcst as cst
@@ -145,7 +145,9 @@ _IMPORT_WORD = re.compile(r"(?<![\w.])import(?!\w)")
 
 
 def remove_imports(tree: cst.Module, names: set[str], context: CodemodContext,
-                    code: str | None = None) -> cst.Module:
+                    code: str | None = None,
+                    statement_code: Callable[[cst.Module, cst.BaseStatement], str] | None = None,
+                    ) -> cst.Module:
     """``RemoveImportsVisitor(context).transform_module(tree)``, without scoping the whole file.
 
     The visitor removes a requested import when scope analysis finds no reference to its
@@ -164,9 +166,11 @@ def remove_imports(tree: cst.Module, names: set[str], context: CodemodContext,
     would edit too) sends the whole module to the visitor, as before.
 
     ``code``: ``tree.code``, when the caller has it without generating the whole module
-    (``FileFacts.code_of``).
+    (``FileFacts.code_of``); ``statement_code(tree, stmt)``: ``tree.code_for_node(stmt)``
+    of a top-level statement, likewise (``FileFacts.statement_code``).
     """
     code = tree.code if code is None else code
+    code_for = statement_code or _generated_code
     import_code = {
         index: [tree.code_for_node(small) for small in stmt.body
                 if isinstance(small, (cst.Import, cst.ImportFrom))]
@@ -179,14 +183,14 @@ def remove_imports(tree: cst.Module, names: set[str], context: CodemodContext,
         inside = sum(len(word.findall(text)) for texts in import_code.values() for text in texts)
         (unused if len(word.findall(code)) == inside else present).add(name)
     if present:
-        present -= _proven_used(tree, present, import_code)
+        present -= _proven_used(tree, present, import_code, code_for)
     if present:
         kept: list[cst.BaseStatement] = []
         for index, stmt in enumerate(tree.body):
             if index in import_code:
                 kept.append(stmt)
                 continue
-            text = tree.code_for_node(stmt)
+            text = code_for(tree, stmt)
             if any(_reference_word(name).search(text) for name in present):
                 if _IMPORT_WORD.search(text):
                     return RemoveImportsVisitor(context).transform_module(tree)
@@ -261,8 +265,13 @@ class _LoadsOnly(cst.CSTVisitor):
             self.others += 1
 
 
-def _proven_used(tree: cst.Module, names: set[str],
-                 import_code: dict[int, list[str]]) -> set[str]:
+def _generated_code(tree: cst.Module, stmt: cst.BaseStatement) -> str:
+    return tree.code_for_node(stmt)
+
+
+def _proven_used(tree: cst.Module, names: set[str], import_code: dict[int, list[str]],
+                 code_for: Callable[[cst.Module, cst.BaseStatement], str] = _generated_code,
+                 ) -> set[str]:
     """The names that some top-level statement certainly reads from the module scope.
 
     Proof: a statement where every Name ``n`` is read (``n(...)``, ``f(n)``, ``n.x``, an
@@ -272,7 +281,7 @@ def _proven_used(tree: cst.Module, names: set[str],
     """
     proven: set[str] = set()
     statements = sorted(
-        ((tree.code_for_node(stmt), stmt) for index, stmt in enumerate(tree.body)
+        ((code_for(tree, stmt), stmt) for index, stmt in enumerate(tree.body)
          if index not in import_code),
         key=lambda pair: len(pair[0]),
     )

@@ -184,12 +184,12 @@ def _added_line(stmt: cst.BaseStatement, tree: cst.Module, before: set[str],
     ``import m``, or a ``from`` import of a module the file did not import from, either
     from outside the file's own package or one of ``movable`` (modules that import
     nothing of the tree: importing them earlier changes no import order that matters)."""
-    if tree.code_for_node(stmt) in before:
-        return False
     if _plain_import_module(stmt) is not None:
-        return True
+        return tree.code_for_node(stmt) not in before
     if not isinstance(stmt, cst.SimpleStatementLine) or len(stmt.body) != 1 \
             or not isinstance(stmt.body[0], cst.ImportFrom):
+        return False  # not an import line: no need to generate its code
+    if tree.code_for_node(stmt) in before:
         return False
     module = _import_module(stmt) or ""
     return module not in old_from and (module in movable or _section(module, first_party) < 3)

@@ -253,7 +253,29 @@ def test_screen_keeps_every_shape_the_rewrite_acts_on(body):
     wrapped = ("import x\n\n\nclass C:\n    @deco(\n        1)\n    def m(self, p, q):\n"
                "        y = 1\n" + nested + "\n        return y\n")
     assert may_rewrite(wrapped, SCREEN_KEYS)
+    assert may_rewrite(wrapped, SCREEN_KEYS, frozenset())  # of ``p``, not of ``self``
     assert may_rewrite("z = 1\r" + body + "\n", SCREEN_KEYS)
+
+
+@pytest.mark.parametrize("body", [
+    "self.__dict__.update(state)",
+    "self.__dict__ = other.__dict__.copy()",
+    "return {k: str(v) for k, v in self.__dict__.items()}",
+    "return ', '.join(f'{k}={v}' for k, v in vars(self).items())",
+    "return vars(self) == self.__dict__.copy()",
+    "def inner():\n    self.__dict__.update(state)",
+])
+def test_screen_passes_over_an_ordinary_objects_own_dict(body):
+    """What ``DictCopyTransformer.may_involve_param`` leaves alone: the own ``self`` of a
+    method of an ordinary class (a closure in it too). In a Parameter class of the file
+    (or when the file's classes are not known) the shape is kept."""
+    from codemod.transforms.dict_copies import may_rewrite
+
+    nested = "\n".join("        " + line for line in body.splitlines())
+    source = "class Lazy:\n    def __setstate__(self, state, other):\n" + nested + "\n"
+    assert not may_rewrite(source, SCREEN_KEYS, frozenset())
+    assert may_rewrite(source, SCREEN_KEYS, frozenset({"Lazy"}))
+    assert may_rewrite(source, SCREEN_KEYS)
 
 
 @pytest.mark.parametrize("body", [
