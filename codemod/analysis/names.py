@@ -195,7 +195,13 @@ def resolve(expr: cst.BaseExpression, bindings: dict[str, str], module_name: str
     A head bound by an import resolves through it; a head defined at module level
     resolves to ``module_name.head``.
     """
-    text = dotted(expr)
+    return resolve_dotted(dotted(expr), bindings, module_name, module_globals)
+
+
+def resolve_dotted(text: str | None, bindings: dict[str, str], module_name: str,
+                   module_globals: frozenset[str]) -> str | None:
+    """Qualified name of the dotted name ``text`` (``a.b.c``), or None: the one rule of
+    ``resolve``, shared by the readers of LibCST's and of CPython's trees."""
     if text is None:
         return None
     head, _, rest = text.partition(".")

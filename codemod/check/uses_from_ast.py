@@ -26,7 +26,7 @@ from pathlib import Path
 from codemod.analysis.classes import FileFacts
 from codemod.analysis.compiles import cpython_rejects
 from codemod.analysis.index import follow_reexports
-from codemod.analysis.names import import_from_source, module_name_for
+from codemod.analysis.names import import_from_source, module_name_for, resolve_dotted
 from codemod.check.converted import Target
 from codemod.check.scan import AstFiles
 
@@ -152,17 +152,7 @@ def resolve(expr: ast.expr, bindings: dict[str, str], module_name: str,
             module_globals: frozenset[str]) -> str | None:
     """``analysis.names.resolve`` for CPython's nodes (``Undecided`` for a head bound
     to more than one place)."""
-    text = dotted(expr)
-    if text is None:
-        return None
-    head, _, rest = text.partition(".")
-    if head in bindings:
-        base = bindings[head]
-    elif head in module_globals:
-        base = f"{module_name}.{head}" if module_name else head
-    else:
-        return None
-    return f"{base}.{rest}" if rest else base
+    return resolve_dotted(dotted(expr), bindings, module_name, module_globals)
 
 
 class AstResolver:
