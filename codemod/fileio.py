@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import codecs
 import contextlib
+import functools
 import hashlib
 import io
 import os
@@ -29,7 +30,7 @@ import stat
 import tempfile
 import tokenize
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 #: Files larger than this are not read: LibCST needs about 1 GB of memory and a minute
@@ -67,7 +68,10 @@ class SourceFile:
     ``text`` is the decoded text without the BOM, line endings exactly as on disk.
     ``encoding`` is the codec name (``utf-8`` even when the file has a BOM; see ``bom``).
     ``mode`` holds the permission bits (``stat.S_IMODE``) to restore on write.
-    ``digest`` is the SHA-256 of the bytes read (see ``content_digest``).
+    ``read_bytes``: the bytes read (None for a source not read from disk), kept only
+    where the text encoded again could differ from them; ``b""`` stands for "the BOM
+    (if any) and the text in UTF-8", which are those bytes exactly (a strict UTF-8
+    decode and encode give back the same bytes).
     """
 
     path: Path
@@ -75,7 +79,18 @@ class SourceFile:
     encoding: str
     bom: bool
     mode: int
-    digest: str = ""
+    read_bytes: bytes | None = field(default=None, repr=False, compare=False)
+
+    @functools.cached_property
+    def digest(self) -> str:
+        """SHA-256 of the bytes read (``content_digest``), made when first asked (by a
+        write, to refuse a file changed on disk since); "" for a source not read from
+        disk. Most files are only read, so reading a tree no longer hashes them all."""
+        if self.read_bytes is None:
+            return ""
+        if self.read_bytes:
+            return content_digest(self.read_bytes)
+        return content_digest((codecs.BOM_UTF8 if self.bom else b"") + self.text.encode("utf-8"))
 
 
 def content_digest(data: bytes) -> str:
@@ -122,7 +137,7 @@ def read_source(path: Path, max_bytes: int = MAX_SOURCE_BYTES) -> SourceFile:
         # below so that the error names the offending byte like any other.
         encoding = "utf-8"
 
-    digest = content_digest(data)
+    read_bytes = data
     bom = data.startswith(codecs.BOM_UTF8)
     if bom:
         data = data[len(codecs.BOM_UTF8) :]
@@ -138,7 +153,10 @@ def read_source(path: Path, max_bytes: int = MAX_SOURCE_BYTES) -> SourceFile:
             path=path,
             lossy=data.decode(encoding, errors="replace"),
         ) from exc
-    return SourceFile(path=path, text=text, encoding=encoding, bom=bom, mode=mode, digest=digest)
+    if encoding == "utf-8":
+        read_bytes = b""  # the text encoded again (``SourceFile.digest``)
+    return SourceFile(path=path, text=text, encoding=encoding, bom=bom, mode=mode,
+                      read_bytes=read_bytes)
 
 
 def _encoding(data: bytes) -> str:

@@ -101,6 +101,21 @@ def test_pmap_keeps_input_order_and_runs_in_parallel():
     assert os.getpid() not in {pid for _, pid in out}
 
 
+def _collector_enabled(state, item):
+    import gc
+
+    return gc.isenabled(), os.getpid()
+
+
+def test_pmap_workers_run_without_the_cyclic_collector_and_the_parent_keeps_it():
+    import gc
+
+    out = parallel.pmap(_collector_enabled, None, list(range(4)), jobs=2)
+    assert {enabled for enabled, _ in out} == {False}
+    assert os.getpid() not in {pid for _, pid in out}
+    assert gc.isenabled()
+
+
 def test_pmap_serial_when_one_job_or_one_item():
     assert parallel.pmap(_square_with_pid, 1, [4], jobs=8) == [(16, os.getpid())]
     assert parallel.pmap(_square_with_pid, 1, [1, 2], jobs=1) == [(1, os.getpid()), (4, os.getpid())]

@@ -466,3 +466,27 @@ def test_a_file_changed_between_two_renames_stops_the_writes(
                            read_as={p: read[p].digest for p in read})
     assert (first.read_bytes(), second.read_bytes()) == (b"new\n", b"b = 3\n")
     assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".codemod-tmp")] == []
+
+
+@pytest.mark.parametrize(("raw", "encoding", "bom", "text"), ROUND_TRIPS)
+def test_the_digest_is_made_when_asked_and_is_that_of_the_bytes_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, raw: bytes, encoding: str, bom: bool,
+    text: str,
+) -> None:
+    """Reading hashes nothing (most files are only read); the digest a write compares
+    with is the SHA-256 of the bytes on disk, whatever the encoding, BOM or endings."""
+    import hashlib
+
+    import codemod.fileio
+
+    path = tmp_path / "mod.py"
+    path.write_bytes(raw)
+    real_digest = codemod.fileio.content_digest
+
+    def refuse(data: bytes) -> str:
+        raise AssertionError("hashed while reading")
+
+    monkeypatch.setattr(codemod.fileio, "content_digest", refuse)
+    source = read_source(path)
+    monkeypatch.setattr(codemod.fileio, "content_digest", real_digest)
+    assert source.digest == hashlib.sha256(raw).hexdigest()
