@@ -166,7 +166,6 @@ class Background:
             raise value
         return value
 
-
     def discard(self) -> None:
         """The value is not wanted: stop the process (nothing is computed here)."""
         if self._process is not None:
