@@ -1,5 +1,5 @@
-"""Text searches the prefilters and screens share: one alternation of names, and the line
-numbers where a pattern matches.
+"""Text searches the prefilters and screens share: one alternation of names, the line
+numbers where a pattern matches, and whether an ``ast`` node spans none of those lines.
 
 Why
     Several stages look for class names or attribute words in raw text before (or instead
@@ -14,6 +14,8 @@ Fix safety
 
 from __future__ import annotations
 
+import ast
+import bisect
 import functools
 import re
 from collections.abc import Iterable
@@ -39,6 +41,20 @@ def lines_matching(text: str, pattern: re.Pattern[str]) -> list[int]:
         if not lines or lines[-1] != line:
             lines.append(line)
     return lines
+
+
+def misses_lines(node: ast.AST, lines: list[int]) -> bool:
+    """Whether none of ``lines`` (sorted, as ``lines_matching`` gives them) lies within the
+    lines ``node`` spans, its decorators included: a node that holds no match need not be
+    entered. False for a node without a position (a module, an operator)."""
+    first = getattr(node, "lineno", None)
+    if first is None:
+        return False
+    decorators = getattr(node, "decorator_list", None)
+    if decorators:
+        first = min(first, *(d.lineno for d in decorators))
+    at = bisect.bisect_left(lines, first)
+    return at == len(lines) or lines[at] > node.end_lineno  # type: ignore[attr-defined]
 
 
 @functools.lru_cache(maxsize=128)

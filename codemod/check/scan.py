@@ -4,12 +4,11 @@ class-style use (``codemod check``'s CM002-CM004)."""
 from __future__ import annotations
 
 import ast
-import bisect
 import re
 from pathlib import Path
 
 from codemod.analysis import python_trees
-from codemod.analysis.text_search import alternation, lines_matching
+from codemod.analysis.text_search import alternation, lines_matching, misses_lines
 from codemod.fileio import SourceFile
 
 
@@ -27,14 +26,8 @@ def _class_style(tree: ast.Module, names: frozenset[str], lines: list[int]) -> b
     stack: list[tuple[ast.AST, bool, bool]] = [(tree, False, True)]
     while stack:
         node, inside, prune = stack.pop()
-        first = getattr(node, "lineno", None) if prune else None
-        if first is not None:
-            decorators = getattr(node, "decorator_list", None)
-            if decorators:
-                first = min(first, *(d.lineno for d in decorators))
-            at = bisect.bisect_left(lines, first)
-            if at == len(lines) or lines[at] > node.end_lineno:  # type: ignore[attr-defined]
-                continue
+        if prune and misses_lines(node, lines):
+            continue
         if isinstance(node, ast.JoinedStr):
             prune = False
         if inside and ((isinstance(node, ast.Name) and node.id in names)

@@ -31,7 +31,6 @@ Fix safety
 from __future__ import annotations
 
 import ast
-import bisect
 import functools
 import re
 import unicodedata
@@ -40,7 +39,7 @@ from pathlib import Path
 from codemod.analysis import python_trees
 from codemod.analysis.compiles import cpython_rejects
 from codemod.analysis.names import import_targets, module_name_for
-from codemod.analysis.text_search import alternation, lines_matching
+from codemod.analysis.text_search import alternation, lines_matching, misses_lines
 from codemod.planning.plan import Plan
 
 #: (line, 1-based column, class qualname, source text): what ``unconverted_uses`` returns.
@@ -169,14 +168,8 @@ class _Screen:
         lines = self.interesting
         while stack:
             node, parent, grandparent, annotation = stack.pop()
-            first = getattr(node, "lineno", None)
-            if first is not None:
-                decorators = getattr(node, "decorator_list", None)
-                if decorators:
-                    first = min(first, *(d.lineno for d in decorators))
-                at = bisect.bisect_left(lines, first)
-                if at == len(lines) or lines[at] > node.end_lineno:  # type: ignore[attr-defined]
-                    continue  # no line of this node names anything the screen looks at
+            if misses_lines(node, lines):
+                continue  # no line of this node names anything the screen looks at
             if annotation and isinstance(node, ast.Constant) and self.names_in(node.value):
                 self.rewrite_sites += 1  # a string annotation: rewritten by its text
             if isinstance(node, ast.Name):
