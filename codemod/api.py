@@ -8,9 +8,7 @@ step (facts + plan in, new text out).
 from __future__ import annotations
 
 import ast
-import contextlib
 import functools
-import gc
 import os
 import re
 from collections import Counter
@@ -328,7 +326,7 @@ def _parse_all(paths: list[Path], result: RunResult, progress: Progress | None) 
 def analyse(sources: dict[Path, SourceFile], result: RunResult,
             progress: Progress | None = None) -> ClassIndex:
     """Parse only the files that can matter, and index their classes (see ``_index``)."""
-    with _fewer_collections():
+    with parallel.fewer_collections():
         return _index(sources, result, progress)
 
 
@@ -465,27 +463,6 @@ def _dotted_mention(names: frozenset[str]) -> re.Pattern[str]:
     return re.compile(rf"(?<![\w.])(\w+(?:\.\w+)*)\.(?:{alternation})(?!\w)")
 
 
-@contextlib.contextmanager
-def _fewer_collections() -> Iterator[None]:
-    """Run the cyclic garbage collector less often while the engine works.
-
-    Parsing and transforming allocate millions of CST nodes, and every 700 allocations
-    CPython's collector walks the young ones (and, now and then, the whole heap): about
-    a fifth of the run. The nodes form no reference cycles worth collecting early, so
-    the first generation's threshold goes up for the duration and comes back after.
-    """
-    thresholds = gc.get_threshold()
-    gc.set_threshold(max(thresholds[0], _GC_THRESHOLD), *thresholds[1:])
-    try:
-        yield
-    finally:
-        gc.set_threshold(*thresholds)
-
-
-#: Allocations between two young-generation collections during a run (CPython: 700).
-_GC_THRESHOLD = 100_000
-
-
 def run(paths: list[Path], options: Options, progress: Progress | None = None) -> RunResult:
     """Analyse, plan and convert the tree under ``paths`` (nothing is written).
 
@@ -496,7 +473,7 @@ def run(paths: list[Path], options: Options, progress: Progress | None = None) -
     """
     scope = scope_of(paths, options.src)
     try:
-        with _fewer_collections(), roots.using(scope.roots):
+        with parallel.fewer_collections(), roots.using(scope.roots):
             return _run(paths, options, progress, scope)
     finally:
         python_trees.clear()

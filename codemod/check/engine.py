@@ -28,6 +28,7 @@ from codemod.check.scan import AstFiles
 from codemod.check.uses import ClassStyleUses, Resolver
 from codemod.check.uses_from_ast import AstClassStyleUses, AstResolver, Undecided
 from codemod.discovery import prefilter
+from codemod.parallel import fewer_collections
 from codemod.planning.plan import FEATURES_NAME
 from codemod.scope import Scope, scope_of
 from codemod.types import Options
@@ -43,7 +44,7 @@ def check_tree(paths: list[Path], options: Options) -> CheckResult:
     Raises ``DiscoveryError`` for a path that does not exist or is not Python.
     """
     scope = scope_of(paths, options.src)
-    with api._fewer_collections(), roots.using(scope.roots):
+    with fewer_collections(), roots.using(scope.roots):
         return _check_tree(paths, options, scope)
 
 
