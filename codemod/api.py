@@ -38,6 +38,7 @@ from codemod.discovery import (
 )
 from codemod.fileio import SourceError, SourceFile, UndecodableSource, read_source
 from codemod.planning.plan import Plan, build_plan
+from codemod.planning.rebound_names import rebound_class_names
 from codemod.planning.safety_net import Escape, SafetyNet, dotted_mention
 from codemod.runtime.emit import runtime_module_text
 from codemod.scope import Scope, scope_of
@@ -681,9 +682,18 @@ def _escaped_uses(plan: Plan, result: RunResult, net: SafetyNet) -> Iterator[tup
     names = hierarchy_names(plan.index, plan.index.files.values(), converted)
     failed = {f.path for f in result.failed()}
     dotted = dotted_mention(names)
+
+    def converted_class(qualname: str) -> str | None:
+        found = plan.index.canonical(qualname)
+        return found if plan.is_converted(found) else None
+
     for path, source in sorted(result.sources.items()):
         if path in failed or not result.mentions.any(path, source.text, names):
             continue
+        tree = net.tree(path)
+        for escape in rebound_class_names(tree, path, source.text, names, converted_class) \
+                if tree is not None else ():
+            yield path, escape
         if not net.own_escape(path, names):
             # Without a star import, getattr, globals() or a case pattern of its own, a
             # use escapes only through a module it imports a name from (or names as
