@@ -97,7 +97,7 @@ def use_kind(node: ast.AST, parents: dict[int, ast.AST]) -> UseKind:
             and up.args and up.args[0] is child:
         return UseKind.REGISTER
     if isinstance(up, ast.Compare) and all(isinstance(op, _TYPE_COMPARISONS) for op in up.ops) \
-            and any(_is_type_of(side) for side in [up.left, *up.comparators]):
+            and any(is_type_of(side) for side in [up.left, *up.comparators]):
         return UseKind.TYPE_COMPARISON
     if isinstance(up, ast.ClassDef) and child in up.bases:
         return UseKind.BASE
@@ -117,8 +117,9 @@ _CHECK_CALLS: dict[str, tuple[UseKind, UseKind]] = {
 }
 
 
-def _is_type_of(node: ast.AST) -> bool:
-    """``type(...)`` or ``x.__class__``."""
+def is_type_of(node: ast.AST) -> bool:
+    """``type(...)`` or ``x.__class__`` (as ``value_flow._is_type_of`` sees them on LibCST's
+    nodes): a side of a type comparison."""
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "type":
         return True
     return isinstance(node, ast.Attribute) and node.attr == "__class__"

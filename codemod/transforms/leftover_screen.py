@@ -39,6 +39,7 @@ import unicodedata
 from pathlib import Path
 
 from codemod.analysis import python_trees
+from codemod.analysis.ast_uses import is_type_of
 from codemod.analysis.compiles import cpython_rejects
 from codemod.analysis.names import import_targets, module_name_for
 from codemod.analysis.text_search import alternation, lines_matching, misses_lines
@@ -113,13 +114,6 @@ def _is_simple(expr: ast.expr) -> bool:
             return False
         expr = expr.value
     return False
-
-
-def _is_type_of(expr: ast.expr) -> bool:
-    """``type(...)`` or ``....__class__``, as ``value_flow._is_type_of`` sees them."""
-    if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name) and expr.func.id == "type":
-        return True
-    return isinstance(expr, ast.Attribute) and expr.attr == "__class__"
 
 
 class _Undecided(Exception):
@@ -309,7 +303,7 @@ class _Screen:
         """A mention compared directly (``k == X``) or as an element (``k in (X, Y)``): a
         type comparison when a side is ``type(p)`` or ``p.__class__``, else a value (no
         rewrite, and no class needed: ``class_values`` decides)."""
-        if any(_is_type_of(side) for side in (compare.left, *compare.comparators)):
+        if any(is_type_of(side) for side in (compare.left, *compare.comparators)):
             return UseKind.TYPE_COMPARISON
         return UseKind.VALUE
 

@@ -6,10 +6,11 @@ On every fixture tree, wherever ``leftover_screen`` decides a file:
   net's and ``check``'s reader) gives the same node; an annotation's names are one kind
   wherever they lie inside it (``list[X]``, ``X | None``), which ``use_kind`` reads by
   their own position;
-* each leftover's kind is LibCST's: the leftovers whose rule needs a class
-  (``analysis.use_rules``) are exactly those ``unconverted_uses`` still reports when
-  every value use is accepted (``allow-value-uses``), the others exactly those it
-  drops then.
+* each leftover has the kind LibCST's scan gives it (``use_sites.classified_leftovers``,
+  by ``value_flow.leftover_kind``), so the same rule (``analysis.use_rules``) keeps or
+  reports it: the leftovers whose rule needs a class are also exactly those
+  ``unconverted_uses`` still reports when every value use is accepted
+  (``allow-value-uses``).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from codemod.analysis.ast_uses import use_kind
 from codemod.analysis.use_rules import USE_RULES, UseKind
 from codemod.planning.plan import build_plan
 from codemod.transforms.leftover_screen import screen_kinds
+from codemod.transforms.use_sites import classified_leftovers
 from codemod.types import Options
 from tests.speed.test_leftover_screen import USES
 from tests.speed.test_prefilter import PARAMS, write_tree
@@ -38,10 +40,22 @@ def _parents(tree: ast.Module) -> dict[int, ast.AST]:
     return {id(child): parent for parent in ast.walk(tree) for child in ast.iter_child_nodes(parent)}
 
 
-def _libcst_leftovers(result: api.RunResult, plan, path: Path) -> list:
+def _libcst_leftovers(result: api.RunResult, plan, path: Path) -> dict:
+    """LibCST's leftovers of ``path`` (``api._convert``'s scan), each with its kind."""
     ff = result.facts.get(path) or api._analyse_file(path, result.sources[path].text)[0]
     assert ff is not None
-    return api._convert(ff, plan, stop_at_leftovers=False, leftovers_only=True)[1]
+    kinds: dict = {}
+
+    def recording(ff, plan, handled, names=None):
+        pairs = classified_leftovers(ff, plan, handled, names)
+        kinds.update(pairs)
+        return [found for found, _ in pairs]
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(api, "unconverted_uses", recording)
+        leftovers = api._convert(ff, plan, stop_at_leftovers=False, leftovers_only=True)[1]
+    assert set(leftovers) == set(kinds)
+    return kinds
 
 
 def _same_kinds(root: Path) -> tuple[set[UseKind], set[UseKind]]:
@@ -64,9 +78,9 @@ def _same_kinds(root: Path) -> tuple[set[UseKind], set[UseKind]]:
         for node, kind in mentions:
             if kind is not UseKind.ANNOTATION:
                 assert use_kind(node, parents) is kind, (path, node.lineno, kind)
+        assert _libcst_leftovers(result, strict, path) == leftovers, path
         class_style = {found for found, kind in leftovers.items() if USE_RULES[kind].needs_class}
         assert set(_libcst_leftovers(result, lenient, path)) == class_style, path
-        assert set(_libcst_leftovers(result, strict, path)) == set(leftovers), path
         seen.update(kind for _, kind in mentions)
         leftover_kinds.update(leftovers.values())
     return seen, leftover_kinds
