@@ -1,12 +1,15 @@
-"""How a mention of a class name is used, read from CPython's ``ast``: the use kinds
-(``call``, ``value``, ``isinstance``, ``base``, ``except``, ``match-class``...) that the
-safety net refuses by and ``codemod check`` reports by, and the spellings of a class
-name it follows (``getattr(m, "X")``, ``globals()["X"]``, ``m.__dict__["X"]``)."""
+"""How a mention of a class name is used, read from CPython's ``ast``: its ``UseKind``
+(``call``, ``value``, ``isinstance``, ``base``, ``except``, ``match-class``...), whose
+rule in ``analysis.use_rules`` the safety net refuses by and ``codemod check`` reports
+by, and the spellings of a class name it follows (``getattr(m, "X")``, ``globals()["X"]``,
+``m.__dict__["X"]``)."""
 
 from __future__ import annotations
 
 import ast
 from collections.abc import Iterator
+
+from codemod.analysis.use_rules import UseKind
 
 #: Attributes a module-level function has with the same value the class had.
 _SAME_ON_FUNCTIONS = frozenset({"__name__", "__qualname__", "__module__"})
@@ -70,44 +73,53 @@ def spelled_name(node: ast.AST) -> str | None:
     return None
 
 
-def use_kind(node: ast.AST, parents: dict[int, ast.AST]) -> str:
-    """How ``node`` (which names a class) is used: ``call``, ``value``, ``match-class``, or
-    another word for a use that needs a class."""
+def use_kind(node: ast.AST, parents: dict[int, ast.AST]) -> UseKind:
+    """How ``node`` (which names a class) is used: ``CALL``, ``VALUE``, ``MATCH_CLASS``, or
+    another kind of use that needs a class."""
     parent = parents.get(id(node))
     if isinstance(parent, ast.Attribute) and parent.value is node:
-        return "call" if parent.attr in _SAME_ON_FUNCTIONS else "attribute"
+        return UseKind.CALL if parent.attr in _SAME_ON_FUNCTIONS else UseKind.ATTRIBUTE
     if isinstance(parent, ast.Call) and parent.func is node:
-        return "call"
+        return UseKind.CALL
     if isinstance(parent, ast.Subscript) and parent.value is node:
-        return "subscript"
+        return UseKind.SUBSCRIPT
     child, up = node, parent
     union = False
     while isinstance(up, (ast.Tuple, ast.List, ast.Set, ast.BinOp, ast.Starred)):
         union = union or (isinstance(up, ast.BinOp) and isinstance(up.op, ast.BitOr))
         child, up = up, parents.get(id(up))
     if isinstance(up, ast.MatchClass) and up.cls is child:
-        return "match-class"
+        return UseKind.MATCH_CLASS
     if isinstance(up, ast.Call) and isinstance(up.func, ast.Name) \
-            and up.func.id in ("isinstance", "issubclass", "super") and child in up.args:
-        return f"{up.func.id} union" if union else up.func.id
+            and up.func.id in _CHECK_CALLS and child in up.args:
+        return _CHECK_CALLS[up.func.id][union]
     if isinstance(up, ast.Call) and isinstance(up.func, ast.Attribute) and up.func.attr == "register" \
             and up.args and up.args[0] is child:
-        return "register"
+        return UseKind.REGISTER
     if isinstance(up, ast.Compare) and all(isinstance(op, _TYPE_COMPARISONS) for op in up.ops) \
-            and any(_is_type_of(side) for side in [up.left, *up.comparators]):
-        return "type-comparison"
+            and any(is_type_of(side) for side in [up.left, *up.comparators]):
+        return UseKind.TYPE_COMPARISON
     if isinstance(up, ast.ClassDef) and child in up.bases:
-        return "base"
+        return UseKind.BASE
     if isinstance(up, ast.ExceptHandler) and up.type is child:
-        return "except"
+        return UseKind.EXCEPT
     if isinstance(up, (ast.arg, ast.AnnAssign)) and getattr(up, "annotation", None) is child \
             or isinstance(up, (ast.FunctionDef, ast.AsyncFunctionDef)) and up.returns is child:
-        return "annotation"
-    return "union" if union else "value"
+        return UseKind.ANNOTATION
+    return UseKind.UNION if union else UseKind.VALUE
 
 
-def _is_type_of(node: ast.AST) -> bool:
-    """``type(...)`` or ``x.__class__``."""
+#: The calls whose arguments are classes: call name -> (kind, kind inside a union).
+_CHECK_CALLS: dict[str, tuple[UseKind, UseKind]] = {
+    "isinstance": (UseKind.ISINSTANCE, UseKind.ISINSTANCE_UNION),
+    "issubclass": (UseKind.ISSUBCLASS, UseKind.ISSUBCLASS_UNION),
+    "super": (UseKind.SUPER, UseKind.SUPER_UNION),
+}
+
+
+def is_type_of(node: ast.AST) -> bool:
+    """``type(...)`` or ``x.__class__`` (as ``value_flow._is_type_of`` sees them on LibCST's
+    nodes): a side of a type comparison."""
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "type":
         return True
     return isinstance(node, ast.Attribute) and node.attr == "__class__"

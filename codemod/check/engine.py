@@ -11,6 +11,7 @@ import libcst as cst
 from codemod import api
 from codemod.analysis import roots
 from codemod.analysis.names import module_name_for
+from codemod.check.class_checks import CheckUse
 from codemod.check.converted import FEATURES_CLASS, WRAP_DEF, Target, converted_names, factories_in
 from codemod.check.findings import (
     allowed,
@@ -119,22 +120,22 @@ def _check_tree(paths: list[Path], options: Options, scope: Scope) -> CheckResul
                                                          targets, planned)
         if found is not None:
             lines = source_lines(text)
-            for node, kind, named in found:
-                line, offset = node.lineno, node.col_offset  # type: ignore[attr-defined]
+            for node, kind, label, named in found:
+                line, offset = node.lineno, node.col_offset
                 # ast columns count UTF-8 bytes; findings count characters, as LibCST does.
                 prefix = lines[line - 1].encode("utf-8")[:offset]
                 place = line, len(prefix.decode("utf-8", errors="replace")) + 1
-                findings.extend(use_findings(path, place, kind, named))
+                findings.extend(use_findings(path, place, kind, label, named))
             continue
         ff = facts_of(path, run)
         if ff is None:
             continue
         visitor = ClassStyleUses(ff, resolver, targets, planned)
         ff.module.visit(visitor)
-        for cst_node, kind, named in visitor.found:
+        for cst_node, kind, label, named in visitor.found:
             place = locator.place(ff, text, cst_node, visitor.ordinals.get(id(cst_node)),
                                   visitor.counts)
-            findings.extend(use_findings(path, place, kind, named))
+            findings.extend(use_findings(path, place, kind, label, named))
 
     # CM003/CM004 the visitor does not see: other class-only uses of a factory, and
     # checks that reach one through a star import, ``getattr`` or ``globals()``.
@@ -180,7 +181,7 @@ def _failed(run: api.RunResult, path: Path) -> bool:
 
 def _uses_from_ast(run: api.RunResult, path: Path, asts: AstFiles, resolver: AstResolver,
                    targets: dict[str, Target], planned: set[int],
-                   ) -> list[tuple[ast.AST, str, list[tuple[str, Target]]]] | None:
+                   ) -> list[CheckUse] | None:
     """The class-style uses in ``path`` read from CPython's tree (``uses_from_ast``), or None
     when LibCST must read the file: CPython's tree leaves a name undecided, or the file
     does not compile (LibCST's reading then reports it, as before)."""

@@ -11,6 +11,7 @@ from pathlib import Path
 from codemod import api
 from codemod.analysis.classes import ClassFacts
 from codemod.analysis.text_search import alternation
+from codemod.analysis.use_rules import USE_RULES, UseKind
 from codemod.check.converted import Target
 from codemod.check.locate import Locator
 from codemod.check.rules import Finding
@@ -18,24 +19,6 @@ from codemod.discovery import prefilter
 from codemod.planning.plan import Plan
 from codemod.planning.safety_net import SafetyNet
 from codemod.types import PARAMETER_QUALNAMES
-
-#: What each other class-only use of a factory does, by ``safety_net`` kind.
-_FAILS = {
-    "attribute": "reads an attribute of the former class, which the function does not have "
-                 "(an unbound method is a module-level function now)",
-    "except": "`except` needs an exception class: it raises TypeError when the handler is tried",
-    "match-class": "a `case` class pattern needs a class: it raises TypeError",
-    "super": "`super()` needs a class: it raises TypeError",
-    "register": "`register()` needs a class: it raises TypeError",
-    "subscript": "a function cannot be subscripted: it raises TypeError",
-    "union": "`|` between functions raises TypeError",
-    "isinstance union": "a union with a function raises TypeError in `isinstance`",
-    "issubclass union": "a union with a function raises TypeError in `issubclass`",
-    "isinstance": "`isinstance` against a function raises TypeError",
-    "issubclass": "`issubclass` against a function raises TypeError",
-    "type-comparison": "comparing a type with a function never matches",
-    "base": "subclassing a function fails at import",
-}
 
 
 def other_class_only_uses(run: api.RunResult, factories: dict[str, Target],
@@ -59,8 +42,9 @@ def other_class_only_uses(run: api.RunResult, factories: dict[str, Target],
                                        in api.file_import_targets(path, source.text) or ()))):
             continue  # only what ``ClassStyleUses`` looks at can be in it
         for node, kind, direct, qual, how in net.uses(path, names, lambda q: q in factories, reexports=True):
-            if kind not in _FAILS or (direct and kind in _VISITOR_KINDS):
-                continue
+            rule = USE_RULES[kind]
+            if rule.factory_code is None or (direct and rule.converted_code is not None):
+                continue  # still valid, or ``ClassStyleUses`` reports it
             if kind.endswith(" union") and (path, node.lineno) in reported:  # type: ignore[attr-defined]
                 continue  # already reported as a check against the factory
             target = factories[qual]
@@ -71,8 +55,8 @@ def other_class_only_uses(run: api.RunResult, factories: dict[str, Target],
             col = len(source.text.splitlines()[line - 1].encode("utf-8")[:col - 1].decode(
                 "utf-8", errors="replace")) + 1
             out.append(Finding(
-                "CM003" if kind == "base" else "CM004",
-                f"{what} a factory function now (converted by `codemod apply`): {_FAILS[kind]}",
+                rule.factory_code,
+                f"{what} a factory function now (converted by `codemod apply`): {rule.factory_fails}",
                 path, line, col, False,
             ))
     return out
@@ -88,33 +72,31 @@ def _other_forms(names: frozenset[str]) -> re.Pattern[str]:
                       rf"|\bregister\s*\(\s*[\w.]*(?<!\w)(?:{words})(?!\w)")
 
 
-#: Kinds ``ClassStyleUses`` reports when the file's imports name the factory.
-_VISITOR_KINDS = frozenset({"isinstance", "issubclass", "type-comparison", "base"})
-
-
 def _names(named: list[tuple[str, Target]]) -> str:
     return ", ".join(f"`{spelling}`" for spelling, _ in named)
 
 
-def use_findings(path: Path, place: tuple[int, int], kind: str,
+def use_findings(path: Path, place: tuple[int, int], kind: UseKind, label: str,
                  named: list[tuple[str, Target]]) -> list[Finding]:
-    """CM002 for names ``apply`` rewrites, CM003/CM004 for what it left behind.
+    """CM002 for names ``apply`` rewrites, CM003/CM004 for what it left behind, by the
+    rule of ``kind`` (``label`` names the check, as ``type() is``, or the class statement).
 
     A kept class (shadow) stays a class: only ``isinstance`` against it changes meaning
     (its converted subclasses are plain Parameters now); ``type(p) is Kept`` and class
     bases are unaffected (a subclass of it is a Parameter class: CM001).
     """
     line, col = place
-    is_base = kind.startswith("class ")
+    rule = USE_RULES[kind]
+    is_base = kind is UseKind.BASE
     out = []
     classes = [(s, t) for s, t in named
-               if t.kind == "class" or (t.kind == "kept" and kind == "isinstance")]
+               if t.kind == "class" or (t.kind == "kept" and rule.kept_changes)]
     factories = [(s, t) for s, t in named if t.kind == "factory"]
-    shadows = [(s, t) for s, t in named if t.kind == "shadow" and kind == "isinstance"]
-    if classes:
-        what = f"{kind} derives from" if is_base else f"`{kind}` check against"
+    shadows = [(s, t) for s, t in named if t.kind == "shadow" and rule.kept_changes]
+    if classes and rule.converted_code is not None:
+        what = f"{label} derives from" if is_base else f"`{label}` check against"
         out.append(Finding(
-            "CM002",
+            rule.converted_code,
             f"{what} Parameter class {_names(classes)}; `codemod apply` rewrites it",
             path, line, col, True,
         ))
@@ -122,27 +104,27 @@ def use_findings(path: Path, place: tuple[int, int], kind: str,
         spelled, _ = factories[0]
         out.append(Finding(
             "CM003",
-            f"{kind} derives from {_names(factories)}, a factory function now "
+            f"{label} derives from {_names(factories)}, a factory function now "
             f"(converted by `codemod apply`): subclassing a function fails at import; "
             f"write a factory that calls `{spelled}(...)` and then its own wrap function",
             path, line, col, False,
         ))
-    elif factories:
+    elif factories and rule.factory_code is not None:
         target = factories[0][1]
         feature = f"Features.{target.feature}"
-        if kind in ("isinstance", "issubclass"):
+        if kind is not UseKind.TYPE_COMPARISON:
             effect = "raises TypeError"
             instead = (f"`has_param_feature(obj, {feature})` (both from `{target.module}`)"
-                       if kind == "isinstance" else
+                       if kind is UseKind.ISINSTANCE else
                        "a feature check on an instance (`has_param_feature`)")
         else:
             # A comparison with a function never matches a type.
-            negated = kind.endswith((" is not", " !=", " not in"))
+            negated = label.endswith((" is not", " !=", " not in"))
             effect = "is always true" if negated else "is always false"
             instead = f"`param_kind_is(obj, {feature})` (both from `{target.module}`)"
         out.append(Finding(
-            "CM004",
-            f"`{kind}` check against {_names(factories)}, a factory function now "
+            rule.factory_code,
+            f"`{label}` check against {_names(factories)}, a factory function now "
             f"(converted by `codemod apply`): it {effect}; write {instead}",
             path, line, col, False,
         ))

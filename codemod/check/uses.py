@@ -3,8 +3,8 @@ LibCST visitor whose names resolve as the engine's do."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 import libcst as cst
 
@@ -13,6 +13,8 @@ from codemod.analysis.class_specs import is_union
 from codemod.analysis.classes import FileFacts
 from codemod.analysis.index import follow_reexports
 from codemod.analysis.names import dotted
+from codemod.analysis.use_rules import UseKind
+from codemod.check.class_checks import ClassChecks
 from codemod.check.converted import Target
 from codemod.check.planned import facts_of
 
@@ -44,89 +46,72 @@ class Resolver:
 
 # -- the use-site visitor -----------------------------------------------------------------
 
-_EQUALITY = (cst.Is, cst.IsNot, cst.Equal, cst.NotEqual)
-_MEMBERSHIP = (cst.In, cst.NotIn)
 _OPERATOR_TEXT = {cst.Is: "is", cst.IsNot: "is not", cst.Equal: "==", cst.NotEqual: "!=",
                   cst.In: "in", cst.NotIn: "not in"}
 
 
-class ClassStyleUses(cst.CSTVisitor):
-    """Class-style uses of target names in one file: checks and class bases.
+class ClassStyleUses(ClassChecks, cst.CSTVisitor):
+    """Class-style uses of target names in one file: checks and class bases, found by
+    ``ClassChecks``' rule in LibCST's tree.
 
-    Records ``(node, kind, [(spelling, target), ...])`` where ``kind`` says which check
-    (``isinstance``, ``type() is``, ``class base``...). Names resolve as the engine's
-    do (``FileFacts.resolve``, then re-exports as ``ClassIndex.canonical`` follows them),
-    so ``import pkg.params as m; isinstance(p, m.X)`` and re-exports resolve like ``apply``'s.
+    Records a ``CheckUse`` for each. Names resolve as the engine's do
+    (``FileFacts.resolve``, then re-exports as ``ClassIndex.canonical`` follows them), so
+    ``import pkg.params as m; isinstance(p, m.X)`` and re-exports resolve like ``apply``'s.
     """
 
     def __init__(self, ff: FileFacts, resolver: Resolver, targets: dict[str, Target],
                  planned_classes: set[int]) -> None:
+        super().__init__(targets, planned_classes, ff.globals, ff.bindings)
         self.ff = ff
         self.resolver = resolver
-        self.targets = targets
-        #: ids of the top-level ClassDef nodes that are Parameter classes of the plan:
-        #: their bases are CM001's business, not a use.
-        self.planned_classes = planned_classes
-        self.found: list[tuple[cst.CSTNode, str, list[tuple[str, Target]]]] = []
-        self._shadowed = {n for n in ("isinstance", "issubclass", "type")
-                          if n in ff.globals or n in ff.bindings}
-        #: ids of isinstance calls or-ed with a ``has_param_feature`` call.
-        self._paired: set[int] = set()
         #: How many nodes of each kind (see ``locate.Locator``) the walk met, and the
         #: (kind, ordinal) of each reported node: how ``locate.Locator`` finds its position.
         self.counts: dict[str, int] = {"class": 0, "call": 0, "cmp": 0}
         self.ordinals: dict[int, tuple[str, int]] = {}
+        self._ordinal: tuple[str, int] = ("class", 0)
 
-    def _next(self, category: str) -> tuple[str, int]:
+    def _next(self, category: str) -> None:
         ordinal = self.counts[category]
         self.counts[category] = ordinal + 1
-        return category, ordinal
+        self._ordinal = category, ordinal
 
-    def _target(self, expr: cst.BaseExpression) -> Target | None:
+    def report(self, node: Any, kind: UseKind, label: str, named: list[tuple[str, Target]]) -> None:
+        super().report(node, kind, label, named)
+        if named:
+            self.ordinals[id(node)] = self._ordinal
+
+    # -- taking LibCST's nodes apart --------------------------------------------------------
+    def parts(self, expr: cst.BaseExpression) -> list[cst.BaseExpression] | None:
+        if isinstance(expr, (cst.Tuple, cst.List, cst.Set)):
+            return [element.value for element in expr.elements if isinstance(element, cst.Element)]
+        if is_union(expr):
+            return [expr.left, expr.right]  # type: ignore[attr-defined]
+        return None
+
+    def callee(self, expr: cst.BaseExpression) -> str | None:
+        func = expr.func if isinstance(expr, cst.Call) else None
+        if isinstance(func, cst.Name):
+            return func.value
+        return func.attr.value if isinstance(func, cst.Attribute) else None
+
+    def is_type_call(self, expr: cst.BaseExpression) -> bool:
+        return isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) \
+            and expr.func.value == "type" and len(expr.args) == 1 \
+            and not expr.args[0].keyword and not expr.args[0].star
+
+    def is_class_attribute(self, expr: cst.BaseExpression) -> bool:
+        return isinstance(expr, cst.Attribute) and expr.attr.value == "__class__"
+
+    def target_of(self, expr: cst.BaseExpression) -> Target | None:
         if not isinstance(expr, (cst.Name, cst.Attribute)):
             return None
         qual = self.resolver.canonical(self.ff.resolve(expr))
         return self.targets.get(qual) if qual is not None else None
 
-    def _named(self, exprs: Iterable[cst.BaseExpression]) -> list[tuple[str, Target]]:
-        out = []
-        for expr in exprs:
-            target = self._target(expr)
-            if target is not None:
-                out.append((dotted(expr) or target.name, target))
-        return out
+    def spelling(self, expr: cst.BaseExpression) -> str | None:
+        return dotted(expr)
 
-    @staticmethod
-    def _elements(expr: cst.BaseExpression) -> list[cst.BaseExpression]:
-        """The classes a tuple/list/set or a union ``A | B`` names (nested tuples and
-        unions flattened, ``*x`` skipped)."""
-        if isinstance(expr, (cst.Tuple, cst.List, cst.Set)):
-            out: list[cst.BaseExpression] = []
-            for element in expr.elements:
-                if isinstance(element, cst.Element):
-                    out.extend(ClassStyleUses._elements(element.value))
-            return out
-        if is_union(expr):
-            return [*ClassStyleUses._elements(expr.left),  # type: ignore[attr-defined]
-                    *ClassStyleUses._elements(expr.right)]  # type: ignore[attr-defined]
-        return [expr]
-
-    def _type_subject(self, expr: cst.BaseExpression) -> str | None:
-        """``"type()"`` for ``type(x)``, ``"__class__"`` for ``x.__class__``, else None."""
-        if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) \
-                and expr.func.value == "type" and "type" not in self._shadowed \
-                and len(expr.args) == 1 and not expr.args[0].keyword and not expr.args[0].star:
-            return "type()"
-        if isinstance(expr, cst.Attribute) and expr.attr.value == "__class__":
-            return "__class__"
-        return None
-
-    def _report(self, node: cst.CSTNode, kind: str, named: list[tuple[str, Target]],
-                ordinal: tuple[str, int]) -> None:
-        if named:
-            self.found.append((node, kind, named))
-            self.ordinals[id(node)] = ordinal
-
+    # -- the walk -----------------------------------------------------------------------------
     def visit_Import(self, node: cst.Import) -> bool:
         return False
 
@@ -134,62 +119,24 @@ class ClassStyleUses(cst.CSTVisitor):
         return False
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        ordinal = self._next("class")
-        bases = [arg.value for arg in node.bases if not arg.star]
-        named = self._named(bases)
-        if id(node) in self.planned_classes:
-            # A Parameter class of the plan: its bases are the hierarchy (CM001), but a
-            # base that is now a factory function is still CM003.
-            named = [(s, t) for s, t in named if t.kind == "factory"]
-        self._report(node, f"class {node.name.value}", named, ordinal)
+        self._next("class")
+        self.class_statement(node, node.name.value, [arg.value for arg in node.bases if not arg.star])
 
     def visit_BooleanOperation(self, node: cst.BooleanOperation) -> None:
-        # ``has_param_feature(p, Features.K) or isinstance(p, (K,))`` is what ``apply``
-        # writes for a kept class K: that isinstance already has its feature check.
         if isinstance(node.operator, cst.Or):
-            for one, other in ((node.left, node.right), (node.right, node.left)):
-                if isinstance(one, cst.Call) and _callee(one) == "has_param_feature":
-                    self._paired.add(id(other))
+            self.either_or(node.left, node.right)
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
         if not isinstance(func, cst.Name) or func.value not in ("isinstance", "issubclass"):
             return
-        ordinal = self._next("call")
-        if func.value in self._shadowed:
-            return
+        self._next("call")
         args = node.args
-        if len(args) != 2 or any(a.keyword or a.star for a in args):
-            return
-        exprs = self._elements(args[1].value)
-        if func.value == "issubclass":
-            exprs = self._elements(args[0].value) + exprs
-        named = self._named(exprs)
-        if id(node) in self._paired:
-            named = [(s, t) for s, t in named if t.kind != "shadow"]
-        self._report(node, func.value, named, ordinal)
+        plain = len(args) == 2 and not any(a.keyword or a.star for a in args)
+        self.check_call(node, func.value, [a.value for a in args] if plain else None)
 
     def visit_Comparison(self, node: cst.Comparison) -> None:
-        ordinal = self._next("cmp")
-        left = node.left
-        for target in node.comparisons:
-            op, right = target.operator, target.comparator
-            subject, other = self._type_subject(left), right
-            if subject is None and isinstance(op, _EQUALITY):
-                subject, other = self._type_subject(right), left
-            if subject is not None and isinstance(op, _EQUALITY + _MEMBERSHIP):
-                exprs = self._elements(other) if isinstance(op, _MEMBERSHIP) else [other]
-                self._report(node, f"{subject} {_OPERATOR_TEXT[type(op)]}", self._named(exprs),
-                             ordinal)
-            left = right
-
-
-
-def _callee(call: cst.Call) -> str | None:
-    """The last name of what ``call`` calls (``f`` for ``f(...)`` and ``m.f(...)``)."""
-    func = call.func
-    if isinstance(func, cst.Name):
-        return func.value
-    if isinstance(func, cst.Attribute):
-        return func.attr.value
-    return None
+        self._next("cmp")
+        lefts = [node.left, *(target.comparator for target in node.comparisons)]
+        self.comparison(node, [(left, _OPERATOR_TEXT.get(type(target.operator)), target.comparator)
+                               for left, target in zip(lefts, node.comparisons)])

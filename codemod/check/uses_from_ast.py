@@ -27,11 +27,10 @@ from codemod.analysis.classes import FileFacts
 from codemod.analysis.compiles import cpython_rejects
 from codemod.analysis.index import follow_reexports
 from codemod.analysis.names import import_from_source, module_name_for, resolve_dotted
+from codemod.check.class_checks import ClassChecks
 from codemod.check.converted import Target
 from codemod.check.scan import AstFiles
 
-_EQUALITY = (ast.Is, ast.IsNot, ast.Eq, ast.NotEq)
-_MEMBERSHIP = (ast.In, ast.NotIn)
 _OPERATOR_TEXT: dict[type, str] = {ast.Is: "is", ast.IsNot: "is not", ast.Eq: "==",
                                    ast.NotEq: "!=", ast.In: "in", ast.NotIn: "not in"}
 
@@ -197,25 +196,18 @@ class AstResolver:
         return follow_reexports(qualname, self.stop, self._file)  # type: ignore[arg-type]
 
 
-class AstClassStyleUses:
-    """``uses.ClassStyleUses`` over CPython's tree: records ``(node, kind, [(spelling,
-    target), ...])`` for each check or class base naming a target."""
+class AstClassStyleUses(ClassChecks):
+    """``ClassChecks``' rule over CPython's tree: records a ``CheckUse`` for each check or
+    class base naming a target."""
 
     def __init__(self, bindings: dict[str, str], module_name: str, module_globals: frozenset[str],
                  canonical: Callable[[str | None], str | None], targets: dict[str, Target],
                  planned: set[int]) -> None:
+        super().__init__(targets, planned, module_globals, bindings)
         self.bindings = bindings
         self.module_name = module_name
         self.module_globals = module_globals
         self.canonical = canonical
-        self.targets = targets
-        #: ids of the top-level ClassDef nodes that are Parameter classes of the plan.
-        self.planned = planned
-        self.found: list[tuple[ast.AST, str, list[tuple[str, Target]]]] = []
-        bound = bindings.names() if isinstance(bindings, Bindings) else set(bindings)
-        self._shadowed = {n for n in ("isinstance", "issubclass", "type")
-                          if n in module_globals or n in bound}
-        self._paired: set[int] = set()
 
     def run(self, tree: ast.Module) -> None:
         """Visit every node, parents before children (``Undecided`` propagates)."""
@@ -225,109 +217,56 @@ class AstClassStyleUses:
             if isinstance(node, (ast.Import, ast.ImportFrom)):
                 continue
             if isinstance(node, ast.ClassDef):
-                self._class(node)
+                self.class_statement(node, node.name,
+                                     [base for base in node.bases if not isinstance(base, ast.Starred)])
             elif isinstance(node, ast.BoolOp):
-                self._bool_op(node)
+                # LibCST nests ``a or b or c`` as ``(a or b) or c``: only the first two
+                # operands of an ``or`` ever face each other as calls.
+                if isinstance(node.op, ast.Or) and len(node.values) >= 2:
+                    self.either_or(node.values[0], node.values[1])
             elif isinstance(node, ast.Call):
                 self._call(node)
             elif isinstance(node, ast.Compare):
-                self._compare(node)
+                lefts = [node.left, *node.comparators]
+                self.comparison(node, [(left, _OPERATOR_TEXT.get(type(op)), right)
+                                       for left, op, right in zip(lefts, node.ops, node.comparators)])
             stack.extend(reversed(list(ast.iter_child_nodes(node))))
 
-    def _target(self, expr: ast.expr) -> Target | None:
+    def _call(self, node: ast.Call) -> None:
+        func = node.func
+        if isinstance(func, ast.Name) and func.id in ("isinstance", "issubclass"):
+            args = node.args
+            plain = len(args) == 2 and not node.keywords \
+                and not any(isinstance(a, ast.Starred) for a in args)
+            self.check_call(node, func.id, args if plain else None)
+
+    # -- taking CPython's nodes apart -------------------------------------------------------
+    def parts(self, expr: ast.expr) -> list[ast.expr] | None:
+        if isinstance(expr, (ast.Tuple, ast.List, ast.Set)):
+            return [element for element in expr.elts if not isinstance(element, ast.Starred)]
+        if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.BitOr):
+            return [expr.left, expr.right]
+        return None
+
+    def callee(self, expr: ast.expr) -> str | None:
+        func = expr.func if isinstance(expr, ast.Call) else None
+        if isinstance(func, ast.Name):
+            return func.id
+        return func.attr if isinstance(func, ast.Attribute) else None
+
+    def is_type_call(self, expr: ast.expr) -> bool:
+        return isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name) \
+            and expr.func.id == "type" and len(expr.args) == 1 and not expr.keywords \
+            and not isinstance(expr.args[0], ast.Starred)
+
+    def is_class_attribute(self, expr: ast.expr) -> bool:
+        return isinstance(expr, ast.Attribute) and expr.attr == "__class__"
+
+    def target_of(self, expr: ast.expr) -> Target | None:
         if not isinstance(expr, (ast.Name, ast.Attribute)):
             return None
         qual = self.canonical(resolve(expr, self.bindings, self.module_name, self.module_globals))
         return self.targets.get(qual) if qual is not None else None
 
-    def _named(self, exprs: list[ast.expr]) -> list[tuple[str, Target]]:
-        out = []
-        for expr in exprs:
-            target = self._target(expr)
-            if target is not None:
-                out.append((dotted(expr) or target.name, target))
-        return out
-
-    @staticmethod
-    def _elements(expr: ast.expr) -> list[ast.expr]:
-        """The classes a tuple/list/set or a union ``A | B`` names (nested tuples and
-        unions flattened, ``*x`` skipped)."""
-        if isinstance(expr, (ast.Tuple, ast.List, ast.Set)):
-            out: list[ast.expr] = []
-            for element in expr.elts:
-                if not isinstance(element, ast.Starred):
-                    out.extend(AstClassStyleUses._elements(element))
-            return out
-        if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.BitOr):
-            return [*AstClassStyleUses._elements(expr.left),
-                    *AstClassStyleUses._elements(expr.right)]
-        return [expr]
-
-    def _type_subject(self, expr: ast.expr) -> str | None:
-        """``"type()"`` for ``type(x)``, ``"__class__"`` for ``x.__class__``, else None."""
-        if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name) \
-                and expr.func.id == "type" and "type" not in self._shadowed \
-                and len(expr.args) == 1 and not expr.keywords \
-                and not isinstance(expr.args[0], ast.Starred):
-            return "type()"
-        if isinstance(expr, ast.Attribute) and expr.attr == "__class__":
-            return "__class__"
-        return None
-
-    def _report(self, node: ast.AST, kind: str, named: list[tuple[str, Target]]) -> None:
-        if named:
-            self.found.append((node, kind, named))
-
-    def _class(self, node: ast.ClassDef) -> None:
-        bases = [base for base in node.bases if not isinstance(base, ast.Starred)]
-        named = self._named(bases)
-        if id(node) in self.planned:
-            named = [(s, t) for s, t in named if t.kind == "factory"]
-        self._report(node, f"class {node.name}", named)
-
-    def _bool_op(self, node: ast.BoolOp) -> None:
-        # LibCST nests ``a or b or c`` as ``(a or b) or c``: only the first two operands
-        # of an ``or`` ever face each other as calls.
-        if isinstance(node.op, ast.Or) and len(node.values) >= 2:
-            first, second = node.values[0], node.values[1]
-            for one, other in ((first, second), (second, first)):
-                if isinstance(one, ast.Call) and _callee(one) == "has_param_feature":
-                    self._paired.add(id(other))
-
-    def _call(self, node: ast.Call) -> None:
-        func = node.func
-        if not isinstance(func, ast.Name) or func.id not in ("isinstance", "issubclass"):
-            return
-        if func.id in self._shadowed:
-            return
-        args = node.args
-        if len(args) != 2 or node.keywords or any(isinstance(a, ast.Starred) for a in args):
-            return
-        exprs = self._elements(args[1])
-        if func.id == "issubclass":
-            exprs = self._elements(args[0]) + exprs
-        named = self._named(exprs)
-        if id(node) in self._paired:
-            named = [(s, t) for s, t in named if t.kind != "shadow"]
-        self._report(node, func.id, named)
-
-    def _compare(self, node: ast.Compare) -> None:
-        left = node.left
-        for op, right in zip(node.ops, node.comparators):
-            subject, other = self._type_subject(left), right
-            if subject is None and isinstance(op, _EQUALITY):
-                subject, other = self._type_subject(right), left
-            if subject is not None and isinstance(op, _EQUALITY + _MEMBERSHIP):
-                exprs = self._elements(other) if isinstance(op, _MEMBERSHIP) else [other]
-                self._report(node, f"{subject} {_OPERATOR_TEXT[type(op)]}", self._named(exprs))
-            left = right
-
-
-def _callee(call: ast.Call) -> str | None:
-    """The last name of what ``call`` calls (``f`` for ``f(...)`` and ``m.f(...)``)."""
-    func = call.func
-    if isinstance(func, ast.Name):
-        return func.id
-    if isinstance(func, ast.Attribute):
-        return func.attr
-    return None
+    def spelling(self, expr: ast.expr) -> str | None:
+        return dotted(expr)

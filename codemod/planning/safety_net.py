@@ -43,6 +43,7 @@ from codemod.analysis.ast_uses import dict_owner, spelled_name, type_name_compar
 from codemod.analysis.class_values import char_column, physical_lines
 from codemod.analysis.names import import_targets, module_name_for
 from codemod.analysis.text_search import names_pattern
+from codemod.analysis.use_rules import USE_RULES, Outcome, UseKind
 from codemod.planning.plan import Plan
 
 #: (line, 1-based column, class qualname, source text, how the use was reached).
@@ -207,10 +208,11 @@ class SafetyNet:
         out: list[Escape] = []
         for node, kind, direct, found, how in self.uses(path, names, plan.is_converted,
                                                         plan.index.canonical):
+            outcome = USE_RULES[kind].outcome
             if direct:
-                if kind == "match-class":
+                if outcome is Outcome.ESCAPES:
                     out.append(_escape(node, found, "a `case` class pattern, which no rewrite changes"))
-            elif kind != "call" and not (kind == "value" and plan.value_use_kept(
+            elif outcome is not Outcome.KEPT and not (outcome is Outcome.VALUE and plan.value_use_kept(
                     path, node.lineno, self._column(path, node))):  # type: ignore[attr-defined]
                 out.append(_escape(node, found, how))
         tree = self.tree(path) if _quoted(names).search(self.texts[path]) else None
@@ -229,9 +231,9 @@ class SafetyNet:
 
     def uses(self, path: Path, names: frozenset[str], is_target: Callable[[str | None], bool],
              canonical: Callable[[str], str | None] = lambda q: q, reexports: bool = False,
-             ) -> Iterator[tuple[ast.AST, str, bool, str, str]]:
+             ) -> Iterator[tuple[ast.AST, UseKind, bool, str, str]]:
         """Each mention in ``path`` of a target (one of ``names``, resolved to a qualified
-        name ``is_target`` accepts): (node, how it is used (``_kind``), whether import
+        name ``is_target`` accepts): (node, how it is used (``UseKind``), whether import
         statements alone resolve it (through ``canonical``, and with ``reexports`` through
         the import statements of the modules it names), the target, how it was reached)."""
         for node, kind, named, reached, how in self._mentions(path, names):
@@ -246,8 +248,8 @@ class SafetyNet:
             if found is not None:
                 yield node, kind, False, found, how
 
-    def _mentions(self, path: Path, names: frozenset[str]) -> list[tuple[ast.AST, str, list[str], list[str], str]]:
-        """Each mention of one of ``names`` in ``path``: (node, ``_kind``, the qualified
+    def _mentions(self, path: Path, names: frozenset[str]) -> list[tuple[ast.AST, UseKind, list[str], list[str], str]]:
+        """Each mention of one of ``names`` in ``path``: (node, ``UseKind``, the qualified
         names import statements give it, those star imports, ``getattr`` and ``globals()``
         give it, how in words). Computed once per file for a set of names (planning
         rounds ask again with fewer)."""

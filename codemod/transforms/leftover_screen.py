@@ -9,9 +9,10 @@ What it does
     first three are always rewritten or left valid; a value use is a leftover unless
     ``analysis.class_values`` proves where it goes (``Plan.value_use_kept``, the same
     answer the LibCST path asks for) or ``allow-value-uses`` accepts it.
-    ``screen_leftovers`` classifies every mention in the CPython AST of the file and
-    returns the same list ``unconverted_uses`` would, or None as soon as one mention is
-    in any other position (then the caller runs the LibCST path).
+    ``screen_leftovers`` gives every mention in the CPython AST of the file its kind
+    (``analysis.use_rules.UseKind``), acts as the kind's rule says, and returns the same
+    list ``unconverted_uses`` would, or None as soon as one mention is in any other
+    position (then the caller runs the LibCST path).
 Why
     ``check`` and every planning round of ``apply`` need only the leftovers; CPython's
     parser is an order of magnitude faster than parsing, rewriting and resolving
@@ -22,7 +23,8 @@ Fix safety
     ``_UseScanner`` and ``Plan.value_use_kept`` are known to act that way; a name is resolved only
     when the file imports it under exactly one qualified name (``resolve`` then agrees
     whatever the order of the imports). Anything else is undecided. The equality is
-    tested on every fixture tree and checked on vLLM trees by ``scripts/verify_screen.py``.
+    tested on every fixture tree, kind for kind (``screen_kinds``), and checked on vLLM
+    trees by ``scripts/verify_screen.py``.
     One deliberate difference: a file that parses but does not compile, with no
     leftovers, is answered ``[]`` where the LibCST path reports a parse error (the plan
     is the same; ``check`` does not report that file's error).
@@ -37,9 +39,11 @@ import unicodedata
 from pathlib import Path
 
 from codemod.analysis import python_trees
+from codemod.analysis.ast_uses import is_type_of
 from codemod.analysis.compiles import cpython_rejects
 from codemod.analysis.names import import_targets, module_name_for
 from codemod.analysis.text_search import alternation, lines_matching, misses_lines
+from codemod.analysis.use_rules import USE_RULES, Outcome, UseKind
 from codemod.planning.plan import Plan
 
 #: (line, 1-based column, class qualname, source text): what ``unconverted_uses`` returns.
@@ -112,13 +116,6 @@ def _is_simple(expr: ast.expr) -> bool:
     return False
 
 
-def _is_type_of(expr: ast.expr) -> bool:
-    """``type(...)`` or ``....__class__``, as ``value_flow._is_type_of`` sees them."""
-    if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name) and expr.func.id == "type":
-        return True
-    return isinstance(expr, ast.Attribute) and expr.attr == "__class__"
-
-
 class _Undecided(Exception):
     """A mention in a position the screen does not model exactly."""
 
@@ -145,6 +142,10 @@ class _Screen:
         #: (whatever class it names), an annotation naming a converted class, a string
         #: annotation naming any.
         self.rewrite_sites = 0
+        #: Each mention decided, with its kind (in the walk's order).
+        self.kinds: list[tuple[ast.Name | ast.Attribute, UseKind]] = []
+        #: Each leftover found, with its kind.
+        self.leftover_kinds: dict[Leftover, UseKind] = {}
 
     @functools.cached_property
     def targets(self) -> dict[str, set[str]]:
@@ -215,62 +216,82 @@ class _Screen:
             return
         self.bound.update(_REWRITTEN_BUILTINS.intersection(idents))
 
-    # -- one mention ---------------------------------------------------------------------
+    # -- one mention: its kind (its position), then what the kind's rule says --------------
     def attribute(self, node: ast.Attribute, parent: ast.AST | None, annotation: int) -> None:
         if annotation == _CLEAN:
-            self.rewrite_sites += 1
-            return  # the annotation rewrite resolves the whole chain
-        if isinstance(parent, ast.Call) and parent.func is node:
-            return  # ``m.X(...)``: the factory keeps the name
-        raise _Undecided
+            self.decide(node, UseKind.ANNOTATION)  # the annotation rewrite resolves the chain
+        elif isinstance(parent, ast.Call) and parent.func is node:
+            self.decide(node, UseKind.CALL)  # ``m.X(...)``
+        else:
+            raise _Undecided
 
     def name(self, node: ast.Name, parent: ast.AST | None, grandparent: ast.AST | None,
              annotation: int) -> None:
         if not isinstance(node.ctx, ast.Load) or annotation == _DIRTY:
             raise _Undecided
+        kind, site = self.position(node, parent, grandparent, annotation)
+        self.decide(node, kind, site)
+
+    def position(self, node: ast.Name, parent: ast.AST | None, grandparent: ast.AST | None,
+                 annotation: int) -> tuple[UseKind, ast.AST | None]:
+        """The kind of use of ``node`` (``analysis.ast_uses.use_kind``'s word for the same
+        position, an annotation's anywhere inside one) and the call or comparison that
+        decides it; ``_Undecided`` for a position the screen does not model."""
         if annotation == _CLEAN:
-            self.annotated(node)
-            return  # ``p: X`` -> ``p: Parameter``
+            return UseKind.ANNOTATION, None  # ``p: X`` -> ``p: Parameter``
         if isinstance(parent, ast.Call):
             if parent.func is node:
-                return  # ``X(...)``: the factory keeps the name
+                return UseKind.CALL, None  # ``X(...)``: the factory keeps the name
             if any(a is node for a in parent.args):
-                self.argument(node, parent, direct=True)
-                return
+                return self.argument(node, parent, direct=True)
         elif isinstance(parent, ast.keyword) and parent.arg is not None \
                 and isinstance(grandparent, ast.Call):
-            self.argument(node, grandparent, direct=False)
-            return
+            return self.argument(node, grandparent, direct=False)
         elif isinstance(parent, (ast.Tuple, ast.List, ast.Set)) and isinstance(grandparent, ast.Compare) \
                 and any(side is parent for side in (grandparent.left, *grandparent.comparators)) \
                 and not any(isinstance(e, ast.Starred) for e in parent.elts):
-            self.compared(node, grandparent)
-            return
+            return self.compared(grandparent), grandparent  # ``k in (X, Y)``
         elif isinstance(parent, (ast.Tuple, ast.List, ast.Set)) and isinstance(grandparent, ast.Call) \
                 and self.isinstance_test(grandparent) and grandparent.args[1] is parent \
                 and not any(isinstance(e, ast.Starred) for e in parent.elts):
-            self.relies_on.add("isinstance")
-            self.rewrite_sites += 1
-            return  # ``isinstance(p, (X, Y))``: each converted element becomes a feature
+            return UseKind.ISINSTANCE, grandparent  # ``isinstance(p, (X, Y))``
         elif isinstance(parent, ast.Dict) and any(v is node and k is not None for k, v in zip(parent.keys, parent.values)):
-            self.leftover(node)  # ``{key: X}``: kept when ``class_values`` proves the table
-            return
+            return UseKind.VALUE, None  # ``{key: X}``: kept when ``class_values`` proves the table
         elif isinstance(parent, (ast.Assign, ast.AnnAssign)) and parent.value is node:
-            self.leftover(node)  # ``K = X``: kept when ``class_values`` proves ``K``
-            return
+            return UseKind.VALUE, None  # ``K = X``: kept when ``class_values`` proves ``K``
         elif isinstance(parent, ast.Return) or (
                 isinstance(parent, ast.arguments) and any(d is node for d in (*parent.defaults, *parent.kw_defaults))):
-            self.leftover(node)  # returned, or a default argument: ``class_values`` decides
-            return
+            return UseKind.VALUE, None  # returned, or a default argument: ``class_values`` decides
         elif isinstance(parent, ast.Compare):
-            self.compared(node, parent)
-            return
+            return self.compared(parent), parent  # ``k == X``
         raise _Undecided
 
-    def annotated(self, node: ast.Name) -> None:
+    def decide(self, node: ast.Name | ast.Attribute, kind: UseKind, site: ast.AST | None = None) -> None:
+        """Act on a mention of ``kind`` as its rule (``analysis.use_rules``) says: a name the
+        factory keeps, a value use (a leftover unless proven), or a rewrite's site."""
+        self.kinds.append((node, kind))
+        outcome = USE_RULES[kind].outcome
+        if outcome is Outcome.KEPT:
+            return
+        if outcome is Outcome.VALUE:
+            self.leftover(node, kind)  # type: ignore[arg-type]
+        elif kind is UseKind.ANNOTATION:
+            self.annotated(node)
+        elif kind is UseKind.ISINSTANCE:
+            self.relies_on.add("isinstance")
+            self.rewrite_sites += 1  # each converted class tested becomes a feature
+        elif kind is UseKind.TYPE_COMPARISON:
+            self.type_compared(node, site)  # type: ignore[arg-type]
+        else:
+            raise _Undecided
+
+    def annotated(self, node: ast.Name | ast.Attribute) -> None:
         """A name in an annotation: rewritten when it names a converted class (as
         ``UseSiteTransformer._annotation_name`` decides); counted as a rewrite when that
-        cannot be told here."""
+        cannot be told here (always for ``m.X``: the rewrite resolves the whole chain)."""
+        if isinstance(node, ast.Attribute):
+            self.rewrite_sites += 1
+            return
         try:
             converted = self.converted(node)
         except _Undecided:
@@ -278,18 +299,23 @@ class _Screen:
         if converted:
             self.rewrite_sites += 1
 
-    def compared(self, node: ast.Name, compare: ast.Compare) -> None:
-        """A mention compared directly (``k == X``) or as an element (``k in (X, Y)``)."""
-        if not any(_is_type_of(side) for side in (compare.left, *compare.comparators)):
-            # No ``type(p)`` side: no rewrite, and no class needed (``class_values`` decides).
-            self.leftover(node)
-            return
+    def compared(self, compare: ast.Compare) -> UseKind:
+        """A mention compared directly (``k == X``) or as an element (``k in (X, Y)``): a
+        type comparison when a side is ``type(p)`` or ``p.__class__``, else a value (no
+        rewrite, and no class needed: ``class_values`` decides)."""
+        if any(is_type_of(side) for side in (compare.left, *compare.comparators)):
+            return UseKind.TYPE_COMPARISON
+        return UseKind.VALUE
+
+    def type_compared(self, node: ast.Name, compare: ast.Compare) -> None:
+        """A mention in ``type(p) is X`` / ``type(p) in (X, Y)``: a rewrite's site; a
+        class-style leftover where the rewrite leaves it alone."""
         self.rewrite_sites += 1
         considered, left_alone = self.type_check(compare)
         if id(node) not in considered:
             raise _Undecided  # e.g. inside ``type(p) == (X, Y)``: not an element the rewrite reads
         if id(node) in left_alone:
-            self.leftover(node, class_style=True)
+            self.leftover(node, UseKind.TYPE_COMPARISON)
 
     def type_check(self, compare: ast.Compare) -> tuple[set[int], set[int]]:
         """(ids of the elements ``type(p) is X`` / ``type(p) in (X, Y)`` compares with,
@@ -346,15 +372,15 @@ class _Screen:
             raise _Undecided  # resolved through globals or an ambiguous import: LibCST decides
         return next(iter(targets))
 
-    def argument(self, node: ast.Name, call: ast.Call, direct: bool) -> None:
+    def argument(self, node: ast.Name, call: ast.Call, direct: bool) -> tuple[UseKind, ast.AST | None]:
+        """A mention passed to ``call``: the class tested by ``isinstance(p, X)``, or the
+        class handed on as a value; undecided for the other calls a rewrite reads."""
         func = call.func
         if isinstance(func, ast.Name) and func.id in _SPECIAL_CALLS:
             if direct and self.isinstance_test(call) and call.args[1] is node:
-                self.relies_on.add("isinstance")
-                self.rewrite_sites += 1
-                return  # ``isinstance(p, X)``: rewritten to a feature check
+                return UseKind.ISINSTANCE, call  # rewritten to a feature check
             raise _Undecided
-        self.leftover(node)  # the class passed on as a value
+        return UseKind.VALUE, None
 
     @staticmethod
     def isinstance_test(call: ast.Call) -> bool:
@@ -363,16 +389,19 @@ class _Screen:
                 and len(call.args) == 2 and not call.keywords
                 and not any(isinstance(a, ast.Starred) for a in call.args))
 
-    def leftover(self, node: ast.Name, class_style: bool = False) -> None:
-        """Record ``node`` if it names a converted class: a value use (accepted with
-        ``allow-value-uses``) or, with ``class_style``, a use that needs a class."""
+    def leftover(self, node: ast.Name, kind: UseKind) -> None:
+        """Record ``node`` if it names a converted class: a value use (kept when proven
+        or with ``allow-value-uses``) or, when ``kind``'s rule needs a class, a use that
+        needs one."""
         qual = self.plan.index.canonical(self.resolve(node))
         if not self.plan.is_converted(qual):
             return
         column = self.column(node) + 1
-        if not class_style and self.plan.value_use_kept(self.path, node.lineno, column):
+        if not USE_RULES[kind].needs_class and self.plan.value_use_kept(self.path, node.lineno, column):
             return
-        self.found.append((node.lineno, column, qual, node.id))  # type: ignore[arg-type]
+        found: Leftover = (node.lineno, column, qual, node.id)  # type: ignore[assignment]
+        self.found.append(found)
+        self.leftover_kinds[found] = kind
 
     def column(self, node: ast.expr) -> int:
         """LibCST's column (characters) of ``node`` (CPython counts UTF-8 bytes)."""
@@ -413,17 +442,10 @@ def screen_file(path: Path, text: str, plan: Plan,
     statements, keyword names) the transformer changes nothing. The caller rules out
     the other transformers (class definitions, backing fields, attribute-dict copies).
     """
-    if not text.isascii() and not unicodedata.is_normalized("NFKC", text):
-        return None, False  # CPython's AST normalises identifiers (NFKC); LibCST keeps them
-    try:
-        tree = python_trees.parse(text)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
+    screened = _decided(path, text, plan, names)
+    if screened is None:
         return None, False
-    screen = _Screen(text, tree, path, plan, names)
-    try:
-        found = screen.run(tree)
-    except _Undecided:
-        return None, False
+    screen, tree, found = screened
     if found:
         # Leftovers change the plan; the LibCST path would instead reject code that
         # parses but does not compile (``return`` outside a function...) and report no
@@ -433,6 +455,34 @@ def screen_file(path: Path, text: str, plan: Plan,
         return found, False
     untouched = not screen.rewrite_sites and cpython_rejects(path, tree) is None
     return found, untouched
+
+
+def screen_kinds(path: Path, text: str, plan: Plan, names: frozenset[str],
+                 ) -> tuple[list[tuple[ast.Name | ast.Attribute, UseKind]], dict[Leftover, UseKind]] | None:
+    """Where ``screen_leftovers`` decides ``path``: each mention it classified with its
+    kind, and each leftover with the kind that made it one (for the tests that keep the
+    screen's kinds equal to ``ast_uses.use_kind``'s and to LibCST's)."""
+    screened = _decided(path, text, plan, names)
+    if screened is None or (screened[2] and cpython_rejects(path, screened[1]) is not None):
+        return None
+    return screened[0].kinds, screened[0].leftover_kinds
+
+
+def _decided(path: Path, text: str, plan: Plan, names: frozenset[str],
+             ) -> tuple[_Screen, ast.Module, list[Leftover]] | None:
+    """The screen of ``path`` run to the end, its tree and its leftovers; None when
+    CPython's tree cannot decide the file exactly."""
+    if not text.isascii() and not unicodedata.is_normalized("NFKC", text):
+        return None  # CPython's AST normalises identifiers (NFKC); LibCST keeps them
+    try:
+        tree = python_trees.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    screen = _Screen(text, tree, path, plan, names)
+    try:
+        return screen, tree, screen.run(tree)
+    except _Undecided:
+        return None
 
 
 @functools.lru_cache(maxsize=16)

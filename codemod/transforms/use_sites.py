@@ -39,10 +39,11 @@ from libcst.metadata import CodeRange
 from codemod.analysis.class_specs import class_spec_members
 from codemod.analysis.classes import FileFacts
 from codemod.analysis.names import dotted
+from codemod.analysis.use_rules import USE_RULES, UseKind
 from codemod.discovery import prefilter
 from codemod.planning.plan import Plan
 from codemod.transforms.refs import FileRefs, StoreTargets
-from codemod.transforms.value_flow import class_style_uses
+from codemod.transforms.value_flow import leftover_kinds
 
 _SIMPLE = m.Name() | m.Attribute(value=m.Name()) | m.Attribute(value=m.Attribute(value=m.Name()))
 
@@ -735,6 +736,14 @@ def unconverted_uses(ff: FileFacts, plan: Plan, handled: set[int],
     top-level statements that mention one are scanned, and the parent and position
     metadata are computed on the statements holding a use, not the whole module.
     """
+    return [found for found, _ in classified_leftovers(ff, plan, handled, names)]
+
+
+def classified_leftovers(ff: FileFacts, plan: Plan, handled: set[int], names: frozenset[str] | None,
+                         ) -> list[tuple[tuple[int, int, str, str], UseKind]]:
+    """``unconverted_uses``, each with the kind of its position (``value_flow.leftover_kind``):
+    a value use is dropped where the plan keeps it, a use whose kind's rule needs a
+    class never is."""
     scanner = _UseScanner(ff, plan, handled)
     owner: dict[int, int] = {}  # id(found node) -> index of its top-level statement
     for index, stmt in enumerate(ff.module.body):
@@ -749,7 +758,7 @@ def unconverted_uses(ff: FileFacts, plan: Plan, handled: set[int],
     holders = sorted(set(owner.values()))
     scope = ff.module if names is None else ff.module.with_changes(
         body=[ff.module.body[i] for i in holders])
-    class_style = class_style_uses(scope, [node for node, _ in scanner.found])
+    kinds = leftover_kinds(scope, [node for node, _ in scanner.found])
     positions: dict[int, dict[cst.CSTNode, CodeRange]] = {}
     out = []
     for node, qual in scanner.found:
@@ -761,7 +770,8 @@ def unconverted_uses(ff: FileFacts, plan: Plan, handled: set[int],
                 positions[index] = ff.statement_positions(index)
             where = positions[index][node]
             line, col = where.start.line, where.start.column + 1
-        if id(node) not in class_style and plan.value_use_kept(ff.path, line, col):
+        kind = kinds[id(node)]
+        if not USE_RULES[kind].needs_class and plan.value_use_kept(ff.path, line, col):
             continue
-        out.append((line, col, qual, dotted(node) or cst.Module(body=[]).code_for_node(node)))
+        out.append(((line, col, qual, dotted(node) or cst.Module(body=[]).code_for_node(node)), kind))
     return out

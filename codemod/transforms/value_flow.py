@@ -1,7 +1,8 @@
 """Which leftover uses of a converted class need a class, whatever value flows there.
 
 What it does
-    ``is_class_style`` says of one mention (LibCST) whether its own position needs a
+    ``leftover_kind`` reads the kind of one leftover mention's position (LibCST), and
+    ``is_class_style`` says by the kind's rule (``analysis.use_rules``) whether it needs a
     class: an attribute read, an ``isinstance``/``issubclass`` argument, a ``type(...)``
     comparison, an operand of ``|``, a class base. Such a use is a leftover even with
     ``allow-value-uses``. Every other leftover mention hands the class on as a value;
@@ -15,6 +16,7 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper, ParentNodeProvider
 
 from codemod.analysis.class_specs import is_union
+from codemod.analysis.use_rules import USE_RULES, UseKind
 
 
 def _parents(module: cst.Module) -> dict[cst.CSTNode, cst.CSTNode]:
@@ -22,14 +24,16 @@ def _parents(module: cst.Module) -> dict[cst.CSTNode, cst.CSTNode]:
     return dict(wrapper.resolve(ParentNodeProvider))
 
 
-def is_class_style(node: cst.CSTNode, parents: dict[cst.CSTNode, cst.CSTNode]) -> bool:
-    """A use that needs a class: attribute access, isinstance/issubclass, type
-    comparison, an operand of ``|`` (``X | Y`` calls ``type.__or__``; a function has none)."""
+def leftover_kind(node: cst.CSTNode, parents: dict[cst.CSTNode, cst.CSTNode]) -> UseKind:
+    """The kind of a leftover mention's position, as far as its rule differs: an
+    attribute access, an ``isinstance``/``issubclass`` argument, a ``type(...)``
+    comparison, an operand of ``|`` (``X | Y`` calls ``type.__or__``; a function has
+    none), a class base; any other position hands the class on as a ``VALUE``."""
     parent = parents.get(node)
     if isinstance(parent, cst.Attribute) and parent.value is node:
-        return True
+        return UseKind.ATTRIBUTE
     if is_union(parent):  # type: ignore[arg-type]
-        return True
+        return UseKind.UNION
     # Walk up through tuples/lists (``isinstance(p, (X, Y))``).
     up = parent
     while isinstance(up, (cst.Element, cst.Tuple, cst.List, cst.Set)):
@@ -37,19 +41,31 @@ def is_class_style(node: cst.CSTNode, parents: dict[cst.CSTNode, cst.CSTNode]) -
     if isinstance(up, cst.Arg):
         call = parents.get(up)
         if isinstance(call, cst.Call) and isinstance(call.func, cst.Name) and \
-                call.func.value in ("isinstance", "issubclass"):
-            return True
+                call.func.value in _CHECK_CALLS:
+            return _CHECK_CALLS[call.func.value]
     if isinstance(up, cst.ComparisonTarget):
         comparison = parents.get(up)
         if isinstance(comparison, cst.Comparison):
-            sides = [comparison.left, *(t.comparator for t in comparison.comparisons)]
-            return any(_is_type_of(s) for s in sides)
+            return _comparison_kind(comparison)
     if isinstance(up, cst.Comparison):
-        sides = [up.left, *(t.comparator for t in up.comparisons)]
-        return any(_is_type_of(s) for s in sides)
+        return _comparison_kind(up)
     if isinstance(up, cst.Arg) and isinstance(parents.get(up), cst.ClassDef):
-        return True
-    return False
+        return UseKind.BASE
+    return UseKind.VALUE
+
+
+_CHECK_CALLS = {"isinstance": UseKind.ISINSTANCE, "issubclass": UseKind.ISSUBCLASS}
+
+
+def _comparison_kind(comparison: cst.Comparison) -> UseKind:
+    """A type comparison when a side is ``type(...)`` or ``x.__class__``, else a value."""
+    sides = [comparison.left, *(t.comparator for t in comparison.comparisons)]
+    return UseKind.TYPE_COMPARISON if any(_is_type_of(s) for s in sides) else UseKind.VALUE
+
+
+def is_class_style(node: cst.CSTNode, parents: dict[cst.CSTNode, cst.CSTNode]) -> bool:
+    """A use that needs a class, whatever value flows there: its kind's rule says so."""
+    return USE_RULES[leftover_kind(node, parents)].needs_class
 
 
 def _is_type_of(expr: cst.BaseExpression) -> bool:
@@ -58,9 +74,9 @@ def _is_type_of(expr: cst.BaseExpression) -> bool:
     return isinstance(expr, cst.Attribute) and expr.attr.value == "__class__"
 
 
-def class_style_uses(module: cst.Module, nodes: list[cst.CSTNode]) -> set[int]:
-    """ids of the ``nodes`` (mentions in ``module``) whose position needs a class."""
+def leftover_kinds(module: cst.Module, nodes: list[cst.CSTNode]) -> dict[int, UseKind]:
+    """The kind (``leftover_kind``) of each of ``nodes`` (mentions in ``module``), by id."""
     if not nodes:
-        return set()
+        return {}
     parents = _parents(module)
-    return {id(node) for node in nodes if is_class_style(node, parents)}
+    return {id(node): leftover_kind(node, parents) for node in nodes}
