@@ -53,7 +53,7 @@ from codemod.transforms.leftover_screen import screen_file
 from codemod.transforms.refs import FileRefs
 from codemod.transforms.statement_visits import Made, visit_mentioning
 from codemod.transforms.use_sites import UseSiteTransformer, unconverted_uses
-from codemod.types import FileResult, Options, Outcome, Refusal
+from codemod.types import BlockingUse, FileResult, Options, Outcome, Refusal, UseForm
 
 matcher_cache.install()
 
@@ -583,7 +583,7 @@ def settle_plan(result: RunResult, index: ClassIndex, options: Options,
     gave (leftovers, and with ``convert`` the conversions; without, only the leftovers
     are computed, which is all ``check`` needs). Uses ``options.jobs`` processes.
     """
-    forced: dict[str, str] = {}
+    forced: dict[str, BlockingUse] = {}
     texts = {path: source.text for path, source in result.sources.items()}
     net = SafetyNet(texts)
     # The proofs do not depend on the plan: for ``apply`` a forked process makes them
@@ -624,17 +624,13 @@ def settle_plan(result: RunResult, index: ClassIndex, options: Options,
             # The first leftover of a class in path, line and column order names it,
             # whichever way (and in which worker) the file was scanned.
             for line, col, qual, code in sorted(conversions[path].leftovers):
-                chain = values.why_not(path, line, col)
-                new_forced.setdefault(qual, (
-                    f"used as a value at {path}:{line} (`{code}`) that reaches a use no "
-                    f"rewrite covers: {chain}; converting it would break that use"
-                ) if chain is not None else (
-                    f"used as a class at {path}:{line} (`{code}`), a use no rewrite covers; "
-                    "converting it would break that line"))
+                chain = values.steps_to_refusal(path, line, col)
+                new_forced.setdefault(qual, BlockingUse(path, line, code, UseForm.VALUE, chain)
+                                      if chain is not None
+                                      else BlockingUse(path, line, code, UseForm.CLASS))
         if new_forced == forced:
             for path, (line, _col, qual, code, how) in escaping.result():
-                new_forced.setdefault(
-                    qual, f"used at {path}:{line} (`{code}`), {how}; converting it would break that line")
+                new_forced.setdefault(qual, BlockingUse(path, line, code, UseForm.ESCAPE, escape=how))
         else:
             escaping.discard()
         if new_forced == forced:
