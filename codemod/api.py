@@ -12,8 +12,8 @@ import functools
 import os
 import re
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import libcst as cst
@@ -33,10 +33,10 @@ from codemod.discovery import (
     inert,
     iter_python_files,
     may_define_root,
-    mentioned,
     prefilter,
 )
 from codemod.fileio import SourceError, SourceFile, UndecodableSource, read_source
+from codemod.pipeline.results import Mentions, Progress, RunResult
 from codemod.planning.plan import Plan, build_plan
 from codemod.planning.safety_net import Escape, SafetyNet, dotted_mention
 from codemod.runtime.emit import runtime_module_text
@@ -53,16 +53,15 @@ from codemod.transforms.leftover_screen import screen_file
 from codemod.transforms.refs import FileRefs
 from codemod.transforms.statement_visits import Made, visit_mentioning
 from codemod.transforms.use_sites import UseSiteTransformer, unconverted_uses
-from codemod.types import BlockingUse, FileResult, Options, Outcome, Refusal, UseForm
+from codemod.types import BlockingUse, FileResult, Options, Outcome, UseForm
+
+__all__ = ["FileConversion", "Mentions", "Progress", "RunResult", "analyse", "convert_file",
+           "file_import_targets", "hierarchy_names", "parse_file", "read_tree", "run", "settle_plan"]
 
 matcher_cache.install()
 
 #: Rounds of "a use site cannot be rewritten -> refuse that hierarchy -> plan again".
 _MAX_ROUNDS = 8
-
-#: ``progress(stage, done, total)``: called by ``run`` as files are parsed ("parse") and
-#: converted ("convert"), so that a front end can show a progress bar.
-Progress = Callable[[str, int, int], None]
 
 
 @dataclass
@@ -76,49 +75,6 @@ class FileConversion:
     #: The code of the statements generated for ``new_text``; the rest of it is the
     #: file's own text, which LibCST parsed already (None: all of it was generated).
     generated: list[str] | None = None
-
-
-@dataclass
-class RunResult:
-    """Everything one run found: per-file results, the plan, errors, counts."""
-
-    files: list[FileResult] = field(default_factory=list)
-    plan: Plan | None = None
-    sources: dict[Path, SourceFile] = field(default_factory=dict)
-    facts: dict[Path, FileFacts] = field(default_factory=dict)
-    scanned: int = 0
-    parsed: int = 0
-    #: Files parsed by conversion workers (not kept in ``facts``).
-    parsed_elsewhere: set[Path] = field(default_factory=set)
-    #: Which names each file mentions, so that no file is scanned twice for a name.
-    mentions: Mentions = field(default_factory=lambda: Mentions())
-    #: Files whose bytes do not decode, until the plan says whether they can matter:
-    #: path -> (error, text with the bad bytes replaced).
-    undecodable: dict[Path, tuple[str, str]] = field(default_factory=dict)
-    #: Files skipped without failing the run, as messages.
-    warnings: list[str] = field(default_factory=list)
-    #: The trees read for the given paths, and those paths when narrower (``scope``).
-    scope: Scope | None = None
-
-    @property
-    def refusals(self) -> list[Refusal]:
-        """Refused classes (and unconvertible sites) over the whole tree."""
-        return self.plan.refusals() if self.plan is not None else []
-
-    def changed(self) -> list[FileResult]:
-        """Files whose text changes."""
-        return [f for f in self.files if f.outcome is Outcome.CHANGED]
-
-    def failed(self) -> list[FileResult]:
-        """Files that could not be read, parsed or converted."""
-        return [f for f in self.files if f.outcome is Outcome.FAILED]
-
-    def counts(self) -> Counter[str]:
-        """Rewrites by kind over all files."""
-        total: Counter[str] = Counter()
-        for f in self.files:
-            total.update(dict(f.counts))
-        return total
 
 
 def convert_file(ff: FileFacts, plan: Plan) -> FileConversion:
@@ -292,28 +248,6 @@ def _cpython_rejects(path: Path, text: str) -> str | None:
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return cpython_rejects(path, text)
     return None if cpython_rejects(path, tree) is None else cpython_rejects(path, text)
-
-
-class Mentions:
-    """Which of the names asked about so far each file mentions (``discovery.mentioned``).
-
-    The analysis rounds and the candidate search of every planning round ask about
-    overlapping sets of names; each file is scanned for a name once.
-    """
-
-    def __init__(self) -> None:
-        self._asked: dict[Path, set[str]] = {}
-        self._found: dict[Path, set[str]] = {}
-
-    def any(self, path: Path, text: str, names: frozenset[str]) -> bool:
-        """Whether ``text`` (the contents of ``path``) mentions one of ``names``."""
-        asked = self._asked.setdefault(path, set())
-        found = self._found.setdefault(path, set())
-        new = names - asked
-        if new:
-            found |= mentioned(text, frozenset(new))
-            asked |= new
-        return not found.isdisjoint(names)
 
 
 def _parse_all(paths: list[Path], result: RunResult, progress: Progress | None) -> None:
