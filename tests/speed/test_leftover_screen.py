@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from codemod import api
+from codemod.pipeline import conversion, reading
 from codemod.planning.plan import Plan, build_plan
 from codemod.transforms.leftover_screen import screen_leftovers
 from codemod.types import Options
@@ -37,10 +38,10 @@ def _plan(root: Path, allow_value_uses: bool, proofs: bool = False) -> tuple[api
 def _both(result: api.RunResult, plan: Plan, path: Path):
     """(screen's answer, LibCST's answer) for one file."""
     text = result.sources[path].text
-    screened = screen_leftovers(path, text, plan, api._class_names(plan))
-    ff = result.facts.get(path) or api._analyse_file(path, text)[0]
+    screened = screen_leftovers(path, text, plan, conversion._class_names(plan))
+    ff = result.facts.get(path) or reading._analyse_file(path, text)[0]
     assert ff is not None
-    _, expected = api._convert(ff, plan, stop_at_leftovers=False, leftovers_only=True)
+    _, expected = conversion._convert(ff, plan, stop_at_leftovers=False, leftovers_only=True)
     return screened, expected
 
 
@@ -65,7 +66,7 @@ def test_fixture_trees_are_mostly_decided():
         for path in api._candidates(plan, result):
             total += 1
             decided += screen_leftovers(path, result.sources[path].text, plan,
-                                        api._class_names(plan)) is not None
+                                        conversion._class_names(plan)) is not None
     assert total > 20 and decided >= 12, (decided, total)
 
 
@@ -75,8 +76,8 @@ def test_crafted_trees_agree_with_libcst(tmp_path, case):
     result, plan = _plan(root, False, proofs=True)
     for path in api._candidates(plan, result):
         text = result.sources[path].text
-        if api._analyse_file(path, text)[0] is None:  # LibCST cannot parse it: neither can CPython
-            assert screen_leftovers(path, text, plan, api._class_names(plan)) is None
+        if reading._analyse_file(path, text)[0] is None:  # LibCST cannot parse it: neither can CPython
+            assert screen_leftovers(path, text, plan, conversion._class_names(plan)) is None
             continue
         screened, expected = _both(result, plan, path)
         if screened is not None:
@@ -173,7 +174,7 @@ def test_each_position(tmp_path, case, allow_value_uses):
     result, plan = _plan(root, allow_value_uses)
     path = root / "use.py"
     text = result.sources[path].text
-    screened = screen_leftovers(path, text, plan, api._class_names(plan))
+    screened = screen_leftovers(path, text, plan, conversion._class_names(plan))
     if want is None:
         assert screened is None
         return
@@ -192,7 +193,7 @@ def test_screen_refuses_what_cpython_cannot_parse(tmp_path):
                                         "pkg/use.py": "from pkg.params import Base\nreg(Base\n"}) / "pkg"
     result, plan = _plan(root, False)
     path = root / "use.py"
-    assert screen_leftovers(path, result.sources[path].text, plan, api._class_names(plan)) is None
+    assert screen_leftovers(path, result.sources[path].text, plan, conversion._class_names(plan)) is None
 
 
 def _libcst_both_ways(result: api.RunResult, plan: Plan, path: Path):
@@ -204,11 +205,11 @@ def _libcst_both_ways(result: api.RunResult, plan: Plan, path: Path):
     from codemod.transforms.use_sites import UseSiteTransformer, unconverted_uses
 
     text = result.sources[path].text
-    ff = api._analyse_file(path, text)[0]
+    ff = reading._analyse_file(path, text)[0]
     assert ff is not None
     uses = UseSiteTransformer(ff, plan, FileRefs(ff, plan, CodemodContext()))
     ff.module.visit(uses)
-    restricted = unconverted_uses(ff, plan, uses.handled, api._class_names(plan))
+    restricted = unconverted_uses(ff, plan, uses.handled, conversion._class_names(plan))
     whole = unconverted_uses(ff, plan, uses.handled)
     return restricted, whole
 

@@ -101,7 +101,7 @@ def test_code_of_a_module_whose_header_was_copied(name):
 def test_verify_parses_the_generated_statements_and_compiles_the_whole_text():
     """The verifier's two checks survive parsing only the generated statements: a
     generated statement LibCST rejects, and a text CPython cannot compile, both fail."""
-    from codemod.api import _verify
+    from codemod.pipeline.conversion import _verify
 
     good = "import os\n\nx = 1\n"
     assert _verify(good, Path("m.py"), ["x = 1\n"]) is None
