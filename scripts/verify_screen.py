@@ -22,7 +22,7 @@ from pathlib import Path
 from libcst.codemod import CodemodContext
 
 from codemod import api
-from codemod.pipeline import conversion, reading
+from codemod.pipeline import conversion, plan_rounds, reading
 from codemod.planning.plan import build_plan
 from codemod.transforms.leftover_screen import screen_file
 from codemod.transforms.refs import FileRefs
@@ -52,7 +52,7 @@ def compare(tree: Path, allow_value_uses: bool) -> int:
         names = conversion._rewritable_names(plan)
         decided = undecided = untouched = 0
         fast = slow = 0.0
-        for path in api._candidates(plan, result):
+        for path in plan_rounds._candidates(plan, result):
             text = result.sources[path].text
             start = time.perf_counter()
             screened, proven = screen_file(path, text, plan, conversion._class_names(plan))

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from codemod import api
-from codemod.pipeline import conversion, reading
+from codemod.pipeline import conversion, plan_rounds, reading
 from codemod.planning.plan import Plan, build_plan
 from codemod.transforms.leftover_screen import screen_leftovers
 from codemod.types import Options
@@ -31,7 +31,7 @@ def _plan(root: Path, allow_value_uses: bool, proofs: bool = False) -> tuple[api
     index = api.analyse(result.sources, result)
     plan = build_plan(index, (), {}, allow_value_uses=allow_value_uses)
     if proofs:
-        plan.values = api._class_values(result, index, {p: s.text for p, s in result.sources.items()})
+        plan.values = plan_rounds._class_values(result, index, {p: s.text for p, s in result.sources.items()})
     return result, plan
 
 
@@ -50,7 +50,7 @@ def _both(result: api.RunResult, plan: Plan, path: Path):
 @pytest.mark.parametrize("root", FIXTURE_TREES, ids=lambda p: p.parent.name if p.name == "input" else p.name)
 def test_fixture_trees_agree_with_libcst(root, allow_value_uses, proofs):
     result, plan = _plan(root, allow_value_uses, proofs)
-    for path in api._candidates(plan, result):
+    for path in plan_rounds._candidates(plan, result):
         screened, expected = _both(result, plan, path)
         if screened is not None:
             assert screened == expected, path
@@ -63,7 +63,7 @@ def test_fixture_trees_are_mostly_decided():
     decided = total = 0
     for root in FIXTURE_TREES:
         result, plan = _plan(root, False)
-        for path in api._candidates(plan, result):
+        for path in plan_rounds._candidates(plan, result):
             total += 1
             decided += screen_leftovers(path, result.sources[path].text, plan,
                                         conversion._class_names(plan)) is not None
@@ -74,7 +74,7 @@ def test_fixture_trees_are_mostly_decided():
 def test_crafted_trees_agree_with_libcst(tmp_path, case):
     root = write_tree(tmp_path / "src", CASES[case]) / "pkg"
     result, plan = _plan(root, False, proofs=True)
-    for path in api._candidates(plan, result):
+    for path in plan_rounds._candidates(plan, result):
         text = result.sources[path].text
         if reading._analyse_file(path, text)[0] is None:  # LibCST cannot parse it: neither can CPython
             assert screen_leftovers(path, text, plan, conversion._class_names(plan)) is None
@@ -217,7 +217,7 @@ def _libcst_both_ways(result: api.RunResult, plan: Plan, path: Path):
 @pytest.mark.parametrize("root", FIXTURE_TREES, ids=lambda p: p.parent.name if p.name == "input" else p.name)
 def test_restricted_libcst_scan_equals_whole_module_scan(root):
     result, plan = _plan(root, False)
-    for path in api._candidates(plan, result):
+    for path in plan_rounds._candidates(plan, result):
         restricted, whole = _libcst_both_ways(result, plan, path)
         assert restricted == whole, path
 

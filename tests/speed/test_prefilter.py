@@ -15,7 +15,7 @@ import pytest
 
 from codemod import api
 from codemod.discovery import inert, may_define_root, mentioned, prefilter
-from codemod.pipeline import indexing, results
+from codemod.pipeline import indexing, plan_rounds, results
 from codemod.types import Options, Outcome
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
@@ -70,7 +70,7 @@ def outcome(result: api.RunResult) -> tuple[object, ...]:
 def unfiltered(monkeypatch: pytest.MonkeyPatch, paths: list[Path]) -> api.RunResult:
     """The engine with every text test answering "this file may matter"."""
     with monkeypatch.context() as patch:
-        for stage in (indexing, api):  # the index, and the planning rounds' candidates
+        for stage in (indexing, plan_rounds):  # the index, and the planning rounds' candidates
             patch.setattr(stage, "may_define_root", lambda text: True)
             patch.setattr(stage, "inert", lambda text, names, fields=frozenset(): False)
         patch.setattr(results, "mentioned", lambda text, names: names)

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from codemod import api
-from codemod.pipeline import conversion, reading, workers
+from codemod.pipeline import conversion, plan_rounds, reading, workers
 from codemod.transforms.leftover_screen import screen_file
 from codemod.types import Options
 from tests.speed.test_leftover_screen import FIXTURE_TREES, USES, _plan
@@ -37,7 +37,7 @@ def _libcst_text(result: api.RunResult, plan, path: Path) -> str:
 @pytest.mark.parametrize("root", FIXTURE_TREES, ids=lambda p: p.parent.name if p.name == "input" else p.name)
 def test_fixture_trees_proven_untouched_are_unchanged(root, allow_value_uses, proofs):
     result, plan = _plan(root, allow_value_uses, proofs)
-    for path in api._candidates(plan, result):
+    for path in plan_rounds._candidates(plan, result):
         if _proven(result, plan, path):
             assert _libcst_text(result, plan, path) == result.sources[path].text, path
 
