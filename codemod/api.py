@@ -13,14 +13,14 @@ from codemod import parallel
 from codemod.analysis import python_trees, roots
 from codemod.pipeline.conversion import (
     FileConversion,
-    _verify,
     convert_file,
+    verify_text,
 )
 from codemod.pipeline.indexing import analyse, file_import_targets, hierarchy_names
 from codemod.pipeline.plan_rounds import settle_plan
-from codemod.pipeline.reading import _analyse_file, parse_file, read_tree
+from codemod.pipeline.reading import parse_facts, parse_file, read_tree
 from codemod.pipeline.results import Mentions, Progress, RunResult
-from codemod.pipeline.workers import _Converted
+from codemod.pipeline.workers import Converted
 from codemod.planning.plan import Plan
 from codemod.runtime.emit import runtime_module_text
 from codemod.scope import Scope, scope_of
@@ -55,12 +55,12 @@ def _run(paths: list[Path], options: Options, progress: Progress | None,
     for path in candidates:
         done = conversions[path]
         source = result.sources[path]
-        if done.parse_error is not None:  # reported by _convert_all
+        if done.parse_error is not None:  # reported by convert_all
             continue
         if done.conversion is None:  # stopped at a leftover in what became the last round
-            ff = result.facts.get(path) or _analyse_file(path, source.text)[0]
+            ff = result.facts.get(path) or parse_facts(path, source.text)[0]
             assert ff is not None
-            done = _Converted(convert_file(ff, plan), done.leftovers)
+            done = Converted(convert_file(ff, plan), done.leftovers)
         conversion = done.conversion
         assert conversion is not None
         refusals = tuple(r for r in plan.refusals() if r.path == path)
@@ -68,8 +68,8 @@ def _run(paths: list[Path], options: Options, progress: Progress | None,
             outcome = Outcome.REFUSED if refusals else Outcome.UNCHANGED
             result.files.append(FileResult(path, outcome, refusals=refusals))
             continue
-        error = done.error if done.verified else _verify(conversion.new_text, path,
-                                                         conversion.generated)
+        error = done.error if done.verified else verify_text(conversion.new_text, path,
+                                                             conversion.generated)
         if error is not None:
             result.files.append(FileResult(path, Outcome.FAILED, error=error))
             continue

@@ -1,7 +1,7 @@
 """Stages 5 and 6 for one file, transform and verify: rewrite an analysed file under a plan
 (use sites, then definitions, attribute-dict copies, imports) into a ``FileConversion``
 with the uses no rewrite covers (``leftovers``), and check that a new text parses and
-compiles (``_verify``); the names a rewrite can start from; which files only use sites
+compiles (``verify_text``); the names a rewrite can start from; which files only use sites
 can change."""
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ class FileConversion:
 
 def convert_file(ff: FileFacts, plan: Plan) -> FileConversion:
     """Rewrite one analysed file under ``plan``: use sites first, then definitions."""
-    conversion, _ = _convert(ff, plan, stop_at_leftovers=False)
+    conversion, _ = convert_with_leftovers(ff, plan, stop_at_leftovers=False)
     assert conversion is not None
     return conversion
 
@@ -58,11 +58,12 @@ def convert_file(ff: FileFacts, plan: Plan) -> FileConversion:
 Leftovers = list[tuple[int, int, str, str]]
 
 
-def _convert(ff: FileFacts, plan: Plan, stop_at_leftovers: bool,
-             names: frozenset[str] | None = None,
-             leftovers_only: bool = False,
-             loaded_by: dict[str, frozenset[Path]] | None = None,
-             screened: Leftovers | None = None) -> tuple[FileConversion | None, Leftovers]:
+def convert_with_leftovers(ff: FileFacts, plan: Plan, stop_at_leftovers: bool,
+                           names: frozenset[str] | None = None,
+                           leftovers_only: bool = False,
+                           loaded_by: dict[str, frozenset[Path]] | None = None,
+                           screened: Leftovers | None = None,
+                           ) -> tuple[FileConversion | None, Leftovers]:
     """``convert_file`` and its leftovers; with ``stop_at_leftovers``, no conversion as
     soon as this file, or another of the round (``parallel.stopping()``), is known to
     hold a use no rewrite covers (the plan is then made again: the rest of the work
@@ -74,7 +75,7 @@ def _convert(ff: FileFacts, plan: Plan, stop_at_leftovers: bool,
     )
     refs = FileRefs(ff, plan, context)
     uses = UseSiteTransformer(ff, plan, refs)
-    names = names if names is not None else _rewritable_names(plan)
+    names = names if names is not None else rewritable_names(plan)
     made = Made()
     tree = visit_mentioning(ff.module, uses, names, ff.statement_codes, descend=True, made=made)
     leftovers = screened if screened is not None else unconverted_uses(ff, plan, uses.handled, names)
@@ -92,7 +93,7 @@ def _convert(ff: FileFacts, plan: Plan, stop_at_leftovers: bool,
     source = ff.text or ff.module.code
     # A file that already names the helper (rebinds already, or uses the name for
     # something else) is left as it is: no second call, no shadowed name.
-    if plan.runtime_modules and _DICT_COPY.search(source) and \
+    if plan.runtime_modules and DICT_COPY.search(source) and \
             "rebind_param_methods" not in source and "param_attr_dict" not in source:
         # The helper comes from a runtime module that does not load this file while it
         # is imported (a top-level import of it would be a cycle); failing that, it is
@@ -132,42 +133,42 @@ def _convert(ff: FileFacts, plan: Plan, stop_at_leftovers: bool,
 #: Each alternative starts with its literal and checks the word boundary after it
 #: (``in(?<=(?<!\w)in)`` is ``\bin``): the regex engine then skips from one of four
 #: first characters to the next instead of trying every alternative at every position.
-_DICT_COPY = re.compile(
+DICT_COPY = re.compile(
     r"\.__dict__\s*(?:=|\|=|\.update\s*\(|\.get\s*\(|\[|\.items\s*\(|\.keys\s*\(|\.values\s*\(|!=)"
     r"|in(?<=(?<!\w)in)\s+[\w.]+\.__dict__|vars(?<=(?<!\w)vars)\s*\("
     r"|getattr(?<=(?<!\w)getattr)\s*\([^()]*[\"']__dict__[\"']"
 )
 
 
-def _rewritable_names(plan: Plan) -> frozenset[str]:
+def rewritable_names(plan: Plan) -> frozenset[str]:
     """Every identifier a use-site rewrite can start from: the converted classes, the
     names they are imported under anywhere in the tree, their backing fields."""
-    return _class_names(plan) | frozenset(plan.fields)
+    return class_spellings(plan) | frozenset(plan.fields)
 
 
-def _class_names(plan: Plan) -> frozenset[str]:
+def class_spellings(plan: Plan) -> frozenset[str]:
     """Every identifier a use of a converted (or shadow) class can be spelled with."""
-    return hierarchy_names(plan.index, plan.index.files.values(), _rewritten_classes(plan))
+    return hierarchy_names(plan.index, plan.index.files.values(), rewritten_classes(plan))
 
 
-def _rewritten_classes(plan: Plan) -> list[str]:
+def rewritten_classes(plan: Plan) -> list[str]:
     """Classes whose uses a rewrite changes: the converted ones and the kept shadows
     (``isinstance(p, Shadow)`` must also answer for converted parameters)."""
     return [q for q, p in plan.classes.items() if p.converted or p.shadow]
 
 
-def _param_classes_of(path: Path, plan: Plan) -> frozenset[str]:
+def param_classes_of(path: Path, plan: Plan) -> frozenset[str]:
     """Names of the plan's classes defined in the module of ``path`` (as
     ``DictCopyTransformer`` tells a Parameter class's methods from an ordinary one's)."""
     module = module_name_for(path)
     return frozenset(p.name for p in plan.classes.values() if p.facts.module == module)
 
 
-def _only_use_sites(path: Path, text: str, plan: Plan) -> bool:
+def only_use_sites(path: Path, text: str, plan: Plan) -> bool:
     """Whether only ``UseSiteTransformer``'s class-name rewrites could change ``path``:
     it defines no Parameter class, names no backing field where a rewrite may act on it
     (``field_screen``), and copies no attribute dict
-    (the transformers and the field rewrites of ``_convert`` act on nothing else), and
+    (the transformers and the field rewrites of ``convert_with_leftovers`` act on nothing else), and
     holds no carriage return alone (LibCST does not give such a text back as it was)."""
     if text.count("\r") != text.count("\r\n"):
         return False
@@ -176,10 +177,10 @@ def _only_use_sites(path: Path, text: str, plan: Plan) -> bool:
     if plan.fields and prefilter(text, frozenset(plan.fields)) and \
             not fields_untouched(text, frozenset(plan.fields)):
         return False
-    return not (plan.runtime_modules and _DICT_COPY.search(text))
+    return not (plan.runtime_modules and DICT_COPY.search(text))
 
 
-def _verify(text: str, path: Path, generated: list[str] | None = None) -> str | None:
+def verify_text(text: str, path: Path, generated: list[str] | None = None) -> str | None:
     """The new text must parse (LibCST) and compile (CPython) before anything is written.
 
     ``generated``: the code of the statements generated for ``text``; its other

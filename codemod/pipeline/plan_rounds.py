@@ -16,10 +16,10 @@ from codemod.analysis.class_values import ClassValues, prove_class_values
 from codemod.analysis.index import ClassIndex
 from codemod.analysis.names import module_name_for
 from codemod.discovery import inert, may_define_root, prefilter
-from codemod.pipeline.conversion import _DICT_COPY, _rewritten_classes
+from codemod.pipeline.conversion import DICT_COPY, rewritten_classes
 from codemod.pipeline.indexing import file_import_targets, hierarchy_names
 from codemod.pipeline.results import Progress, RunResult
-from codemod.pipeline.workers import _convert_all, _Converted, _loaded_by_runtime
+from codemod.pipeline.workers import Converted, convert_all, loaded_by_runtime
 from codemod.planning.plan import Plan, build_plan
 from codemod.planning.safety_net import Escape, SafetyNet, dotted_mention
 from codemod.transforms.dict_copies import added_names as dict_added_names
@@ -45,7 +45,7 @@ def _judge_undecodable(result: RunResult, plan: Plan) -> None:
 
 def settle_plan(result: RunResult, index: ClassIndex, options: Options,
                 progress: Progress | None = None, *, convert: bool = True,
-                ) -> tuple[Plan, list[Path], dict[Path, _Converted]]:
+                ) -> tuple[Plan, list[Path], dict[Path, Converted]]:
     """Plan, then refuse every class used as a class where no rewrite reaches, and plan
     again, until nothing changes: the plan ``apply`` carries out and ``check`` reports.
 
@@ -60,7 +60,7 @@ def settle_plan(result: RunResult, index: ClassIndex, options: Options,
     # while this one plans and looks for candidates (``check``, whose screens read the
     # same CPython trees the proofs make and convert nothing, keeps them in one process).
     beside = options.jobs if convert else 1
-    proving = parallel.Background(functools.partial(_class_values, result, index, texts), beside)
+    proving = parallel.Background(functools.partial(class_value_proofs, result, index, texts), beside)
     values: ClassValues | None = None
     for _ in range(_MAX_ROUNDS):
         plan = build_plan(index, options.allow_classes, forced,
@@ -76,8 +76,8 @@ def settle_plan(result: RunResult, index: ClassIndex, options: Options,
         candidates, dict_only = _candidate_files(plan, result, fields=convert)
         loaded_by = None
         if convert and plan.runtime_modules and any(
-                _DICT_COPY.search(result.sources[p].text) for p in candidates):
-            loaded_by = _loaded_by_runtime(plan, result)
+                DICT_COPY.search(result.sources[p].text) for p in candidates):
+            loaded_by = loaded_by_runtime(plan, result)
         if values is None:
             _parse_while(proving, [result.sources[p].text for p in candidates])
             values = proving.result()
@@ -85,8 +85,8 @@ def settle_plan(result: RunResult, index: ClassIndex, options: Options,
         # Asked only if the round finds no leftover; a forked process looks for them
         # while the candidates are converted.
         escaping = parallel.Background(functools.partial(_escaped_list, plan, result, net), beside)
-        conversions = _convert_all(candidates, plan, result, options.jobs, progress,
-                                   convert=convert, loaded_by=loaded_by, dict_only=dict_only)
+        conversions = convert_all(candidates, plan, result, options.jobs, progress,
+                                  convert=convert, loaded_by=loaded_by, dict_only=dict_only)
         candidates = [p for p in candidates if not conversions[p].not_candidate]
         conversions = {p: conversions[p] for p in candidates}
         new_forced = dict(forced)
@@ -123,7 +123,7 @@ def _parse_while(waiting: parallel.Background, texts: list[str]) -> None:
             continue
 
 
-def _class_values(result: RunResult, index: ClassIndex, texts: dict[Path, str]) -> ClassValues:
+def class_value_proofs(result: RunResult, index: ClassIndex, texts: dict[Path, str]) -> ClassValues:
     """Which mentions of the tree's Parameter classes are value uses proven harmless
     (``class_values``), for every planning round (the proof does not depend on the plan)."""
     failed = {f.path for f in result.failed()}
@@ -163,8 +163,8 @@ def _escaped_uses(plan: Plan, result: RunResult, net: SafetyNet) -> Iterator[tup
             yield path, escape
 
 
-def _candidates(plan: Plan, result: RunResult, progress: Progress | None = None,
-                fields: bool = True) -> list[Path]:
+def rewrite_candidates(plan: Plan, result: RunResult, progress: Progress | None = None,
+                       fields: bool = True) -> list[Path]:
     """Files a rewrite can touch (``_candidate_files``, each attribute-dict copy screened)."""
     chosen, dict_only = _candidate_files(plan, result, fields)
     keys = dict_added_names(plan)
@@ -180,7 +180,7 @@ def _candidate_files(plan: Plan, result: RunResult,
     Those the analysis did not parse are parsed where they are converted. Returns them
     in path order, and those chosen only for an attribute-dict copy that
     ``may_rewrite_attr_dict`` has yet to screen (the caller does)."""
-    names = hierarchy_names(plan.index, result.facts.values(), _rewritten_classes(plan))
+    names = hierarchy_names(plan.index, result.facts.values(), rewritten_classes(plan))
     backing = frozenset(plan.fields) if fields else frozenset()
     either = names | backing
     defining = {p.facts.path for p in plan.classes.values()}
@@ -195,7 +195,7 @@ def _candidate_files(plan: Plan, result: RunResult,
             chosen.append(path)
         elif fields and plan.runtime_modules and \
                 ("__dict__" in source.text or "vars" in source.text) and \
-                _DICT_COPY.search(source.text) is not None:
+                DICT_COPY.search(source.text) is not None:
             chosen.append(path)
             dict_only.add(path)
     return chosen, frozenset(dict_only)

@@ -22,7 +22,7 @@ from codemod.types import FileResult, Options, Outcome
 
 def parse_file(path: Path, text: str, result: RunResult) -> FileFacts | None:
     """Parse and analyse one file into ``result`` (None, and a FAILED result, if it does not parse)."""
-    ff, error = _analyse_file(path, text)
+    ff, error = parse_facts(path, text)
     if error is not None:
         result.files.append(FileResult(path, Outcome.FAILED, error=error))
         return None
@@ -32,7 +32,7 @@ def parse_file(path: Path, text: str, result: RunResult) -> FileFacts | None:
     return ff
 
 
-def _analyse_file(path: Path, text: str) -> tuple[FileFacts | None, str | None]:
+def parse_facts(path: Path, text: str) -> tuple[FileFacts | None, str | None]:
     """``analyse_file``, or the message naming why the file does not parse.
 
     CPython compiles the text first: its compiler is much faster than LibCST's parser,

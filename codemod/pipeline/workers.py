@@ -1,7 +1,7 @@
 """Converting every candidate file of a planning round, in forked workers when ``jobs`` >
 1, results in input order: per file the conversion (or only its leftovers, once the
 round has some), the verification of a changed text, and whether the file was parsed
-there; the files that importing each runtime module runs (``_loaded_by_runtime``)."""
+there; the files that importing each runtime module runs (``loaded_by_runtime``)."""
 
 from __future__ import annotations
 
@@ -16,14 +16,14 @@ from codemod.fileio import SourceFile
 from codemod.pipeline.conversion import (
     FileConversion,
     Leftovers,
-    _class_names,
-    _convert,
-    _only_use_sites,
-    _param_classes_of,
-    _rewritable_names,
-    _verify,
+    class_spellings,
+    convert_with_leftovers,
+    only_use_sites,
+    param_classes_of,
+    rewritable_names,
+    verify_text,
 )
-from codemod.pipeline.reading import _analyse_file
+from codemod.pipeline.reading import parse_facts
 from codemod.pipeline.results import Progress, RunResult
 from codemod.planning.plan import Plan
 from codemod.transforms.dict_copies import added_names as dict_added_names
@@ -33,7 +33,7 @@ from codemod.types import FileResult, Outcome
 
 
 @dataclass
-class _Converted:
+class Converted:
     """A worker's answer for one file: the conversion (None: stopped at a leftover), and
     the verification of its new text if done."""
 
@@ -52,7 +52,7 @@ class _Converted:
 def _convert_one(state: tuple[dict[Path, FileFacts], Plan, dict[Path, SourceFile],
                               frozenset[str], frozenset[str], bool, dict[str, frozenset[Path]],
                               frozenset[Path]],
-                 path: Path) -> _Converted:
+                 path: Path) -> Converted:
     """Convert one file (in a worker process or not) and verify a changed text.
 
     A file with leftovers starts another planning round: its conversion stops there,
@@ -68,41 +68,41 @@ def _convert_one(state: tuple[dict[Path, FileFacts], Plan, dict[Path, SourceFile
     facts, plan, sources, names, class_names, convert, loaded_by, dict_only = state
     text = sources[path].text
     if path in dict_only and not may_rewrite_attr_dict(text, dict_added_names(plan),
-                                                      _param_classes_of(path, plan)):
-        return _Converted(None, [], not_candidate=True)
+                                                      param_classes_of(path, plan)):
+        return Converted(None, [], not_candidate=True)
     screened, untouched = screen_file(path, text, plan, class_names)
     if screened is not None and (screened or not convert or parallel.stopping()):
-        return _Converted(None, screened)  # all that is needed, from CPython's parser
-    if untouched and _only_use_sites(path, text, plan):
+        return Converted(None, screened)  # all that is needed, from CPython's parser
+    if untouched and only_use_sites(path, text, plan):
         # Parsed (by CPython's parser) and proven unchanged: LibCST would rebuild the
         # same text.
-        return _Converted(FileConversion(text, Counter(), []), [], verified=True,
-                          parsed_here=path not in facts)
+        return Converted(FileConversion(text, Counter(), []), [], verified=True,
+                         parsed_here=path not in facts)
     ff = facts.get(path)
     parsed_here = ff is None
     if ff is None:  # a plain use site: parsed where it is converted
-        ff, error = _analyse_file(path, sources[path].text)
+        ff, error = parse_facts(path, sources[path].text)
         if ff is None:
-            return _Converted(None, [], parsed_here=True, parse_error=error)
-    conversion, leftovers = _convert(ff, plan, stop_at_leftovers=True, names=names,
-                                     leftovers_only=not convert,
-                                     loaded_by=loaded_by, screened=screened)
+            return Converted(None, [], parsed_here=True, parse_error=error)
+    conversion, leftovers = convert_with_leftovers(ff, plan, stop_at_leftovers=True,
+                                                   names=names, leftovers_only=not convert,
+                                                   loaded_by=loaded_by, screened=screened)
     if conversion is None:
-        return _Converted(None, leftovers, parsed_here=parsed_here)
+        return Converted(None, leftovers, parsed_here=parsed_here)
     if conversion.new_text == sources[path].text:
-        return _Converted(conversion, leftovers, verified=True, parsed_here=parsed_here)
-    return _Converted(conversion, leftovers, True,
-                      _verify(conversion.new_text, path, conversion.generated),
-                      parsed_here=parsed_here)
+        return Converted(conversion, leftovers, verified=True, parsed_here=parsed_here)
+    return Converted(conversion, leftovers, True,
+                     verify_text(conversion.new_text, path, conversion.generated),
+                     parsed_here=parsed_here)
 
 
-def _convert_all(paths: list[Path], plan: Plan, result: RunResult, jobs: int,
-                 progress: Progress | None, convert: bool = True,
-                 loaded_by: dict[str, frozenset[Path]] | None = None,
-                 dict_only: frozenset[Path] = frozenset()) -> dict[Path, _Converted]:
+def convert_all(paths: list[Path], plan: Plan, result: RunResult, jobs: int,
+                progress: Progress | None, convert: bool = True,
+                loaded_by: dict[str, frozenset[Path]] | None = None,
+                dict_only: frozenset[Path] = frozenset()) -> dict[Path, Converted]:
     """Convert every candidate file, in parallel when ``jobs`` > 1; keyed by path.
     ``dict_only``: files chosen only for copying an attribute dict, each screened by
-    ``may_rewrite_attr_dict`` first (``_Converted.not_candidate`` when no rewrite can act).
+    ``may_rewrite_attr_dict`` first (``Converted.not_candidate`` when no rewrite can act).
 
     Files the analysis did not parse are parsed by the worker that converts them
     (counted once in ``result.parsed``, however many rounds convert them)."""
@@ -113,7 +113,7 @@ def _convert_all(paths: list[Path], plan: Plan, result: RunResult, jobs: int,
             progress("convert", done, len(paths))
 
     converted = parallel.pmap(
-        _convert_one, (result.facts, plan, sources, _rewritable_names(plan), _class_names(plan),
+        _convert_one, (result.facts, plan, sources, rewritable_names(plan), class_spellings(plan),
                        convert, loaded_by or {}, dict_only), paths, jobs,
         weight=lambda path: len(sources[path].text), progress=report,
         stop_when=lambda done: bool(done.leftovers),
@@ -128,7 +128,7 @@ def _convert_all(paths: list[Path], plan: Plan, result: RunResult, jobs: int,
     return dict(zip(paths, converted))
 
 
-def _loaded_by_runtime(plan: Plan, result: RunResult) -> dict[str, frozenset[Path]]:
+def loaded_by_runtime(plan: Plan, result: RunResult) -> dict[str, frozenset[Path]]:
     """Per runtime module, the files importing it runs (``import_graph``): a rewrite
     must not import that runtime at the top of one of them."""
     texts = {path: source.text for path, source in result.sources.items()}

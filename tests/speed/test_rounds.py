@@ -21,13 +21,13 @@ FILES = {
 
 def _maps(root: Path, monkeypatch, convert: bool = True) -> list[list[str]]:
     maps: list[list[str]] = []
-    convert_all = plan_rounds._convert_all
+    convert_all = plan_rounds.convert_all
 
     def recording(paths, *args, **kwargs):
         maps.append(sorted(p.name for p in paths))
         return convert_all(paths, *args, **kwargs)
 
-    monkeypatch.setattr(plan_rounds, "_convert_all", recording)
+    monkeypatch.setattr(plan_rounds, "convert_all", recording)
     if convert:
         result = api.run([root], Options())
         changed = {f.path.name for f in result.changed()}
