@@ -25,7 +25,7 @@ import click
 from codemod.config import ConfigError, load_config
 from codemod.discovery import DiscoveryError
 from codemod.fileio import SourceError, SourceFile, encode_source, write_files_atomic
-from codemod.types import DEFAULT_EXCLUDES, Options
+from codemod.types import DEFAULT_EXCLUDES, FileResult, Options, Outcome
 
 if TYPE_CHECKING:
     from click._termui_impl import ProgressBar
@@ -149,8 +149,8 @@ def apply(paths: tuple[Path, ...], dry_run: bool, report_file: Path | None,
             written = len(ordered)
         except SourceError as exc:
             _err(f"error: {exc}", fg="red")
-            result.files.append(api.FileResult(exc.path or Path(), api.Outcome.FAILED,
-                                               error=str(exc)))
+            result.files.append(FileResult(exc.path or Path(), Outcome.FAILED,
+                                           error=str(exc)))
     _summary(result, dry_run, written)
     real_refusals = [r for r in result.refusals if not r.chosen]
     code = EXIT_ERROR if result.failed() or (beyond and not dry_run) else (
@@ -208,7 +208,7 @@ def _report_options(params: dict[str, object], options: Options) -> dict[str, ob
     }
 
 
-def _backup(files: list[api.FileResult], result: api.RunResult) -> ApplyBackup:
+def _backup(files: list[FileResult], result: api.RunResult) -> ApplyBackup:
     """A copy of each file about to be rewritten, and the list of files to be added."""
     from codemod.verify.backup import ApplyBackup
 

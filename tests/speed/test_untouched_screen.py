@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from codemod import api
-from codemod.pipeline import conversion, plan_rounds, reading, workers
+from codemod.pipeline import conversion, outcomes, plan_rounds, reading, workers
 from codemod.transforms.leftover_screen import screen_file
 from codemod.types import Options
 from tests.speed.test_leftover_screen import FIXTURE_TREES, USES, _plan
@@ -106,7 +106,7 @@ def test_run_skips_libcst_for_untouched_files(tmp_path, monkeypatch):
         parsed.append(path)
         return analyse(path, text)
 
-    for stage in (workers, api):  # the workers' parse, and the parent's of a late file
+    for stage in (workers, outcomes):  # the workers' parse, and the parent's of a late file
         monkeypatch.setattr(stage, "parse_facts", counting)
     after = api.run([root], Options())
     assert root / "use.py" not in parsed and root / "check.py" in parsed
