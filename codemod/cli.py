@@ -24,8 +24,8 @@ import click
 
 from codemod.config import ConfigError, load_config
 from codemod.discovery import DiscoveryError
-from codemod.fileio import SourceError, SourceFile, encode_source, write_files_atomic
-from codemod.types import DEFAULT_EXCLUDES, Options
+from codemod.fileio import SourceError
+from codemod.types import DEFAULT_EXCLUDES, FileResult, Options
 
 if TYPE_CHECKING:
     from click._termui_impl import ProgressBar
@@ -98,7 +98,7 @@ def apply(paths: tuple[Path, ...], dry_run: bool, report_file: Path | None,
     started = time.monotonic()
     from codemod import api
     from codemod.output.diff import unified_diff
-    from codemod.planning.write_order import write_order
+    from codemod.output.writes import ordered_changes, write_changes
 
     options = _options(paths, exclude, extend_exclude, jobs)
     progress = _Progress(sys.stderr)
@@ -128,29 +128,13 @@ def apply(paths: tuple[Path, ...], dry_run: bool, report_file: Path | None,
     elif beyond:
         pass  # writing only the given files would leave the rest of the tree broken
     elif changed:
-        # Modules that define converted classes go last (subclasses' before their
-        # bases'): a run killed half-way leaves their classes in place, so a second run
-        # still sees them and finishes the job.
-        # The runtime modules go first: every file written after them may import them.
-        runtimes = {r.path for r in result.plan.runtimes.values()} if result.plan else set()
-        by_path = {f.path: f for f in changed}
-        ordered = [by_path[p] for p in sorted(runtimes & set(by_path))] + [
-            by_path[p] for p in write_order([p for p in by_path if p not in runtimes], result.plan)]
-        sources = {f.path: result.sources.get(f.path) or _new_source(f.path, result) for f in ordered}
+        ordered = ordered_changes(result)
         if verify_after:
             backup = _backup(ordered, result)
-        try:
-            # Encodes and stages every file before it replaces any: one that cannot be
-            # written (read-only, disk full, unencodable) leaves all of them unchanged.
-            write_files_atomic([
-                (f.path, encode_source(f.new_text or "", sources[f.path]), sources[f.path].mode)
-                for f in ordered
-            ], read_as={f.path: sources[f.path].digest for f in ordered if sources[f.path].digest})
-            written = len(ordered)
-        except SourceError as exc:
-            _err(f"error: {exc}", fg="red")
-            result.files.append(api.FileResult(exc.path or Path(), api.Outcome.FAILED,
-                                               error=str(exc)))
+        outcome = write_changes(result, ordered)
+        written = outcome.count
+        if outcome.error is not None:
+            _err(f"error: {outcome.error}", fg="red")
     _summary(result, dry_run, written)
     real_refusals = [r for r in result.refusals if not r.chosen]
     code = EXIT_ERROR if result.failed() or (beyond and not dry_run) else (
@@ -208,7 +192,7 @@ def _report_options(params: dict[str, object], options: Options) -> dict[str, ob
     }
 
 
-def _backup(files: list[api.FileResult], result: api.RunResult) -> ApplyBackup:
+def _backup(files: list[FileResult], result: api.RunResult) -> ApplyBackup:
     """A copy of each file about to be rewritten, and the list of files to be added."""
     from codemod.verify.backup import ApplyBackup
 
@@ -216,25 +200,14 @@ def _backup(files: list[api.FileResult], result: api.RunResult) -> ApplyBackup:
                             [f.path for f in files if f.path not in result.sources])
 
 
-def _new_source(path: Path, result: api.RunResult) -> SourceFile:
-    """How to write a file ``apply`` creates (a runtime module): UTF-8, ``\n`` line ends,
-    the permissions of the root module it sits beside."""
-    roots = [r.root_path for r in result.plan.runtimes.values() if r.path == path] \
-        if result.plan else []
-    like = result.sources.get(roots[0]) if roots else None
-    return SourceFile(path, "\n", "utf-8", False, like.mode if like else 0o644)
-
-
 def _changes_beyond(result: api.RunResult, paths: tuple[Path, ...], dry_run: bool) -> bool:
     """Whether the conversion of the tree changes files outside the given ``paths``;
     if so, say which, and which directory to run on (nothing is written then: the given
     files alone would leave the rest of the tree using classes that became functions)."""
+    from codemod.output.writes import changed_outside
+
     scope = result.scope
-    # A runtime module is in focus with the root module it sits beside.
-    runtime_roots = {r.path: r.root_path for r in result.plan.runtimes.values()} \
-        if result.plan else {}
-    outside = [f.path for f in result.changed() if scope is not None and not scope.in_focus(
-        runtime_roots.get(f.path, f.path))]
+    outside = changed_outside(result)
     if not outside:
         return False
     trees = ", ".join(str(path) for path in scope.walk) if scope is not None else ""

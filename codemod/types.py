@@ -79,6 +79,46 @@ class RefusalKind(enum.Enum):
     KEPT = "kept"
 
 
+class UseForm(enum.Enum):
+    """How a use no rewrite covers blocks the conversion of its class."""
+
+    #: The class is handed on as a value that reaches a use no rewrite covers.
+    VALUE = "value"
+    #: The class is used as a class where no rewrite reaches.
+    CLASS = "class"
+    #: The use escapes the rewrites through another spelling (the safety net's finding).
+    ESCAPE = "escape"
+
+
+@dataclass(frozen=True)
+class BlockingUse:
+    """The use of a class that no rewrite covers, which a USE_SITE refusal names: the
+    place (``path:line`` and its code), how it blocks, and for a value the chain of steps
+    from the use to where the value ends up. The refusal's reason is rendered from it."""
+
+    path: Path
+    line: int
+    code: str
+    form: UseForm
+    #: VALUE: each step from the use to the use no rewrite covers (``utils.py:29``,
+    #: ``table `T` read at w8a8.py:124``, ``isinstance at fp8.py:14``).
+    chain: tuple[str, ...] = ()
+    #: ESCAPE: how the use escapes the rewrites, in the safety net's words.
+    escape: str = ""
+
+    @property
+    def reason(self) -> str:
+        """The sentence a refusal for this use gives."""
+        place = f"{self.path}:{self.line} (`{self.code}`)"
+        if self.form is UseForm.VALUE:
+            return (f"used as a value at {place} that reaches a use no rewrite covers: "
+                    f"{' -> '.join(self.chain)}; converting it would break that use")
+        if self.form is UseForm.CLASS:
+            return (f"used as a class at {place}, a use no rewrite covers; "
+                    "converting it would break that line")
+        return f"used at {place}, {self.escape}; converting it would break that line"
+
+
 @dataclass(frozen=True)
 class Refusal:
     """Why a class (or a use site) is left unconverted: names the place and the reason."""
@@ -94,6 +134,8 @@ class Refusal:
     #: For a KEPT refusal, the qualified name of the class its reason names: the refused
     #: (or kept) class it stays a class for, so that a report can follow the chain.
     follows: str | None = None
+    #: For a USE_SITE refusal, the use that decided it (its reason is rendered from it).
+    use: BlockingUse | None = None
 
     @property
     def chosen(self) -> bool:

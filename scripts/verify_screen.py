@@ -5,8 +5,9 @@ For the first plan of each setting (``allow-value-uses`` off and on, nothing ref
 yet: the plan with the most converted classes, so the most mentions to classify) and
 for the plan ``apply`` settles on, every candidate file is screened; where the screen
 decides, its leftovers must equal LibCST's, entry for entry; where it proves a file
-untouched (and ``api._only_use_sites`` holds), converting it must give its own text. Prints how many files were
-decided, the time each path took, and every disagreement; exits 1 if there is one. The
+untouched (and ``conversion.only_use_sites`` holds), converting it must give its own
+text. Prints how many files were decided, the time each path took, and every
+disagreement; exits 1 if there is one. The
 engine's LibCST path (scan and metadata per mentioning statement) is also compared with
 a scan of the whole module.
 
@@ -22,6 +23,7 @@ from pathlib import Path
 from libcst.codemod import CodemodContext
 
 from codemod import api
+from codemod.pipeline import conversion, plan_rounds, reading
 from codemod.planning.plan import build_plan
 from codemod.transforms.leftover_screen import screen_file
 from codemod.transforms.refs import FileRefs
@@ -32,7 +34,7 @@ from codemod.types import Options
 def _whole_module_leftovers(path: Path, text: str, plan) -> list:
     """``unconverted_uses`` the slow way: every statement visited and scanned, metadata
     of the whole module (what the engine computes per statement must equal it)."""
-    ff = api._analyse_file(path, text)[0]
+    ff = reading.parse_facts(path, text)[0]
     assert ff is not None
     uses = UseSiteTransformer(ff, plan, FileRefs(ff, plan, CodemodContext()))
     ff.module.visit(uses)
@@ -48,21 +50,21 @@ def compare(tree: Path, allow_value_uses: bool) -> int:
                        feature_prefix=options.feature_prefix)
     bad = 0
     for label, plan in (("first plan", first), ("settled plan", settled)):
-        names = api._rewritable_names(plan)
+        names = conversion.rewritable_names(plan)
         decided = undecided = untouched = 0
         fast = slow = 0.0
-        for path in api._candidates(plan, result):
+        for path in plan_rounds.rewrite_candidates(plan, result):
             text = result.sources[path].text
             start = time.perf_counter()
-            screened, proven = screen_file(path, text, plan, api._class_names(plan))
-            proven = proven and api._only_use_sites(path, text, plan)
+            screened, proven = screen_file(path, text, plan, conversion.class_spellings(plan))
+            proven = proven and conversion.only_use_sites(path, text, plan)
             fast += time.perf_counter() - start
             start = time.perf_counter()
-            ff = result.facts.get(path) or api._analyse_file(path, text)[0]
+            ff = result.facts.get(path) or reading.parse_facts(path, text)[0]
             if ff is None:
                 continue
-            _, expected = api._convert(ff, plan, stop_at_leftovers=False, names=names,
-                                       leftovers_only=True)
+            _, expected = conversion.convert_with_leftovers(ff, plan, stop_at_leftovers=False,
+                                                            names=names, leftovers_only=True)
             slow += time.perf_counter() - start
             if proven:
                 untouched += 1

@@ -98,6 +98,11 @@ class ClassValues:
         """The chain that refuses the mention at ``path:line:column`` (None: none known)."""
         return self.verdicts.get(path, {}).get((line, column))
 
+    def steps_to_refusal(self, path: Path, line: int, column: int) -> tuple[str, ...] | None:
+        """``why_not``'s chain, one step each (the proof joins its steps with `` -> ``)."""
+        chain = self.why_not(path, line, column)
+        return tuple(chain.split(" -> ")) if chain is not None else None
+
 
 class _File:
     """One parsed module: its tree, each node's parent, its imports and definitions."""

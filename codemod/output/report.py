@@ -32,7 +32,7 @@ from typing import Any
 from codemod.api import RunResult
 from codemod.discovery import import_spans
 from codemod.planning.model import ClassPlan, Plan
-from codemod.types import FileResult, Outcome, Refusal, RefusalKind
+from codemod.types import BlockingUse, FileResult, Outcome, Refusal, RefusalKind, UseForm
 
 #: The version of the report's schema (``docs/report.schema.json``): the major number
 #: changes when a field is removed or changes meaning, the minor one when one is added.
@@ -214,7 +214,7 @@ def _chain(refusal: Refusal, plan: Plan, result: RunResult) -> Iterator[dict[str
         if current.kind is RefusalKind.USE_SITE:
             yield _link(current.path, current.line,
                         f"{current.subject} is used where no rewrite reaches")
-            yield from _use_site_links(current.reason, result)
+            yield from _use_site_links(current.use, result)
         else:
             yield _link(current.path, current.line, f"{current.subject}: {current.reason}")
         return
@@ -224,27 +224,20 @@ def _link(path: Path | str | None, line: int | None, message: str) -> dict[str, 
     return {"path": str(path) if path is not None else None, "line": line, "message": message}
 
 
-#: The use a USE_SITE reason starts from: ``used [as a value|as a class] at PATH:LINE (`code`)``.
-_USE = re.compile(
-    r"^used (?P<how>as a value |as a class )?at (?P<path>.+?):(?P<line>\d+) \(`(?P<code>.*?)`\)")
-#: The value chain of a USE_SITE reason: ``...covers: A -> B -> C; converting it...``.
-_VALUE_CHAIN = re.compile(r"no rewrite covers: (?P<chain>.*); converting it would break that use$")
 #: A site inside a step of the value chain (``file.py:12``).
 _SITE = re.compile(r"([^\s`'\"():,]+\.pyi?):(\d+)")
+#: How each form of use is named in the chain's first link.
+_USED_AS = {UseForm.VALUE: "as a value ", UseForm.CLASS: "as a class "}
 
 
-def _use_site_links(reason: str, result: RunResult) -> Iterator[dict[str, Any]]:
-    """The use named by a USE_SITE reason, then each step of its value chain."""
-    use = _USE.match(reason)
+def _use_site_links(use: BlockingUse | None, result: RunResult) -> Iterator[dict[str, Any]]:
+    """The use a USE_SITE refusal names (``Refusal.use``), then each step of its value
+    chain, read from the values (the reason is only their rendering)."""
     if use is None:
         return
-    use_path = Path(use["path"])
-    yield _link(use_path, int(use["line"]), f"used {use['how'] or ''}(`{use['code']}`)")
-    chain = _VALUE_CHAIN.search(reason)
-    if chain is None:
-        return
-    previous = use_path
-    for index, step in enumerate(chain["chain"].split(" -> ")):
+    yield _link(use.path, use.line, f"used {_USED_AS.get(use.form, '')}(`{use.code}`)")
+    previous = use.path
+    for index, step in enumerate(use.chain):
         sites = _SITE.findall(step)
         if index == 0 and sites and _SITE.fullmatch(step.strip()):
             continue  # the use itself, linked above

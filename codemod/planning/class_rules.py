@@ -15,7 +15,12 @@ from dataclasses import dataclass
 from codemod.analysis.classes import ClassFacts
 from codemod.analysis.index import ClassIndex
 from codemod.planning.refuse import Refuse
-from codemod.types import TENSOR_DATA_DESCRIPTORS, UNINITIALIZED_QUALNAMES, RefusalKind
+from codemod.types import (
+    TENSOR_DATA_DESCRIPTORS,
+    UNINITIALIZED_QUALNAMES,
+    BlockingUse,
+    RefusalKind,
+)
 
 
 @dataclass(frozen=True)
@@ -25,14 +30,14 @@ class RuleInputs:
     index: ClassIndex
     #: ``[tool.codemod] allow-classes`` (bare or qualified names).
     allow: frozenset[str]
-    #: Qualname -> reason, from use sites no rewrite covers.
-    forced: dict[str, str]
+    #: Qualname -> the use no rewrite covers that refuses it.
+    forced: dict[str, BlockingUse]
 
 
 def used_where_no_rewrite_reaches(facts: ClassFacts, inputs: RuleInputs) -> Refuse | None:
     """A use of the class elsewhere in the tree that converting it would break."""
-    reason = inputs.forced.get(facts.qualname)
-    return Refuse(reason, kind=RefusalKind.USE_SITE) if reason is not None else None
+    use = inputs.forced.get(facts.qualname)
+    return Refuse(use.reason, kind=RefusalKind.USE_SITE, use=use) if use is not None else None
 
 
 def allow_listed(facts: ClassFacts, inputs: RuleInputs) -> Refuse | None:

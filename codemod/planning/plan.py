@@ -57,7 +57,7 @@ from codemod.planning.model import ClassPlan, NewFacts, Plan, RelayLink
 from codemod.planning.refuse import Refuse
 from codemod.planning.settle import Settling
 from codemod.runtime.emit import FEATURES_NAME, RuntimeModule, runtime_module_for, written_members
-from codemod.types import Refusal
+from codemod.types import BlockingUse, Refusal
 
 __all__ = ["FEATURES_NAME", "ClassPlan", "InitFacts", "NewFacts",
            "Plan", "Planner", "RelayLink", "build_plan"]
@@ -68,10 +68,10 @@ class Planner(HierarchyChecks, Settling):
     """Builds a ``Plan`` from a ``ClassIndex``."""
 
     def __init__(self, index: ClassIndex, allow_classes: tuple[str, ...] = (),
-                 forced: dict[str, str] | None = None) -> None:
+                 forced: dict[str, BlockingUse] | None = None) -> None:
         self.index = index
         self.allow = set(allow_classes)
-        #: Qualname -> reason, from use sites found unconvertible by a transform.
+        #: Qualname -> the use no rewrite covers (found by a transform or the safety net).
         self.forced = dict(forced or {})
         self.rule_inputs = RuleInputs(index, frozenset(self.allow), self.forced)
         #: Qualname of a relaying class -> its chain, or why it has none (static facts only).
@@ -94,14 +94,14 @@ class Planner(HierarchyChecks, Settling):
                 self._check_own(plan)
             except Refuse as exc:
                 plan.refusal = Refusal(plan.facts.path, exc.line or plan.facts.line,
-                                       plan.facts.name, exc.reason, exc.kind)
+                                       plan.facts.name, exc.reason, exc.kind, use=exc.use)
         for plan in plans.values():
             if plan.refusal is None:
                 try:
                     self._check_hierarchy(plan, plans)
                 except Refuse as exc:
                     plan.refusal = Refusal(plan.facts.path, exc.line or plan.facts.line,
-                                           plan.facts.name, exc.reason, exc.kind)
+                                           plan.facts.name, exc.reason, exc.kind, use=exc.use)
         fields = self._fields(plans)
         #: Every backing field of a property of the tree (a shadow's functions must touch
         #: them only in ways a rewrite carries to both kinds).
@@ -294,7 +294,7 @@ def _runtime_clash(runtime: RuntimeModule, family: list[ClassPlan]) -> str | Non
 
 
 def build_plan(index: ClassIndex, allow_classes: tuple[str, ...] = (),
-               forced: dict[str, str] | None = None, allow_value_uses: bool = False,
+               forced: dict[str, BlockingUse] | None = None, allow_value_uses: bool = False,
                feature_prefix: str = "") -> Plan:
     """Plan every Parameter class of ``index``."""
     plan = Planner(index, allow_classes, forced).plan()

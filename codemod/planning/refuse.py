@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
-from codemod.types import RefusalKind
+from codemod.types import BlockingUse, RefusalKind
 
 
 class Refuse(Exception):
-    """A refusal rule's verdict: the reason, its kind, and the line it names (0: the class's)."""
+    """A refusal rule's verdict: the reason, its kind, the line it names (0: the class's),
+    and for a use no rewrite covers, that use."""
 
     def __init__(self, reason: str, line: int = 0,
-                 kind: RefusalKind = RefusalKind.UNCONVERTIBLE) -> None:
+                 kind: RefusalKind = RefusalKind.UNCONVERTIBLE,
+                 use: BlockingUse | None = None) -> None:
         super().__init__(reason)
         self.reason = reason
         self.line = line
         self.kind = kind
+        self.use = use

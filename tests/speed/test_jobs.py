@@ -14,6 +14,7 @@ import pytest
 
 from codemod import api, parallel
 from codemod.cli import main
+from codemod.pipeline import workers as worker_stage
 from codemod.types import Options
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
@@ -39,7 +40,7 @@ def snapshot(result: api.RunResult) -> list[tuple[object, ...]]:
 @pytest.mark.parametrize("tree", TREES, ids=IDS)
 def test_run_same_with_one_and_two_jobs(tree, tmp_path, monkeypatch):
     pids = tmp_path / "pids"
-    convert_one = api._convert_one
+    convert_one = worker_stage._convert_one
 
     batch_size = [0]  # of the pmap call running now; forked workers inherit it
 
@@ -49,7 +50,7 @@ def test_run_same_with_one_and_two_jobs(tree, tmp_path, monkeypatch):
                 handle.write(f"{os.getpid()}\n")
         return convert_one(state, path)
 
-    monkeypatch.setattr(api, "_convert_one", spy)
+    monkeypatch.setattr(worker_stage, "_convert_one", spy)
     batches: list[int] = []
     pmap = parallel.pmap
 

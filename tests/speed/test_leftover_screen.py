@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from codemod import api
+from codemod.pipeline import conversion, plan_rounds, reading
 from codemod.planning.plan import Plan, build_plan
 from codemod.transforms.leftover_screen import screen_leftovers
 from codemod.types import Options
@@ -30,17 +31,18 @@ def _plan(root: Path, allow_value_uses: bool, proofs: bool = False) -> tuple[api
     index = api.analyse(result.sources, result)
     plan = build_plan(index, (), {}, allow_value_uses=allow_value_uses)
     if proofs:
-        plan.values = api._class_values(result, index, {p: s.text for p, s in result.sources.items()})
+        texts = {p: s.text for p, s in result.sources.items()}
+        plan.values = plan_rounds.class_value_proofs(result, index, texts)
     return result, plan
 
 
 def _both(result: api.RunResult, plan: Plan, path: Path):
     """(screen's answer, LibCST's answer) for one file."""
     text = result.sources[path].text
-    screened = screen_leftovers(path, text, plan, api._class_names(plan))
-    ff = result.facts.get(path) or api._analyse_file(path, text)[0]
+    screened = screen_leftovers(path, text, plan, conversion.class_spellings(plan))
+    ff = result.facts.get(path) or reading.parse_facts(path, text)[0]
     assert ff is not None
-    _, expected = api._convert(ff, plan, stop_at_leftovers=False, leftovers_only=True)
+    _, expected = conversion.convert_with_leftovers(ff, plan, stop_at_leftovers=False, leftovers_only=True)
     return screened, expected
 
 
@@ -49,7 +51,7 @@ def _both(result: api.RunResult, plan: Plan, path: Path):
 @pytest.mark.parametrize("root", FIXTURE_TREES, ids=lambda p: p.parent.name if p.name == "input" else p.name)
 def test_fixture_trees_agree_with_libcst(root, allow_value_uses, proofs):
     result, plan = _plan(root, allow_value_uses, proofs)
-    for path in api._candidates(plan, result):
+    for path in plan_rounds.rewrite_candidates(plan, result):
         screened, expected = _both(result, plan, path)
         if screened is not None:
             assert screened == expected, path
@@ -62,10 +64,10 @@ def test_fixture_trees_are_mostly_decided():
     decided = total = 0
     for root in FIXTURE_TREES:
         result, plan = _plan(root, False)
-        for path in api._candidates(plan, result):
+        for path in plan_rounds.rewrite_candidates(plan, result):
             total += 1
             decided += screen_leftovers(path, result.sources[path].text, plan,
-                                        api._class_names(plan)) is not None
+                                        conversion.class_spellings(plan)) is not None
     assert total > 20 and decided >= 12, (decided, total)
 
 
@@ -73,10 +75,10 @@ def test_fixture_trees_are_mostly_decided():
 def test_crafted_trees_agree_with_libcst(tmp_path, case):
     root = write_tree(tmp_path / "src", CASES[case]) / "pkg"
     result, plan = _plan(root, False, proofs=True)
-    for path in api._candidates(plan, result):
+    for path in plan_rounds.rewrite_candidates(plan, result):
         text = result.sources[path].text
-        if api._analyse_file(path, text)[0] is None:  # LibCST cannot parse it: neither can CPython
-            assert screen_leftovers(path, text, plan, api._class_names(plan)) is None
+        if reading.parse_facts(path, text)[0] is None:  # LibCST cannot parse it: neither can CPython
+            assert screen_leftovers(path, text, plan, conversion.class_spellings(plan)) is None
             continue
         screened, expected = _both(result, plan, path)
         if screened is not None:
@@ -173,7 +175,7 @@ def test_each_position(tmp_path, case, allow_value_uses):
     result, plan = _plan(root, allow_value_uses)
     path = root / "use.py"
     text = result.sources[path].text
-    screened = screen_leftovers(path, text, plan, api._class_names(plan))
+    screened = screen_leftovers(path, text, plan, conversion.class_spellings(plan))
     if want is None:
         assert screened is None
         return
@@ -192,7 +194,7 @@ def test_screen_refuses_what_cpython_cannot_parse(tmp_path):
                                         "pkg/use.py": "from pkg.params import Base\nreg(Base\n"}) / "pkg"
     result, plan = _plan(root, False)
     path = root / "use.py"
-    assert screen_leftovers(path, result.sources[path].text, plan, api._class_names(plan)) is None
+    assert screen_leftovers(path, result.sources[path].text, plan, conversion.class_spellings(plan)) is None
 
 
 def _libcst_both_ways(result: api.RunResult, plan: Plan, path: Path):
@@ -204,11 +206,11 @@ def _libcst_both_ways(result: api.RunResult, plan: Plan, path: Path):
     from codemod.transforms.use_sites import UseSiteTransformer, unconverted_uses
 
     text = result.sources[path].text
-    ff = api._analyse_file(path, text)[0]
+    ff = reading.parse_facts(path, text)[0]
     assert ff is not None
     uses = UseSiteTransformer(ff, plan, FileRefs(ff, plan, CodemodContext()))
     ff.module.visit(uses)
-    restricted = unconverted_uses(ff, plan, uses.handled, api._class_names(plan))
+    restricted = unconverted_uses(ff, plan, uses.handled, conversion.class_spellings(plan))
     whole = unconverted_uses(ff, plan, uses.handled)
     return restricted, whole
 
@@ -216,7 +218,7 @@ def _libcst_both_ways(result: api.RunResult, plan: Plan, path: Path):
 @pytest.mark.parametrize("root", FIXTURE_TREES, ids=lambda p: p.parent.name if p.name == "input" else p.name)
 def test_restricted_libcst_scan_equals_whole_module_scan(root):
     result, plan = _plan(root, False)
-    for path in api._candidates(plan, result):
+    for path in plan_rounds.rewrite_candidates(plan, result):
         restricted, whole = _libcst_both_ways(result, plan, path)
         assert restricted == whole, path
 

@@ -15,6 +15,7 @@ import pytest
 
 from codemod import api
 from codemod.discovery import inert, may_define_root, mentioned, prefilter
+from codemod.pipeline import indexing, plan_rounds, results
 from codemod.types import Options, Outcome
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
@@ -69,9 +70,10 @@ def outcome(result: api.RunResult) -> tuple[object, ...]:
 def unfiltered(monkeypatch: pytest.MonkeyPatch, paths: list[Path]) -> api.RunResult:
     """The engine with every text test answering "this file may matter"."""
     with monkeypatch.context() as patch:
-        patch.setattr(api, "may_define_root", lambda text: True)
-        patch.setattr(api, "mentioned", lambda text, names: names)
-        patch.setattr(api, "inert", lambda text, names, fields=frozenset(): False)
+        for stage in (indexing, plan_rounds):  # the index, and the planning rounds' candidates
+            patch.setattr(stage, "may_define_root", lambda text: True)
+            patch.setattr(stage, "inert", lambda text, names, fields=frozenset(): False)
+        patch.setattr(results, "mentioned", lambda text, names: names)
         return api.run(paths, Options(jobs=1))
 
 
@@ -361,7 +363,7 @@ def test_mentions_scans_each_file_once_per_name(monkeypatch, tmp_path):
         calls.append(names)
         return mentioned(text, names)
 
-    monkeypatch.setattr(api, "mentioned", spy)
+    monkeypatch.setattr(results, "mentioned", spy)
     memo = api.Mentions()
     path = tmp_path / "a.py"
     assert memo.any(path, "x = Base(1)", frozenset({"Base", "Packed"}))

@@ -8,6 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from codemod import api
+from codemod.pipeline import plan_rounds
 from codemod.types import Options
 from tests.speed.test_prefilter import PARAMS, write_tree
 
@@ -20,13 +21,13 @@ FILES = {
 
 def _maps(root: Path, monkeypatch, convert: bool = True) -> list[list[str]]:
     maps: list[list[str]] = []
-    convert_all = api._convert_all
+    convert_all = plan_rounds.convert_all
 
     def recording(paths, *args, **kwargs):
         maps.append(sorted(p.name for p in paths))
         return convert_all(paths, *args, **kwargs)
 
-    monkeypatch.setattr(api, "_convert_all", recording)
+    monkeypatch.setattr(plan_rounds, "convert_all", recording)
     if convert:
         result = api.run([root], Options())
         changed = {f.path.name for f in result.changed()}

@@ -24,6 +24,7 @@ from codemod import api
 from codemod.analysis import python_trees
 from codemod.analysis.ast_uses import use_kind
 from codemod.analysis.use_rules import USE_RULES, UseKind
+from codemod.pipeline import conversion, plan_rounds, reading
 from codemod.planning.plan import build_plan
 from codemod.transforms.leftover_screen import screen_kinds
 from codemod.transforms.use_sites import classified_leftovers
@@ -41,8 +42,8 @@ def _parents(tree: ast.Module) -> dict[int, ast.AST]:
 
 
 def _libcst_leftovers(result: api.RunResult, plan, path: Path) -> dict:
-    """LibCST's leftovers of ``path`` (``api._convert``'s scan), each with its kind."""
-    ff = result.facts.get(path) or api._analyse_file(path, result.sources[path].text)[0]
+    """LibCST's leftovers of ``path`` (``conversion.convert_with_leftovers``'s scan), each with its kind."""
+    ff = result.facts.get(path) or reading.parse_facts(path, result.sources[path].text)[0]
     assert ff is not None
     kinds: dict = {}
 
@@ -52,8 +53,8 @@ def _libcst_leftovers(result: api.RunResult, plan, path: Path) -> dict:
         return [found for found, _ in pairs]
 
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(api, "unconverted_uses", recording)
-        leftovers = api._convert(ff, plan, stop_at_leftovers=False, leftovers_only=True)[1]
+        patch.setattr(conversion, "unconverted_uses", recording)
+        leftovers = conversion.convert_with_leftovers(ff, plan, stop_at_leftovers=False, leftovers_only=True)[1]
     assert set(leftovers) == set(kinds)
     return kinds
 
@@ -65,10 +66,10 @@ def _same_kinds(root: Path) -> tuple[set[UseKind], set[UseKind]]:
     index = api.analyse(result.sources, result)
     strict = build_plan(index, (), {}, allow_value_uses=False)
     lenient = build_plan(index, (), {}, allow_value_uses=True)
-    names = api._class_names(strict)
+    names = conversion.class_spellings(strict)
     seen: set[UseKind] = set()
     leftover_kinds: set[UseKind] = set()
-    for path in api._candidates(strict, result):
+    for path in plan_rounds.rewrite_candidates(strict, result):
         text = result.sources[path].text
         screened = screen_kinds(path, text, strict, names)
         if screened is None:

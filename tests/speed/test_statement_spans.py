@@ -101,10 +101,10 @@ def test_code_of_a_module_whose_header_was_copied(name):
 def test_verify_parses_the_generated_statements_and_compiles_the_whole_text():
     """The verifier's two checks survive parsing only the generated statements: a
     generated statement LibCST rejects, and a text CPython cannot compile, both fail."""
-    from codemod.api import _verify
+    from codemod.pipeline.conversion import verify_text
 
     good = "import os\n\nx = 1\n"
-    assert _verify(good, Path("m.py"), ["x = 1\n"]) is None
-    assert _verify(good, Path("m.py"), ["x = (\n"]) is not None  # LibCST rejects it
-    assert _verify("def f():\n    return 1\nreturn 2\n", Path("m.py"), []) is not None
-    assert _verify("type X = int\n", Path("m.py"), []) is None  # newer syntax: LibCST's check
+    assert verify_text(good, Path("m.py"), ["x = 1\n"]) is None
+    assert verify_text(good, Path("m.py"), ["x = (\n"]) is not None  # LibCST rejects it
+    assert verify_text("def f():\n    return 1\nreturn 2\n", Path("m.py"), []) is not None
+    assert verify_text("type X = int\n", Path("m.py"), []) is None  # newer syntax: LibCST's check

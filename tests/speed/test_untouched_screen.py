@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from codemod import api
+from codemod.pipeline import conversion, outcomes, plan_rounds, reading, workers
 from codemod.transforms.leftover_screen import screen_file
 from codemod.types import Options
 from tests.speed.test_leftover_screen import FIXTURE_TREES, USES, _plan
@@ -20,13 +21,13 @@ from tests.speed.test_prefilter import PARAMS, write_tree
 def _proven(result: api.RunResult, plan, path: Path) -> bool:
     """What ``_convert_one`` relies on to skip LibCST for ``path``."""
     text = result.sources[path].text
-    _, untouched = screen_file(path, text, plan, api._class_names(plan))
-    return untouched and api._only_use_sites(path, text, plan)
+    _, untouched = screen_file(path, text, plan, conversion.class_spellings(plan))
+    return untouched and conversion.only_use_sites(path, text, plan)
 
 
 def _libcst_text(result: api.RunResult, plan, path: Path) -> str:
     text = result.sources[path].text
-    ff = result.facts.get(path) or api._analyse_file(path, text)[0]
+    ff = result.facts.get(path) or reading.parse_facts(path, text)[0]
     assert ff is not None
     return api.convert_file(ff, plan).new_text
 
@@ -36,7 +37,7 @@ def _libcst_text(result: api.RunResult, plan, path: Path) -> str:
 @pytest.mark.parametrize("root", FIXTURE_TREES, ids=lambda p: p.parent.name if p.name == "input" else p.name)
 def test_fixture_trees_proven_untouched_are_unchanged(root, allow_value_uses, proofs):
     result, plan = _plan(root, allow_value_uses, proofs)
-    for path in api._candidates(plan, result):
+    for path in plan_rounds.rewrite_candidates(plan, result):
         if _proven(result, plan, path):
             assert _libcst_text(result, plan, path) == result.sources[path].text, path
 
@@ -99,13 +100,14 @@ def test_run_skips_libcst_for_untouched_files(tmp_path, monkeypatch):
     root = write_tree(tmp_path / "src", files) / "pkg"
     before = api.run([root], Options())
     parsed: list[Path] = []
-    analyse = api._analyse_file
+    analyse = reading.parse_facts
 
     def counting(path: Path, text: str):
         parsed.append(path)
         return analyse(path, text)
 
-    monkeypatch.setattr(api, "_analyse_file", counting)
+    for stage in (workers, outcomes):  # the workers' parse, and the parent's of a late file
+        monkeypatch.setattr(stage, "parse_facts", counting)
     after = api.run([root], Options())
     assert root / "use.py" not in parsed and root / "check.py" in parsed
     assert [(f.path, f.outcome, f.new_text) for f in after.files] == \

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import copy
+import dataclasses
 import json
 import re
 import shutil
@@ -14,8 +15,10 @@ from typing import Any
 import jsonschema
 import pytest
 
+from codemod import api
 from codemod.cli import main
-from codemod.output.report import SCHEMA_ID, SCHEMA_VERSION
+from codemod.output.report import SCHEMA_ID, SCHEMA_VERSION, build_report
+from codemod.types import Options, RefusalKind, UseForm
 
 ROOT = Path(__file__).resolve().parents[2]
 SCHEMA = json.loads((ROOT / "docs" / "report.schema.json").read_text())
@@ -173,6 +176,35 @@ def test_refusal_report_names_reason_and_site_chain(tmp_path: Path) -> None:
     assert classes["eng.params.PlainKind"]["status"] == "converted"
     assert report["totals"]["classes"] == {"converted": 1, "shadow": 0, "refused": 3}
     assert report["totals"]["refusals"] == 3
+
+
+def test_use_site_chain_is_read_from_the_refusal_values(tmp_path: Path) -> None:
+    """The report's chain of a use no rewrite covers comes from ``Refusal.use`` (the place,
+    the code, the steps), not from the reason's wording: reworded, the chain is the same."""
+    work = tmp_path / "case"
+    shutil.copytree(GOLDEN / "refuse_class_values" / "input", work)
+    result = api.run([work], Options())
+    assert result.plan is not None
+    refused = [cp for cp in result.plan.classes.values()
+               if cp.refusal is not None and cp.refusal.kind is RefusalKind.USE_SITE]
+    assert refused and all(cp.refusal is not None and cp.refusal.use is not None
+                           and cp.refusal.reason == cp.refusal.use.reason for cp in refused)
+    assert any(cp.refusal is not None and cp.refusal.use is not None
+               and cp.refusal.use.form is UseForm.VALUE and len(cp.refusal.use.chain) > 1
+               for cp in refused)
+
+    def chains() -> dict[str, Any]:
+        report = build_report(result, command_line="codemod apply", options={}, directory=".",
+                              elapsed_ms=0, exit_code=1, dry_run=True, written=0)
+        return {c["qualname"]: c["refusal"]["chain"] for c in report["classes"] if c["refusal"]}
+
+    before = chains()
+    for cp in refused:
+        assert cp.refusal is not None
+        cp.refusal = dataclasses.replace(cp.refusal, reason="reworded")
+    after = chains()
+    assert after == before
+    assert all(len(after[cp.facts.qualname]) > 1 for cp in refused)
 
 
 def test_shadow_report(tmp_path: Path) -> None:

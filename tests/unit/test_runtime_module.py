@@ -100,16 +100,16 @@ def test_dry_run_shows_the_runtime_module_as_a_new_file(tmp_path, capsys):
 
 
 def test_runtime_module_is_written_before_the_files_importing_it(tmp_path, monkeypatch):
-    import codemod.cli as cli
+    import codemod.output.writes as writes
 
     written: list[str] = []
-    real = cli.write_files_atomic
+    real = writes.write_files_atomic
 
     def record(files, read_as=None):
         written.extend(Path(path).name for path, _, _ in files)
         return real(files, read_as)
 
-    monkeypatch.setattr(cli, "write_files_atomic", record)
+    monkeypatch.setattr(writes, "write_files_atomic", record)
     root = _family(tmp_path)
     assert main(["apply", str(root)]) == 1
     assert written[0] == "params_features.py"

@@ -1,0 +1,205 @@
+"""Stages 5 and 6 for one file, transform and verify: rewrite an analysed file under a plan
+(use sites, then definitions, attribute-dict copies, imports) into a ``FileConversion``
+with the uses no rewrite covers (``leftovers``), and check that a new text parses and
+compiles (``verify_text``); the names a rewrite can start from; which files only use sites
+can change."""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+
+import libcst as cst
+from libcst.codemod import CodemodContext
+
+from codemod import parallel
+from codemod.analysis.classes import FileFacts
+from codemod.analysis.compiles import needs_newer_python
+from codemod.analysis.names import module_name_for
+from codemod.discovery import prefilter
+from codemod.pipeline.indexing import hierarchy_names
+from codemod.planning.plan import Plan
+from codemod.transforms import matcher_cache
+from codemod.transforms.definitions import DefinitionsTransformer
+from codemod.transforms.dict_copies import DictCopyTransformer
+from codemod.transforms.field_screen import fields_untouched
+from codemod.transforms.import_edits import add_imports, remove_imports, request_import_removals
+from codemod.transforms.import_format import format_imports, group_added_imports
+from codemod.transforms.refs import FileRefs
+from codemod.transforms.statement_visits import Made, visit_mentioning
+from codemod.transforms.use_sites import UseSiteTransformer, unconverted_uses
+
+matcher_cache.install()
+
+
+@dataclass
+class FileConversion:
+    """The pure result of converting one file under a plan."""
+
+    new_text: str
+    counts: Counter[str]
+    #: (line, col, class qualname, source) of class-style uses left unhandled.
+    leftovers: list[tuple[int, int, str, str]]
+    #: The code of the statements generated for ``new_text``; the rest of it is the
+    #: file's own text, which LibCST parsed already (None: all of it was generated).
+    generated: list[str] | None = None
+
+
+def convert_file(ff: FileFacts, plan: Plan) -> FileConversion:
+    """Rewrite one analysed file under ``plan``: use sites first, then definitions."""
+    conversion, _ = convert_with_leftovers(ff, plan, stop_at_leftovers=False)
+    assert conversion is not None
+    return conversion
+
+
+Leftovers = list[tuple[int, int, str, str]]
+
+
+def convert_with_leftovers(ff: FileFacts, plan: Plan, stop_at_leftovers: bool,
+                           names: frozenset[str] | None = None,
+                           leftovers_only: bool = False,
+                           loaded_by: dict[str, frozenset[Path]] | None = None,
+                           screened: Leftovers | None = None,
+                           ) -> tuple[FileConversion | None, Leftovers]:
+    """``convert_file`` and its leftovers; with ``stop_at_leftovers``, no conversion as
+    soon as this file, or another of the round (``parallel.stopping()``), is known to
+    hold a use no rewrite covers (the plan is then made again: the rest of the work
+    would be thrown away). ``screened``: the leftovers ``screen_leftovers`` decided for
+    this file and plan, the same list LibCST's scan would give (not scanned again)."""
+    package = ff.module_name if ff.is_package else ff.module_name.rpartition(".")[0]
+    context = CodemodContext(
+        filename=str(ff.path), full_module_name=ff.module_name, full_package_name=package
+    )
+    refs = FileRefs(ff, plan, context)
+    uses = UseSiteTransformer(ff, plan, refs)
+    names = names if names is not None else rewritable_names(plan)
+    made = Made()
+    tree = visit_mentioning(ff.module, uses, names, ff.statement_codes, descend=True, made=made)
+    leftovers = screened if screened is not None else unconverted_uses(ff, plan, uses.handled, names)
+    if leftovers_only or (stop_at_leftovers and (leftovers or parallel.stopping())):
+        return None, leftovers
+    definitions = DefinitionsTransformer(ff, plan, refs, context)
+    if definitions.mine or definitions.shadows:
+        # Only the module body changes: no need to walk the whole tree again.
+        tree = definitions.leave_Module(tree, tree)
+    counts = Counter(uses.counts)
+    if definitions.count:
+        counts["class"] += definitions.count
+    if definitions.shadow_count:
+        counts["shadow"] += definitions.shadow_count
+    source = ff.text or ff.module.code
+    # A file that already names the helper (rebinds already, or uses the name for
+    # something else) is left as it is: no second call, no shadowed name.
+    if plan.runtime_modules and DICT_COPY.search(source) and \
+            "rebind_param_methods" not in source and "param_attr_dict" not in source:
+        # The helper comes from a runtime module that does not load this file while it
+        # is imported (a top-level import of it would be a cycle); failing that, it is
+        # imported inside the function that copies.
+        # The runtime of the most classes first (the main hierarchy's defining module).
+        served = Counter(p.runtime_module for p in plan.classes.values() if p.converted or p.shadow)
+        runtimes = sorted(plan.runtime_modules, key=lambda r: (-served[r], r))
+        loaded_by = loaded_by or {}
+        free = [r for r in runtimes if ff.path not in loaded_by.get(r, ())]
+        copies = DictCopyTransformer(refs, free[0] if free else runtimes[0],
+                                     local=not free or refs.is_runtime)
+        before = tree
+        tree = visit_mentioning(tree, copies, frozenset({"__dict__", "vars"}),
+                                [ff.statement_code(before, stmt, made) for stmt in before.body])
+        if copies.count:
+            counts["dict-copy"] += copies.count
+        if copies.reads:
+            counts["dict-read"] += copies.reads
+    if counts:
+        tree = add_imports(tree, context)
+        heads = uses.handled_heads | definitions.base_heads
+        removable = request_import_removals(ff, heads, context)
+        if removable:
+            tree = remove_imports(tree, removable, context, ff.code_of(tree, made),
+                                  functools.partial(ff.statement_code, made=made))
+        tree = group_added_imports(ff.module, format_imports(ff.module, tree, ff.statement_codes,
+                                                             ff.source_code()),
+                                   ff.statement_codes, ff.module_name.split(".")[0],
+                                   frozenset(plan.runtime_modules))
+    new_text, generated = ff.code_and_generated(tree, made)
+    return FileConversion(new_text, counts, leftovers, generated), leftovers
+
+
+#: ``t.__dict__ = ...``, ``t.__dict__.update(...)``, a ``setattr`` loop over ``.items()``: a
+#: copy ``DictCopyTransformer`` follows with a rebinding; ``.get(``, ``[``, ``in``, ``==``:
+#: a read it may make old-style (a cheap text test first; the transformer decides).
+#: Each alternative starts with its literal and checks the word boundary after it
+#: (``in(?<=(?<!\w)in)`` is ``\bin``): the regex engine then skips from one of four
+#: first characters to the next instead of trying every alternative at every position.
+DICT_COPY = re.compile(
+    r"\.__dict__\s*(?:=|\|=|\.update\s*\(|\.get\s*\(|\[|\.items\s*\(|\.keys\s*\(|\.values\s*\(|!=)"
+    r"|in(?<=(?<!\w)in)\s+[\w.]+\.__dict__|vars(?<=(?<!\w)vars)\s*\("
+    r"|getattr(?<=(?<!\w)getattr)\s*\([^()]*[\"']__dict__[\"']"
+)
+
+
+def rewritable_names(plan: Plan) -> frozenset[str]:
+    """Every identifier a use-site rewrite can start from: the converted classes, the
+    names they are imported under anywhere in the tree, their backing fields."""
+    return class_spellings(plan) | frozenset(plan.fields)
+
+
+def class_spellings(plan: Plan) -> frozenset[str]:
+    """Every identifier a use of a converted (or shadow) class can be spelled with."""
+    return hierarchy_names(plan.index, plan.index.files.values(), rewritten_classes(plan))
+
+
+def rewritten_classes(plan: Plan) -> list[str]:
+    """Classes whose uses a rewrite changes: the converted ones and the kept shadows
+    (``isinstance(p, Shadow)`` must also answer for converted parameters)."""
+    return [q for q, p in plan.classes.items() if p.converted or p.shadow]
+
+
+def param_classes_of(path: Path, plan: Plan) -> frozenset[str]:
+    """Names of the plan's classes defined in the module of ``path`` (as
+    ``DictCopyTransformer`` tells a Parameter class's methods from an ordinary one's)."""
+    module = module_name_for(path)
+    return frozenset(p.name for p in plan.classes.values() if p.facts.module == module)
+
+
+def only_use_sites(path: Path, text: str, plan: Plan) -> bool:
+    """Whether only ``UseSiteTransformer``'s class-name rewrites could change ``path``:
+    it defines no Parameter class, names no backing field where a rewrite may act on it
+    (``field_screen``), and copies no attribute dict
+    (the transformers and the field rewrites of ``convert_with_leftovers`` act on nothing else), and
+    holds no carriage return alone (LibCST does not give such a text back as it was)."""
+    if text.count("\r") != text.count("\r\n"):
+        return False
+    if any(p.facts.path == path for p in plan.classes.values()):
+        return False
+    if plan.fields and prefilter(text, frozenset(plan.fields)) and \
+            not fields_untouched(text, frozenset(plan.fields)):
+        return False
+    return not (plan.runtime_modules and DICT_COPY.search(text))
+
+
+def verify_text(text: str, path: Path, generated: list[str] | None = None) -> str | None:
+    """The new text must parse (LibCST) and compile (CPython) before anything is written.
+
+    ``generated``: the code of the statements generated for ``text``; its other
+    statements are the file's own text, cut at statement boundaries, which LibCST parsed
+    when the file was read, so only these are parsed again (one module of them: each is
+    a top-level statement). CPython compiles the whole text; where it cannot (syntax of
+    a newer Python), LibCST parses the whole text instead.
+    """
+    try:
+        cst.parse_module(text if generated is None else "".join(generated))
+        try:
+            compile(text, str(path), "exec", dont_inherit=True)
+        except SyntaxError:
+            if needs_newer_python(text) is None or generated is None:
+                raise
+            cst.parse_module(text)  # LibCST's parse is the check
+    except SyntaxError as exc:
+        if needs_newer_python(text) is None:  # else LibCST's parse is the check
+            return f"{path}: internal error: the converted text does not compile ({exc}); file left unchanged"
+    except (cst.ParserSyntaxError, ValueError) as exc:
+        return f"{path}: internal error: the converted text does not compile ({exc}); file left unchanged"
+    return None

@@ -1,0 +1,211 @@
+"""Stages 3 and 4, classify uses and plan: plan every class, then refuse each class used
+where no rewrite reaches (a leftover the round's conversions find, or an escape the
+safety net finds) and plan again, until nothing changes (``settle_plan``); the value
+proofs every round shares, the candidate files a rewrite can touch, and the verdict on
+undecodable files once the plan is known."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Iterator
+from pathlib import Path
+
+from codemod import parallel
+from codemod.analysis import python_trees
+from codemod.analysis.class_values import ClassValues, prove_class_values
+from codemod.analysis.index import ClassIndex
+from codemod.analysis.names import module_name_for
+from codemod.discovery import inert, may_define_root, prefilter
+from codemod.pipeline.conversion import DICT_COPY, rewritten_classes
+from codemod.pipeline.indexing import file_import_targets, hierarchy_names
+from codemod.pipeline.results import Progress, RunResult
+from codemod.pipeline.workers import Converted, convert_all, loaded_by_runtime
+from codemod.planning.plan import Plan, build_plan
+from codemod.planning.rebound_names import rebound_class_names
+from codemod.planning.safety_net import Escape, SafetyNet, dotted_mention
+from codemod.transforms.dict_copies import added_names as dict_added_names
+from codemod.transforms.dict_copies import may_rewrite as may_rewrite_attr_dict
+from codemod.types import BlockingUse, FileResult, Options, Outcome, UseForm
+
+#: Rounds of "a use site cannot be rewritten -> refuse that hierarchy -> plan again".
+_MAX_ROUNDS = 8
+
+
+def _judge_undecodable(result: RunResult, plan: Plan) -> None:
+    """An undecodable file fails the run when it could matter: it may define a Parameter
+    class, or names one of the plan's classes (or an alias) or a backing field. Any
+    other is skipped with a warning, like a file with an unrelated syntax error."""
+    names = hierarchy_names(plan.index, result.facts.values()) | frozenset(plan.fields)
+    for path, (error, lossy) in sorted(result.undecodable.items()):
+        if may_define_root(lossy) or (names and prefilter(lossy, names)):
+            result.files.append(FileResult(path, Outcome.FAILED, error=error))
+        else:
+            result.warnings.append(f"{error}; skipped: it names no Parameter class")
+    result.undecodable.clear()
+
+
+def settle_plan(result: RunResult, index: ClassIndex, options: Options,
+                progress: Progress | None = None, *, convert: bool = True,
+                ) -> tuple[Plan, list[Path], dict[Path, Converted]]:
+    """Plan, then refuse every class used as a class where no rewrite reaches, and plan
+    again, until nothing changes: the plan ``apply`` carries out and ``check`` reports.
+
+    Returns the plan, the candidate files of the last round and what converting them
+    gave (leftovers, and with ``convert`` the conversions; without, only the leftovers
+    are computed, which is all ``check`` needs). Uses ``options.jobs`` processes.
+    """
+    forced: dict[str, BlockingUse] = {}
+    texts = {path: source.text for path, source in result.sources.items()}
+    net = SafetyNet(texts)
+    # The proofs do not depend on the plan: for ``apply`` a forked process makes them
+    # while this one plans and looks for candidates (``check``, whose screens read the
+    # same CPython trees the proofs make and convert nothing, keeps them in one process).
+    beside = options.jobs if convert else 1
+    proving = parallel.Background(functools.partial(class_value_proofs, result, index, texts), beside)
+    values: ClassValues | None = None
+    for _ in range(_MAX_ROUNDS):
+        plan = build_plan(index, options.allow_classes, forced,
+                          allow_value_uses=options.allow_value_uses,
+                          feature_prefix=options.feature_prefix)
+        # Leftovers are uses of class names: files that only write a backing field (or
+        # copy an attribute dict) cannot have any. ``check`` needs only leftovers, so it
+        # leaves them out; ``apply`` converts them in the round too, since a round
+        # rarely changes the plan (the value proofs are made before it): all files are
+        # then converted in one parallel map, and again only if the plan changes.
+        # Whether a file that only copies an attribute dict can be changed at all
+        # (``may_rewrite_attr_dict``) is asked by the worker that converts it.
+        candidates, dict_only = _candidate_files(plan, result, fields=convert)
+        loaded_by = None
+        if convert and plan.runtime_modules and any(
+                DICT_COPY.search(result.sources[p].text) for p in candidates):
+            loaded_by = loaded_by_runtime(plan, result)
+        if values is None:
+            _parse_while(proving, [result.sources[p].text for p in candidates])
+            values = proving.result()
+        plan.values = values
+        # Asked only if the round finds no leftover; a forked process looks for them
+        # while the candidates are converted.
+        escaping = parallel.Background(functools.partial(_escaped_list, plan, result, net), beside)
+        conversions = convert_all(candidates, plan, result, options.jobs, progress,
+                                  convert=convert, loaded_by=loaded_by, dict_only=dict_only)
+        candidates = [p for p in candidates if not conversions[p].not_candidate]
+        conversions = {p: conversions[p] for p in candidates}
+        new_forced = dict(forced)
+        for path in candidates:
+            # The first leftover of a class in path, line and column order names it,
+            # whichever way (and in which worker) the file was scanned.
+            for line, col, qual, code in sorted(conversions[path].leftovers):
+                chain = values.steps_to_refusal(path, line, col)
+                new_forced.setdefault(qual, BlockingUse(path, line, code, UseForm.VALUE, chain)
+                                      if chain is not None
+                                      else BlockingUse(path, line, code, UseForm.CLASS))
+        if new_forced == forced:
+            for path, (line, _col, qual, code, how) in escaping.result():
+                new_forced.setdefault(qual, BlockingUse(path, line, code, UseForm.ESCAPE, escape=how))
+        else:
+            escaping.discard()
+        if new_forced == forced:
+            break
+        forced = new_forced
+    _judge_undecodable(result, plan)
+    return plan, candidates, conversions
+
+
+def _parse_while(waiting: parallel.Background, texts: list[str]) -> None:
+    """While ``waiting`` is computed elsewhere, make CPython's trees of ``texts`` (the
+    candidates, which the screens of the conversion read): the workers forked after
+    inherit them instead of each parsing its own."""
+    for text in texts:
+        if not waiting.pending():
+            return
+        try:
+            python_trees.parse(text)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            continue
+
+
+def class_value_proofs(result: RunResult, index: ClassIndex, texts: dict[Path, str]) -> ClassValues:
+    """Which mentions of the tree's Parameter classes are value uses proven harmless
+    (``class_values``), for every planning round (the proof does not depend on the plan)."""
+    failed = {f.path for f in result.failed()}
+    readable = {path: text for path, text in texts.items() if path not in failed}
+    modules = {path: module_name_for(path) for path in readable}
+    names = hierarchy_names(index, result.facts.values())
+    seeds = [path for path, text in sorted(readable.items()) if result.mentions.any(path, text, names)]
+    return prove_class_values(readable, modules, names, seeds)
+
+
+def _escaped_list(plan: Plan, result: RunResult, net: SafetyNet) -> list[tuple[Path, Escape]]:
+    return list(_escaped_uses(plan, result, net))
+
+
+def _escaped_uses(plan: Plan, result: RunResult, net: SafetyNet) -> Iterator[tuple[Path, Escape]]:
+    """Every use of a class ``plan`` converts that no rewrite reaches (``SafetyNet``), in
+    the files that mention one of its names."""
+    converted = [q for q, p in plan.classes.items() if p.converted]
+    if not converted:
+        return
+    names = hierarchy_names(plan.index, plan.index.files.values(), converted)
+    failed = {f.path for f in result.failed()}
+    dotted = dotted_mention(names)
+
+    def converted_class(qualname: str) -> str | None:
+        found = plan.index.canonical(qualname)
+        return found if plan.is_converted(found) else None
+
+    for path, source in sorted(result.sources.items()):
+        if path in failed or not result.mentions.any(path, source.text, names):
+            continue
+        tree = net.tree(path)
+        for escape in rebound_class_names(tree, path, source.text, names, converted_class) \
+                if tree is not None else ():
+            yield path, escape
+        if not net.own_escape(path, names):
+            # Without a star import, getattr, globals() or a case pattern of its own, a
+            # use escapes only through a module it imports a name from (or names as
+            # ``m.X``) that re-exports it with a star import.
+            if not net.any_star() or not (dotted.search(source.text) or any(
+                    (local in names or target.rpartition(".")[2] in names)
+                    and plan.index.canonical(target) not in plan.classes
+                    for local, target in file_import_targets(path, source.text) or ())):
+                continue
+        for escape in net.escaped_uses(path, plan, names):
+            yield path, escape
+
+
+def rewrite_candidates(plan: Plan, result: RunResult, progress: Progress | None = None,
+                       fields: bool = True) -> list[Path]:
+    """Files a rewrite can touch (``_candidate_files``, each attribute-dict copy screened)."""
+    chosen, dict_only = _candidate_files(plan, result, fields)
+    keys = dict_added_names(plan)
+    return [path for path in chosen
+            if path not in dict_only or may_rewrite_attr_dict(result.sources[path].text, keys)]
+
+
+def _candidate_files(plan: Plan, result: RunResult,
+                     fields: bool = True) -> tuple[list[Path], frozenset[Path]]:
+    """Files a rewrite can touch: they define Parameter classes, or name a converted
+    class (or an alias of one) or, with ``fields``, a backing field, in a way that is
+    not ``inert``, or (also with ``fields``: never a leftover) copy an attribute dict.
+    Those the analysis did not parse are parsed where they are converted. Returns them
+    in path order, and those chosen only for an attribute-dict copy that
+    ``may_rewrite_attr_dict`` has yet to screen (the caller does)."""
+    names = hierarchy_names(plan.index, result.facts.values(), rewritten_classes(plan))
+    backing = frozenset(plan.fields) if fields else frozenset()
+    either = names | backing
+    defining = {p.facts.path for p in plan.classes.values()}
+    failed = {f.path for f in result.failed()}
+    chosen: list[Path] = []
+    dict_only: set[Path] = set()
+    for path, source in sorted(result.sources.items()):
+        if path in failed:
+            continue
+        if path in defining or (result.mentions.any(path, source.text, either)
+                                and not inert(source.text, names, backing)):
+            chosen.append(path)
+        elif fields and plan.runtime_modules and \
+                ("__dict__" in source.text or "vars" in source.text) and \
+                DICT_COPY.search(source.text) is not None:
+            chosen.append(path)
+            dict_only.add(path)
+    return chosen, frozenset(dict_only)

@@ -1,0 +1,138 @@
+"""Converting every candidate file of a planning round, in forked workers when ``jobs`` >
+1, results in input order: per file the conversion (or only its leftovers, once the
+round has some), the verification of a changed text, and whether the file was parsed
+there; the files that importing each runtime module runs (``loaded_by_runtime``)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+
+from codemod import parallel
+from codemod.analysis.classes import FileFacts
+from codemod.analysis.import_graph import loaded_while_importing
+from codemod.fileio import SourceFile
+from codemod.pipeline.conversion import (
+    FileConversion,
+    Leftovers,
+    class_spellings,
+    convert_with_leftovers,
+    only_use_sites,
+    param_classes_of,
+    rewritable_names,
+    verify_text,
+)
+from codemod.pipeline.reading import parse_facts
+from codemod.pipeline.results import Progress, RunResult
+from codemod.planning.plan import Plan
+from codemod.transforms.dict_copies import added_names as dict_added_names
+from codemod.transforms.dict_copies import may_rewrite as may_rewrite_attr_dict
+from codemod.transforms.leftover_screen import screen_file
+from codemod.types import FileResult, Outcome
+
+
+@dataclass
+class Converted:
+    """A worker's answer for one file: the conversion (None: stopped at a leftover), and
+    the verification of its new text if done."""
+
+    conversion: FileConversion | None
+    leftovers: Leftovers
+    verified: bool = False
+    error: str | None = None
+    #: The file was parsed here (not in the parent), or could not be: why.
+    parsed_here: bool = False
+    parse_error: str | None = None
+    #: A file chosen only for copying an attribute dict, which no rewrite can change
+    #: (``may_rewrite_attr_dict``): not a candidate after all.
+    not_candidate: bool = False
+
+
+def _convert_one(state: tuple[dict[Path, FileFacts], Plan, dict[Path, SourceFile],
+                              frozenset[str], frozenset[str], bool, dict[str, frozenset[Path]],
+                              frozenset[Path]],
+                 path: Path) -> Converted:
+    """Convert one file (in a worker process or not) and verify a changed text.
+
+    A file with leftovers starts another planning round: its conversion stops there,
+    and once any file of the round had some (``parallel.stopping()``), the files that
+    follow only look for theirs: the round's conversions will be thrown away. The
+    leftovers themselves are always computed, so the next plan never depends on timing.
+    The parent completes and verifies whatever reaches the result unfinished.
+
+    The leftovers come from ``screen_leftovers`` (CPython's parser) when it decides the
+    file exactly; LibCST then runs only to convert, and not at all when the round
+    converts nothing (``check``) or already has leftovers.
+    """
+    facts, plan, sources, names, class_names, convert, loaded_by, dict_only = state
+    text = sources[path].text
+    if path in dict_only and not may_rewrite_attr_dict(text, dict_added_names(plan),
+                                                      param_classes_of(path, plan)):
+        return Converted(None, [], not_candidate=True)
+    screened, untouched = screen_file(path, text, plan, class_names)
+    if screened is not None and (screened or not convert or parallel.stopping()):
+        return Converted(None, screened)  # all that is needed, from CPython's parser
+    if untouched and only_use_sites(path, text, plan):
+        # Parsed (by CPython's parser) and proven unchanged: LibCST would rebuild the
+        # same text.
+        return Converted(FileConversion(text, Counter(), []), [], verified=True,
+                         parsed_here=path not in facts)
+    ff = facts.get(path)
+    parsed_here = ff is None
+    if ff is None:  # a plain use site: parsed where it is converted
+        ff, error = parse_facts(path, sources[path].text)
+        if ff is None:
+            return Converted(None, [], parsed_here=True, parse_error=error)
+    conversion, leftovers = convert_with_leftovers(ff, plan, stop_at_leftovers=True,
+                                                   names=names, leftovers_only=not convert,
+                                                   loaded_by=loaded_by, screened=screened)
+    if conversion is None:
+        return Converted(None, leftovers, parsed_here=parsed_here)
+    if conversion.new_text == sources[path].text:
+        return Converted(conversion, leftovers, verified=True, parsed_here=parsed_here)
+    return Converted(conversion, leftovers, True,
+                     verify_text(conversion.new_text, path, conversion.generated),
+                     parsed_here=parsed_here)
+
+
+def convert_all(paths: list[Path], plan: Plan, result: RunResult, jobs: int,
+                progress: Progress | None, convert: bool = True,
+                loaded_by: dict[str, frozenset[Path]] | None = None,
+                dict_only: frozenset[Path] = frozenset()) -> dict[Path, Converted]:
+    """Convert every candidate file, in parallel when ``jobs`` > 1; keyed by path.
+    ``dict_only``: files chosen only for copying an attribute dict, each screened by
+    ``may_rewrite_attr_dict`` first (``Converted.not_candidate`` when no rewrite can act).
+
+    Files the analysis did not parse are parsed by the worker that converts them
+    (counted once in ``result.parsed``, however many rounds convert them)."""
+    sources = result.sources
+
+    def report(done: int) -> None:
+        if progress is not None:
+            progress("convert", done, len(paths))
+
+    converted = parallel.pmap(
+        _convert_one, (result.facts, plan, sources, rewritable_names(plan), class_spellings(plan),
+                       convert, loaded_by or {}, dict_only), paths, jobs,
+        weight=lambda path: len(sources[path].text), progress=report,
+        stop_when=lambda done: bool(done.leftovers),
+    )
+    failed = {f.path for f in result.failed()}
+    for path, done in zip(paths, converted):
+        if done.parse_error is not None and path not in failed:
+            result.files.append(FileResult(path, Outcome.FAILED, error=done.parse_error))
+        elif done.parsed_here and path not in result.parsed_elsewhere:
+            result.parsed_elsewhere.add(path)
+            result.parsed += 1
+    return dict(zip(paths, converted))
+
+
+def loaded_by_runtime(plan: Plan, result: RunResult) -> dict[str, frozenset[Path]]:
+    """Per runtime module, the files importing it runs (``import_graph``): a rewrite
+    must not import that runtime at the top of one of them."""
+    texts = {path: source.text for path, source in result.sources.items()}
+    return {
+        ff.module_name: frozenset(loaded_while_importing(ff.path, ff.module_name, texts))
+        for ff in plan.index.files.values() if ff.module_name in plan.runtime_modules
+    }
