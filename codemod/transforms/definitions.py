@@ -422,7 +422,7 @@ class DefinitionsTransformer(cst.CSTTransformer):
                 self.shadow_count += 1
                 body.append(self._shadow_class(stmt, self.shadows[name]))  # type: ignore[arg-type]
                 body.append(self._wrap(stmt, self.shadows[name]))  # type: ignore[arg-type]
-                # Also the kind while its wrap runs (``set_param_field`` reads it).
+                # Its fields and its kind: converted subclasses inherit its methods.
                 fields = self._registration(self.shadows[name])
                 body.extend(fields)
                 body.extend(self._kind_registration(self.shadows[name], next_to_fields=bool(fields)))
