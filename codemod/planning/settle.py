@@ -120,7 +120,8 @@ class Settling(HierarchyWalk):
         follows = named.facts.qualname
         if plan.shadow:
             return (f"kept as a class because {cause}; its converted subclasses get its "
-                    f"attributes and methods through {plan.wrap_name}", kind, follows)
+                    f"attributes through {plan.wrap_name} and its methods through its "
+                    "registered kind", kind, follows)
         if q in blockers:
             return (f"kept as a class because {cause}; it cannot also serve converted "
                     f"subclasses: {blockers[q]}", kind, follows)

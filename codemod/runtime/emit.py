@@ -35,8 +35,12 @@ Parameter subclasses of ``{root}``.
 
 ``isinstance(p, X)`` is now ``has_param_feature(p, Features.X)`` and ``type(p) is X`` is
 now ``param_kind_is(p, Features.X)``; each former class ``X`` is a factory function of the
-same name that builds a plain ``torch.nn.Parameter`` and tags it with ``Features.X``.
+same name that builds a plain ``torch.nn.Parameter`` and gives it kind ``Features.X``.
 
+* What class ``X`` gave its instances is recorded once, when its module is imported
+  (``register_param_kind``): its feature tags and, for each method name, the function the
+  MRO chose. The factory gives each new parameter all of it in one call
+  (``init_param_kind``), then its ``wrap_*`` functions run the former ``__init__`` bodies.
 * Methods are ``BoundParamMethod`` objects stored on the parameter: ``param.load_x(...)``
   keeps working at every call site, and ``torch.compile(fullgraph=True)`` traces through
   them. Dynamo refuses a per-instance callable whose ``__name__`` equals the attribute it

@@ -15,10 +15,12 @@ Why this shape (measured on torch 2.13 CPU):
 * A method holds its parameter through a weak reference, so ``param -> method -> param``
   is no reference cycle: a dropped parameter is freed by reference counting alone, as the
   former subclass instance was. The methods of one parameter share that reference.
-* A kind's feature set (``_param_features``) is made once and shared by the parameters
-  of that kind; one hook object serves as both ``__deepcopy__`` and ``__reduce_ex__``.
-  What a parameter still carries per method (a 48-byte object and its attribute) is the
-  floor for a plain ``Parameter``, whose class cannot hold the methods.
+* What a former class gave its instances is made once per kind, when its module is
+  imported (``register_param_kind``): the feature set, and the one function the MRO chose
+  for each method name. A factory then gives a new parameter all of it in one call
+  (``init_param_kind``): per parameter, one object per method of the kind (the floor for a
+  plain ``Parameter``, whose class cannot hold the methods) and one hook object serving as
+  both ``__deepcopy__`` and ``__reduce_ex__``.
 * ``copy.deepcopy`` and ``pickle`` look ``__deepcopy__`` / ``__reduce_ex__`` up on the
   instance, so each converted parameter carries its own: a deep copy keeps every
   attribute and its methods act on the copy; a pickled parameter (or a module holding it,
@@ -31,6 +33,8 @@ import weakref
 import torch
 
 # BEGIN RUNTIME
+
+_WEAK_REF = weakref.ref
 
 
 class BoundParamMethod:
@@ -45,7 +49,7 @@ class BoundParamMethod:
 
     def __init__(self, func, param):
         self.__func__ = func
-        self._param_ref = param if type(param) is weakref.ref else weakref.ref(param)
+        self._param_ref = param if type(param) is _WEAK_REF else _WEAK_REF(param)
 
     @property
     def __name__(self):
@@ -156,6 +160,73 @@ def param_attr_dict(obj):
         if none_deletes and name not in attrs:
             view[field] = None
     return view
+
+
+class ParamKind:
+    """What the former class gave every instance, made once per kind: its feature tags
+    (``_param_features``: the class and every class it inherits from; ``_param_kind``: the
+    class itself) and its methods (``(name, function)`` pairs, the function the MRO chose
+    for each name)."""
+
+    __slots__ = ("feature", "bases", "mro", "own_methods", "tags", "methods")
+
+    def __init__(self, feature, bases, own_methods):
+        self.feature = feature
+        self.bases = bases
+        self.own_methods = own_methods
+        self.mro = (feature, *_merged_mros(feature, bases))
+        chosen = {}
+        for kind in reversed(self.mro):
+            chosen.update(PARAM_KINDS[kind].own_methods if kind != feature else own_methods)
+        self.tags = {"_param_features": frozenset(self.mro), "_param_kind": feature}
+        self.methods = tuple(chosen.items())
+
+
+def _merged_mros(feature, bases):
+    """The kinds after ``feature`` in its former class's MRO: the C3 merge of its bases'
+    orders, as Python ordered the classes."""
+    sequences = [list(PARAM_KINDS[base].mro) for base in bases] + [list(bases)]
+    merged = []
+    while any(sequences):
+        for sequence in sequences:
+            head = sequence[0] if sequence else None
+            if head is not None and not any(head in other[1:] for other in sequences):
+                break
+        else:
+            raise TypeError(f"{feature}: its bases have no consistent order")
+        merged.append(head)
+        sequences = [other[1:] if other and other[0] == head else other for other in sequences]
+    return merged
+
+
+#: ``feature -> ParamKind`` of every converted kind (and every class kept as a class whose
+#: converted subclasses inherit its methods), filled when the defining modules are imported.
+PARAM_KINDS = {}
+
+
+def register_param_kind(feature, bases=(), methods=None):
+    """Record kind ``feature``: ``methods`` (name -> function) are those its former class
+    defined, ``bases`` the kinds among its bases, in order (each registered before). A
+    parameter of the kind gets, for each name, the function the former MRO chose."""
+    PARAM_KINDS[feature] = ParamKind(feature, tuple(bases), dict(methods or {}))
+
+
+def init_param_kind(param, feature):
+    """Give the new ``param`` what an instance of the former class ``feature`` had from
+    its class: the feature tags (``has_param_feature``, ``param_kind_is``), every method
+    bound to ``param``, and the copy hooks.
+
+    A factory calls it once, right after building the tensor and before the wraps run the
+    former ``__init__`` bodies: an instance had its class (its methods, its ``isinstance``
+    answers) before any ``__init__`` ran.
+    """
+    kind = PARAM_KINDS[feature]
+    attrs = param.__dict__
+    attrs.update(kind.tags)
+    param_ref = _WEAK_REF(param)
+    attrs["__deepcopy__"] = attrs["__reduce_ex__"] = BoundParamMethod(_copy_param, param_ref)
+    for name, func in kind.methods:
+        attrs[name] = BoundParamMethod(func, param_ref)
 
 
 #: ``features -> {feature: features | {feature}}``: the feature sets of every kind, made

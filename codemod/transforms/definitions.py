@@ -253,7 +253,7 @@ def _wrap_docstring(plan: ClassPlan) -> list[cst.BaseStatement]:
     if not plan.shadow:
         return []
     return [cst.parse_statement(
-        f'"""``{plan.name}``\'s feature, attributes and methods, for its converted subclasses."""'
+        f'"""``{plan.name}``\'s attributes, for its converted subclasses."""'
     )]
 
 
@@ -281,6 +281,38 @@ def _kwargs_check_call(check: str, kind: str, star_kwarg: str, accepted: list[st
             lines.append(f"{name},")
     inner = "".join(f"    {line}\n" for line in lines)
     return f"{check}({head}, (\n{inner}))"
+
+
+def _display(opening: str, items: list[str], closing: str) -> str:
+    """A tuple or dict display on one line (a one-item tuple keeps its comma)."""
+    comma = "," if opening == "(" and len(items) == 1 else ""
+    return f"{opening}{', '.join(items)}{comma}{closing}"
+
+
+def _layout_call(func: str, args: list[tuple[str, str, list[str], str]]) -> str:
+    """``func(...)`` laid out as by hand: on one line when it fits in 88 columns, else its
+    arguments on one line of their own, else one argument a line, and a display too long
+    for its line one item a line.
+
+    Each argument is ``(prefix, opening, items, closing)``: a display argument is
+    ``prefix`` (``"bases="``) and the display; a plain one is ``prefix`` alone.
+    """
+    flat = [prefix + (_display(opening, items, closing) if opening else "")
+            for prefix, opening, items, closing in args]
+    line = f"{func}({', '.join(flat)})"
+    if len(line) <= 88:
+        return line
+    if len(", ".join(flat)) + 4 <= 88:
+        return f"{func}(\n    {', '.join(flat)}\n)"
+    out = [f"{func}("]
+    for (prefix, opening, items, closing), text in zip(args, flat):
+        if not opening or len(text) + 5 <= 88:
+            out.append(f"    {text},")
+        else:
+            out.append(f"    {prefix}{opening}")
+            out.extend(f"        {item}," for item in items)
+            out.append(f"    {closing},")
+    return "\n".join([*out, ")"])
 
 
 def _call_line(func: str, first: str, args: list[str]) -> cst.BaseStatement:
@@ -390,8 +422,10 @@ class DefinitionsTransformer(cst.CSTTransformer):
                 self.shadow_count += 1
                 body.append(self._shadow_class(stmt, self.shadows[name]))  # type: ignore[arg-type]
                 body.append(self._wrap(stmt, self.shadows[name]))  # type: ignore[arg-type]
-                # Also the kind while its wrap runs (``set_param_field`` reads it).
-                body.extend(self._registration(self.shadows[name]))
+                # Its fields and its kind: converted subclasses inherit its methods.
+                fields = self._registration(self.shadows[name])
+                body.extend(fields)
+                body.extend(self._kind_registration(self.shadows[name], next_to_fields=bool(fields)))
             else:
                 body.append(stmt)
         return updated_node.with_changes(body=body)
@@ -429,7 +463,9 @@ class DefinitionsTransformer(cst.CSTTransformer):
         factory = factory.with_changes(
             leading_lines=[cst.EmptyLine(), cst.EmptyLine(), *comments]
         )
-        return [*constants, factory, wrap, *self._registration(plan), *methods]
+        fields = self._registration(plan)
+        kind = self._kind_registration(plan, next_to_fields=bool(fields) and not methods)
+        return [*constants, factory, wrap, *fields, *methods, *kind]
 
     def _shadow_class(self, node: cst.ClassDef, plan: ClassPlan) -> cst.ClassDef:
         """A kept class whose functions converted parameters also carry: each
@@ -469,6 +505,25 @@ class DefinitionsTransformer(cst.CSTTransformer):
             tail = f"    none_deletes=({', '.join(nullable)},),\n" if nullable else ""
             line = f"{register}(\n    {feature},\n    {{\n{inner}    }},\n{tail})"
         return [_two_blank_lines(cst.parse_statement(line))]
+
+    def _kind_registration(self, plan: ClassPlan, next_to_fields: bool) -> list[cst.BaseStatement]:
+        """``register_param_kind(Features.X, bases=(...), methods={...})``: what the class
+        gave its instances, recorded once per kind (``init_param_kind`` gives it to each new
+        parameter): the kinds of its bases, in order, and the methods it defined. Placed
+        after its method functions, which it names; right under the kind's
+        ``register_param_fields`` when no function stands between them."""
+        register = self.refs.helper("register_param_kind", plan.facts.qualname).value
+        feature = cst.Module(body=[]).code_for_node(self.refs.feature(plan.facts.qualname))
+        args: list[tuple[str, str, list[str], str]] = [(feature, "", [], "")]
+        bases = [cst.Module(body=[]).code_for_node(self.refs.feature(q))
+                 for q in self.plan.index.param_bases(plan.facts.qualname)]
+        if bases:
+            args.append(("bases=", "(", bases, ")"))
+        if plan.method_funcs:
+            pairs = [f'"{method}": {func}' for method, func in plan.method_funcs.items()]
+            args.append(("methods=", "{", pairs, "}"))
+        statement = cst.parse_statement(_layout_call(register, args))
+        return [statement if next_to_fields else _two_blank_lines(statement)]
 
     def _member(self, node: cst.ClassDef, name: str, decorated: bool = False) -> cst.FunctionDef:
         for stmt in node.body.body:
@@ -563,6 +618,9 @@ class DefinitionsTransformer(cst.CSTTransformer):
         ])
         body.append(cst.SimpleStatementLine(body=[cst.Assign(
             targets=[cst.AssignTarget(cst.Name(local))], value=build)]))
+        init_kind = refs.helper("init_param_kind", plan.facts.qualname).value
+        feature = cst.Module(body=[]).code_for_node(refs.feature(plan.facts.qualname))
+        body.append(cst.parse_statement(f"{init_kind}({local}, {feature})"))
         body.extend(_after_creation(post, local))
         if post:
             body.extend(kwargs_check)
@@ -646,7 +704,6 @@ class DefinitionsTransformer(cst.CSTTransformer):
         return out
 
     def _wrap(self, node: cst.ClassDef, plan: ClassPlan) -> cst.FunctionDef:
-        refs = self.refs
         init = plan.init
         body_stmts: list[cst.BaseStatement] = []
         if init is not None:
@@ -683,18 +740,6 @@ class DefinitionsTransformer(cst.CSTTransformer):
             lines.append(calls[0].with_changes(leading_lines=comments))
             lines.extend(calls[1:])
             pre = []
-        feature = cst.Module(body=[]).code_for_node(refs.feature(plan.facts.qualname))
-        add = refs.helper("add_param_feature", plan.facts.qualname).value
-        lines.append(cst.parse_statement(f"{add}({name}, {feature})"))
-        if plan.method_funcs:
-            bind = refs.helper("bind_param_methods", plan.facts.qualname).value
-            pairs = [f"{method}={func}" for method, func in plan.method_funcs.items()]
-            one_line = f"{bind}({name}, {', '.join(pairs)})"
-            if len(one_line) + 4 <= 88:
-                lines.append(cst.parse_statement(one_line))
-            else:
-                inner = "".join(f"    {pair},\n" for pair in pairs)
-                lines.append(cst.parse_statement(f"{bind}(\n    {name},\n{inner})"))
         for attr, const in plan.constants.items():
             lines.append(cst.parse_statement(f"{name}.{attr} = {const}"))
         for attr, func in plan.static_funcs.items():
@@ -703,6 +748,8 @@ class DefinitionsTransformer(cst.CSTTransformer):
         # A body that was only ``pass`` needs no statement once the wrap has others.
         lines.extend(_without_pass([*pre, *post]))
         docstring = _wrap_docstring(plan)
+        if not lines and not docstring:
+            lines.append(cst.parse_statement("pass"))
         if init is not None:
             params = init.params
             first = params.params[0].with_changes(name=cst.Name(name), annotation=None,

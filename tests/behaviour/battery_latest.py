@@ -9,7 +9,8 @@ module (``vllm.release_probe``) of class checks that ``codemod apply`` rewrote.
 
 What differs from the 0.6.4 battery (``battery.py``): in 0.34 ``SharedWeightParameter``
 overrides ``data`` and is refused, so ``BasevLLMParameter`` stays a class (a *shadow*:
-``wrap_base_vllm_parameter`` gives converted parameters its attributes and methods) and
+``wrap_base_vllm_parameter`` gives converted parameters its attributes, its registered
+kind its methods) and
 nine classes become factories; the parameters stamp ``tp_rank``/``tp_size`` when they are
 built, so every parameter is built at the simulated tensor-parallel position it loads at;
 ``weight_loader`` is a property with a setter and a deleter; ``KVCacheScaleParameter``

@@ -261,7 +261,7 @@ def snapshot(root: Path | str) -> dict[str, bytes]:
 
 def runtime_of(module: types.ModuleType) -> types.SimpleNamespace:
     """The runtime module whose helpers a converted module uses (``apply`` writes it beside
-    the family's root module), read through ``add_param_feature``'s globals, so that it is
+    the family's root module), read through ``init_param_kind``'s globals, so that it is
     the one of the same engine copy."""
-    return types.SimpleNamespace(**module.add_param_feature.__globals__)
+    return types.SimpleNamespace(**module.init_param_kind.__globals__)
 

@@ -111,11 +111,29 @@ BASE = '''
 BASE_AFTER = [
     # The wrap of an ``__init__`` without a docstring has none; methods are named
     # ``<method>_of_<class>``, private only for a private method.
+    # The factory gives the new parameter its kind (tags and methods) in one call, before
+    # the wraps run the ``__init__`` bodies.
     '''
+    def Base(data, **kwargs) -> Parameter:
+        """Holds a tensor and its loader."""
+        check_param_kwargs("Base", kwargs, ("loader",))
+        param = Parameter(data, requires_grad=False)
+        init_param_kind(param, Features.Base)
+        wrap_base(param, data=data, **kwargs)
+        return param
+
+
     def wrap_base(param, data, loader, **kwargs):
-        add_param_feature(param, Features.Base)
-        bind_param_methods(param, _check=_check_of_base, load=load_of_base)
         param.loader = loader
+    ''',
+    # The kind is recorded once, after the functions it names: its bases and its methods.
+    '''
+    register_param_kind(
+        Features.Base, methods={"_check": _check_of_base, "load": load_of_base}
+    )
+    ''',
+    '''
+    register_param_kind(Features.Packed, bases=(Features.Base,))
     ''',
     # A method's docstring stays on its function.
     '''
@@ -141,7 +159,7 @@ BASE_AFTER = [
         **kwargs,
     ):
         """Remember how the tensor is packed."""
-        add_param_feature(param, Features.Packed)
+        param.packed_factor = packed_factor
     ''',
 ]
 
@@ -210,7 +228,11 @@ def test_a_kept_class_wrap_says_whom_it_serves(tmp_path, capsys):
     params = (pkg / "params.py").read_text()
     assert _dedent('''
     def wrap_base(param, data, loader=None, **kwargs):
-        """``Base``'s feature, attributes and methods, for its converted subclasses."""
-        add_param_feature(param, Features.Base)
+        """``Base``'s attributes, for its converted subclasses."""
+        param.loader = loader
+
+
+    register_param_kind(Features.Base, methods={"load": Base.load})
     ''') in params
-    assert "def wrap_column(param, **kwargs):\n    add_param_feature(" in params
+    assert "def wrap_column(param, **kwargs):\n    pass\n" in params
+    assert "register_param_kind(Features.Column, bases=(Features.Base,))" in params

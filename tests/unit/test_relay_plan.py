@@ -214,7 +214,6 @@ class Holder(Base):
     assert wrap.splitlines()[1:] == [
         "    param.pieces: dict[str, object] = {}",
         "    wrap_base(param, data=param.data, loader=loader)",
-        "    add_param_feature(param, Features.Holder)",
         '    param.pieces["first"] = param.scale',
     ]
     assert 'check_param_kwargs("Holder", kwargs, ("loader",))' in text

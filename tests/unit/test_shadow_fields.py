@@ -103,8 +103,10 @@ def test_read_only_base_with_field_uses_and_super_is_a_shadow(tmp_path, capsys):
     ''')
     reasons = _apply(capsys, pkg)
     assert "Sibling" not in reasons, reasons
-    assert reasons["Base"].endswith("get its attributes and methods through wrap_base")
-    assert reasons["Mid"].endswith("get its attributes and methods through wrap_mid")
+    assert reasons["Base"].endswith(
+        "get its attributes through wrap_base and its methods through its registered kind")
+    assert reasons["Mid"].endswith(
+        "get its attributes through wrap_mid and its methods through its registered kind")
     params = (pkg / "params.py").read_text()
     # The kept classes' own functions work on both kinds; their properties are untouched.
     assert '        return param_field(self, "_dim") + 1\n' in params

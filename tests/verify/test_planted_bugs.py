@@ -45,7 +45,8 @@ def test_loader_narrowing_the_wrong_dimension_is_caught(
 def test_dropped_feature_tag_is_caught(engine_pair: tuple[Path, Path], tmp_path: Path) -> None:
     original, converted = engine_pair
     bug = planted(converted, tmp_path, (
-        "    add_param_feature(param, Features.PackedvLLMParameter)\n", ""))
+        "    init_param_kind(param, Features.PackedvLLMParameter)\n",
+        "    init_param_kind(param, Features.ModelWeightParameter)\n"))
     result = verify_trees(original, bug, tp_sizes=FAST, only={"PackedvLLMParameter"})
     assert result.exit_code == 1
     details = [diff.detail for diff in result.differences]
@@ -63,10 +64,8 @@ def test_method_bound_to_the_wrong_tensor_is_caught(
         "    param.output_dim = output_dim\n"
         "    other = Parameter(param.data.clone(), requires_grad=False)\n"
         "    other.output_dim = output_dim\n"
-        "    bind_param_methods(other, load_column_parallel_weight="
-        "load_column_parallel_weight_of_column_vllm_parameter)\n"
-        "    object.__setattr__(param, 'load_column_parallel_weight', "
-        "other.load_column_parallel_weight)\n"
+        "    method = param.__dict__['load_column_parallel_weight']\n"
+        "    param.load_column_parallel_weight = type(method)(method.__func__, other)\n"
         "    param.__dict__.setdefault('_keep', []).append(other)\n"))
     result = verify_trees(original, bug, tp_sizes=FAST, only={"ModelWeightParameter"})
     assert result.exit_code == 1
