@@ -29,6 +29,7 @@ from codemod.analysis.index import ClassIndex
 from codemod.analysis.names import import_targets, module_name_for
 from codemod.discovery import (
     defines_or_aliases,
+    dotted_chains,
     import_spans,
     inert,
     iter_python_files,
@@ -444,8 +445,8 @@ class _ModuleFiles:
         heads: dict[str, list[str]] = {}
         for local, target in bindings:
             heads.setdefault(local, []).append(target)
-        for match in _dotted_mention(names).finditer(text):
-            head, _, rest = match.group(1).partition(".")
+        for chain in dotted_chains(text, names):
+            head, _, rest = chain.partition(".")
             for target in heads.get(head, ()):
                 modules.append(f"{target}.{rest}" if rest else target)
         out: set[Path] = set()
@@ -454,13 +455,6 @@ class _ModuleFiles:
             if path is not None:
                 out.add(path)
         return out
-
-
-@functools.lru_cache(maxsize=32)
-def _dotted_mention(names: frozenset[str]) -> re.Pattern[str]:
-    """``a.b.X`` for X in ``names``; group 1 is ``a.b``."""
-    alternation = "|".join(re.escape(name) for name in sorted(names, key=len, reverse=True))
-    return re.compile(rf"(?<![\w.])(\w+(?:\.\w+)*)\.(?:{alternation})(?!\w)")
 
 
 def run(paths: list[Path], options: Options, progress: Progress | None = None) -> RunResult:
