@@ -639,9 +639,12 @@ def settle_plan(result: RunResult, index: ClassIndex, options: Options,
 
 
 def _parse_while(waiting: parallel.Background, texts: list[str]) -> None:
-    """While ``waiting`` is computed elsewhere, make CPython's trees of ``texts`` (the
-    candidates, which the screens of the conversion read): the workers forked after
-    inherit them instead of each parsing its own."""
+    """While ``waiting`` is computed elsewhere, search LibCST's import codemods for
+    matcher decorators (``matcher_cache.warm``), then make CPython's trees of ``texts``
+    (the candidates, which the screens of the conversion read): the workers forked
+    after inherit both instead of each doing its own."""
+    if waiting.pending():
+        matcher_cache.warm()
     for text in texts:
         if not waiting.pending():
             return
