@@ -17,7 +17,7 @@ import functools
 import os
 import re
 import stat
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 from codemod.analysis.text_search import alternation, names_pattern
@@ -253,15 +253,75 @@ def _may_mention(text: str, names: frozenset[str]) -> bool:
     return words is None or any(word in text for word in words)
 
 
-def mentioned(text: str, names: frozenset[str]) -> frozenset[str]:
-    """The names of ``names`` that ``text`` mentions as whole identifiers.
+_IDENTIFIER = re.compile(r"\w+")
+_WORD_TAIL = re.compile(r"\w*")
 
-    One pass of the literal gate; a match counts if no word character touches it (a
-    whole-word mention can never start inside another match: every position inside
-    one follows a word character).
-    """
+
+@functools.lru_cache(maxsize=32)
+def _word_gates(names: frozenset[str]) -> tuple[str, ...] | None:
+    """``_gate_words`` of ``names`` when every name is a run of word characters (then a
+    whole-word mention is a maximal run of word characters around a gate word), else
+    None."""
+    if not all(_IDENTIFIER.fullmatch(name) for name in names):
+        return None
+    return _gate_words(names)
+
+
+def _is_word(char: str) -> bool:
+    """``\\w`` for one character (``re``'s definition: alphanumeric or ``_``)."""
+    return char.isalnum() or char == "_"
+
+
+def _whole_words(text: str, names: frozenset[str], words: tuple[str, ...]) -> Iterator[tuple[int, int]]:
+    """``(start, end)`` of every mention of one of ``names`` as a whole identifier, in
+    no particular order, where every name is a run of word characters containing one
+    of ``words`` (``_word_gates``): each occurrence of a gate word is widened to the
+    run of word characters around it, which counts if it is one of the names. A plain
+    substring search finds the gate words; a regex scan of the whole text for the
+    alternation of the names costs several times more."""
+    for word in words:
+        at = text.find(word)
+        while at >= 0:
+            start = at
+            while start and _is_word(text[start - 1]):
+                start -= 1
+            end = _WORD_TAIL.match(text, at + len(word)).end()  # type: ignore[union-attr]
+            if text[start:end] in names:
+                yield start, end
+            at = text.find(word, end)
+
+
+def whole_word_spans(text: str, names: frozenset[str]) -> list[tuple[int, int]]:
+    """``(start, end)`` of every mention of one of ``names`` as a whole identifier, in
+    text order: the matches of ``(?<!\\w)(?:names)(?!\\w)``."""
+    if not names or not _may_mention(text, names):
+        return []
+    words = _word_gates(names)
+    if words is None:
+        return [match.span() for match in _names_regex(names).finditer(text)]
+    return sorted(set(_whole_words(text, names, words)))
+
+
+def mentioned(text: str, names: frozenset[str]) -> frozenset[str]:
+    """The names of ``names`` that ``text`` mentions as whole identifiers."""
     if not names or not _may_mention(text, names):
         return frozenset()
+    words = _word_gates(names)
+    if words is None:
+        return _mentioned_by_regex(text, names)
+    found: set[str] = set()
+    for start, end in _whole_words(text, names, words):
+        found.add(text[start:end])
+        if len(found) == len(names):
+            break
+    return frozenset(found)
+
+
+def _mentioned_by_regex(text: str, names: frozenset[str]) -> frozenset[str]:
+    """``mentioned`` for names that are not all runs of word characters: one pass of
+    the literal alternation; a match counts if no word character touches it (a
+    whole-word mention can never start inside another match: every position inside
+    one follows a word character)."""
     found: set[str] = set()
     size = len(text)
     for match in _names_gate(names).finditer(text):
@@ -282,6 +342,9 @@ def prefilter(text: str, names: frozenset[str]) -> bool:
     """
     if not names or not _may_mention(text, names):
         return False
+    words = _word_gates(names)
+    if words is not None:
+        return next(_whole_words(text, names, words), None) is not None
     if _names_gate(names).search(text) is None:
         return False
     return _names_regex(names).search(text) is not None
@@ -366,9 +429,23 @@ def defines_or_aliases(text: str, names: frozenset[str]) -> bool:
     subclass, maybe), or ``text`` imports one under another name (``X as Y``)."""
     if not names or not _may_mention(text, names):
         return False
-    if _aliased(names).search(text):
+    if _word_gates(names) is None:
+        if _aliased(names).search(text):
+            return True
+    elif _any_aliased(text, whole_word_spans(text, names)):
         return True
     return "class" in text and any(prefilter(bases, names) for bases in _class_bases(text))
+
+
+#: What follows a name that an import binds under another name (``_aliased``).
+_AS_ALIAS = re.compile(r"\s+as\s+\w")
+#: What follows the callee of a call (``_not_called``).
+_CALL_OPEN = re.compile(r"[ \t]*\(")
+
+
+def _any_aliased(text: str, spans: list[tuple[int, int]]) -> bool:
+    """Whether a mention at one of ``spans`` is followed by ``as NAME`` (``_aliased``)."""
+    return any(_AS_ALIAS.match(text, end) for _start, end in spans)
 
 
 def inert(text: str, names: frozenset[str], fields: frozenset[str] = frozenset()) -> bool:
@@ -384,7 +461,42 @@ def inert(text: str, names: frozenset[str], fields: frozenset[str] = frozenset()
     """
     if fields and prefilter(text, fields):
         return False
-    if not names or _names_gate(names).search(text) is None:
+    if not names:
+        return True
+    if _word_gates(names) is None:
+        return _inert_by_regex(text, names)
+    spans = whole_word_spans(text, names)
+    if not spans:
+        return True
+    if _any_aliased(text, spans):
+        return False
+    if "class" in text and any(prefilter(bases, names) for bases in _class_bases(text)):
+        return False
+    loose = [start for start, end in spans if not _CALL_OPEN.match(text, end)]
+    return _inside_imports(text, loose)
+
+
+def _inside_imports(text: str, positions: list[int]) -> bool:
+    """Whether every one of ``positions`` (ascending) lies inside an import statement
+    (``_IMPORT_SPAN``). The statements are found in text order only as far as the
+    positions need: the first position outside one answers."""
+    statements = _IMPORT_SPAN.finditer(text)
+    start = end = -1
+    for position in positions:
+        while end <= position:
+            statement = next(statements, None)
+            if statement is None:
+                return False
+            start, end = statement.span()
+        if position < start:
+            return False
+    return True
+
+
+def _inert_by_regex(text: str, names: frozenset[str]) -> bool:
+    """``inert``'s test of the mentions of ``names`` (not all runs of word characters)
+    by regex scans of the whole text."""
+    if _names_gate(names).search(text) is None:
         return True
     if _aliased(names).search(text):
         return False
@@ -400,3 +512,38 @@ def inert(text: str, names: frozenset[str], fields: frozenset[str] = frozenset()
         if i < 0 or position >= spans[i][1]:
             return False
     return True
+
+
+@functools.lru_cache(maxsize=32)
+def _dotted(names: frozenset[str]) -> re.Pattern[str]:
+    """``a.b.X`` for X in ``names``; group 1 is ``a.b``."""
+    return names_pattern(r"(?<![\w.])(\w+(?:\.\w+)*)\.(?:{names})(?!\w)", names)
+
+
+def dotted_chains(text: str, names: frozenset[str]) -> list[str]:
+    """``a.b`` of every ``a.b.X`` in ``text`` with X one of ``names``, in text order:
+    group 1 of each match of ``_dotted(names)``.
+
+    Such a match lies within one run of word characters and dots and starts where the
+    run does (``(?<![\\w.])``), and its X is a whole-word mention after a dot; so the
+    pattern is tried only at the start of the runs that hold such a mention (one match
+    at most per run, as ``finditer`` gives), not at every position of the text.
+    """
+    if not names or not _may_mention(text, names):
+        return []
+    pattern = _dotted(names)
+    if _word_gates(names) is None:
+        return [match.group(1) for match in pattern.finditer(text)]
+    run_starts: set[int] = set()
+    for start, _end in whole_word_spans(text, names):
+        if start and text[start - 1] == ".":
+            run_start = start - 1
+            while run_start and (text[run_start - 1] == "." or _is_word(text[run_start - 1])):
+                run_start -= 1
+            run_starts.add(run_start)
+    chains = []
+    for run_start in sorted(run_starts):
+        match = pattern.match(text, run_start)
+        if match is not None:
+            chains.append(match.group(1))
+    return chains

@@ -153,27 +153,34 @@ class _File:
 
 def _parents(tree: ast.AST) -> tuple[dict[int, ast.AST], dict[str, list[ast.expr]]]:
     """id(node) -> its parent, for every node of ``tree``; and identifier -> the reads
-    of it (``Name`` nodes, and ``Attribute`` nodes by their attribute name)."""
+    of it (``Name`` nodes, and ``Attribute`` nodes by their attribute name).
+
+    Every node of every proof's file passes here once: node classes are compared by
+    identity (CPython's parser makes no subclasses of them) and the loop's lookups are
+    local names."""
     parent: dict[int, ast.AST] = {}
     reads: dict[str, list[ast.expr]] = {}
     stack = [tree]
+    pop, push = stack.pop, stack.append
+    name_kind, attribute_kind, load, node_kind = ast.Name, ast.Attribute, ast.Load, ast.AST
     while stack:
-        node = stack.pop()
-        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
-            reads.setdefault(node.id, []).append(node)
+        node = pop()
+        kind = type(node)
+        if kind is name_kind and type(node.ctx) is load:  # type: ignore[attr-defined]
+            reads.setdefault(node.id, []).append(node)  # type: ignore[attr-defined, arg-type]
             continue
-        if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
-            reads.setdefault(node.attr, []).append(node)
+        if kind is attribute_kind and type(node.ctx) is load:  # type: ignore[attr-defined]
+            reads.setdefault(node.attr, []).append(node)  # type: ignore[attr-defined, arg-type]
         for name in node._fields:
             value = getattr(node, name, None)
-            if isinstance(value, list):
+            if type(value) is list:
                 for child in value:
-                    if isinstance(child, ast.AST):
+                    if isinstance(child, node_kind):
                         parent[id(child)] = node
-                        stack.append(child)
-            elif isinstance(value, ast.AST):
+                        push(child)
+            elif isinstance(value, node_kind):
                 parent[id(value)] = node
-                stack.append(value)
+                push(value)
     return parent, reads
 
 

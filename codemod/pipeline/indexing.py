@@ -7,7 +7,6 @@ CPython's parser (``file_import_targets``)."""
 from __future__ import annotations
 
 import ast
-import functools
 import re
 from collections.abc import Iterable
 from pathlib import Path
@@ -17,7 +16,7 @@ from codemod.analysis import python_trees, roots
 from codemod.analysis.classes import FileFacts
 from codemod.analysis.index import ClassIndex
 from codemod.analysis.names import import_targets, module_name_for
-from codemod.discovery import defines_or_aliases, import_spans, inert, may_define_root
+from codemod.discovery import defines_or_aliases, dotted_chains, import_spans, inert, may_define_root
 from codemod.fileio import SourceFile
 from codemod.pipeline.reading import parse_file
 from codemod.pipeline.results import Progress, RunResult
@@ -169,8 +168,8 @@ class _ModuleFiles:
         heads: dict[str, list[str]] = {}
         for local, target in bindings:
             heads.setdefault(local, []).append(target)
-        for match in _dotted_mention(names).finditer(text):
-            head, _, rest = match.group(1).partition(".")
+        for chain in dotted_chains(text, names):
+            head, _, rest = chain.partition(".")
             for target in heads.get(head, ()):
                 modules.append(f"{target}.{rest}" if rest else target)
         out: set[Path] = set()
@@ -179,10 +178,3 @@ class _ModuleFiles:
             if path is not None:
                 out.add(path)
         return out
-
-
-@functools.lru_cache(maxsize=32)
-def _dotted_mention(names: frozenset[str]) -> re.Pattern[str]:
-    """``a.b.X`` for X in ``names``; group 1 is ``a.b``."""
-    alternation = "|".join(re.escape(name) for name in sorted(names, key=len, reverse=True))
-    return re.compile(rf"(?<![\w.])(\w+(?:\.\w+)*)\.(?:{alternation})(?!\w)")

@@ -23,6 +23,7 @@ from codemod.pipeline.workers import Converted, convert_all, loaded_by_runtime
 from codemod.planning.plan import Plan, build_plan
 from codemod.planning.rebound_names import rebound_class_names
 from codemod.planning.safety_net import Escape, SafetyNet, dotted_mention
+from codemod.transforms import matcher_cache
 from codemod.transforms.dict_copies import added_names as dict_added_names
 from codemod.transforms.dict_copies import may_rewrite as may_rewrite_attr_dict
 from codemod.types import BlockingUse, FileResult, Options, Outcome, UseForm
@@ -112,9 +113,12 @@ def settle_plan(result: RunResult, index: ClassIndex, options: Options,
 
 
 def _parse_while(waiting: parallel.Background, texts: list[str]) -> None:
-    """While ``waiting`` is computed elsewhere, make CPython's trees of ``texts`` (the
-    candidates, which the screens of the conversion read): the workers forked after
-    inherit them instead of each parsing its own."""
+    """While ``waiting`` is computed elsewhere, search LibCST's import codemods for
+    matcher decorators (``matcher_cache.warm``), then make CPython's trees of ``texts``
+    (the candidates, which the screens of the conversion read): the workers forked
+    after inherit both instead of each doing its own."""
+    if waiting.pending():
+        matcher_cache.warm()
     for text in texts:
         if not waiting.pending():
             return

@@ -47,3 +47,22 @@ def install() -> None:
         gather = getattr(_matcher_visitors, name, None)
         if gather is not None and not getattr(gather, "remembers_none_found", False):
             setattr(_matcher_visitors, name, _remember_none_found(gather))
+
+
+def warm() -> None:
+    """Search the classes LibCST's import codemods construct, once, here: run
+    ``add_imports`` and ``remove_imports`` on a two-line module. Worker processes forked
+    afterwards inherit the (empty) answers instead of each searching every class again
+    on its first conversion (~0.09 s per worker on vLLM 0.34). Nothing else is kept."""
+    import libcst as cst
+    from libcst.codemod import CodemodContext
+    from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
+
+    from codemod.transforms.import_edits import add_imports, remove_imports
+
+    tree = cst.parse_module("from pkg.a import b\n\nx = b\n")
+    adding = CodemodContext(full_module_name="pkg.m", full_package_name="pkg")
+    AddImportsVisitor.add_needed_import(adding, "pkg.c", "d")
+    removing = CodemodContext(full_module_name="pkg.m", full_package_name="pkg")
+    RemoveImportsVisitor.remove_unused_import(removing, "pkg.a", "b")
+    remove_imports(add_imports(tree, adding), {"b"}, removing)

@@ -53,3 +53,13 @@ def test_pending_while_computing_elsewhere_only() -> None:
         background = parallel.Background(_pid_and_square, jobs=2)
         background.result()
         assert not background.pending()
+
+
+@pytest.mark.skipif(not parallel.fork_available(), reason="needs fork")
+def test_the_forked_process_runs_without_the_cyclic_collector() -> None:
+    """Like a pool worker, the process leaves the heap it inherited untouched (a
+    collection would walk it and copy its pages); the caller's collector is unchanged."""
+    import gc
+
+    assert parallel.Background(gc.isenabled, jobs=2).result() is False
+    assert gc.isenabled()

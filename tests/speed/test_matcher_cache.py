@@ -59,3 +59,26 @@ def test_add_imports_visitor_still_adds_imports():
         module = cst.parse_module("import os\n\nx = 1\n")
         assert AddImportsVisitor(context).transform_module(module).code == (
             "import os\nfrom pkg.runtime import Features\n\nx = 1\n")
+
+
+def test_warm_searches_the_import_codemods_classes_before_a_fork(monkeypatch) -> None:
+    """After ``warm`` (the parent, before forking the workers), constructing and running
+    the import codemods searches no LibCST class again."""
+    import libcst.matchers._visitors as visitors
+
+    from codemod.transforms import matcher_cache
+
+    searched: list[str] = []
+    for name in matcher_cache._GATHERERS:
+        original = getattr(visitors, name)
+
+        def gather(obj: object, original=original) -> dict:
+            searched.append(type(obj).__name__)
+            return original(obj)
+
+        monkeypatch.setattr(visitors, name, matcher_cache._remember_none_found(gather))
+    matcher_cache.warm()
+    assert "AddImportsVisitor" in searched and "RemoveImportsVisitor" in searched
+    searched.clear()
+    matcher_cache.warm()
+    assert searched == []

@@ -351,3 +351,44 @@ def test_a_union_of_classes_is_never_inert(source: str) -> None:
 
     text = f"from pkg.params import Base, Packed\n\n{source}\n"
     assert not inert(text, frozenset({"Base", "Packed"}))
+
+
+# The scans find gate words with substring searches and widen them to identifiers; each
+# must give what the regex that defines it gives (names that are prefixes of each other,
+# non-ASCII identifiers, dotted chains, mentions inside and outside import statements).
+SCAN_TEXTS = [
+    "from .p import Param, ParamX as PX\nx = Param(1)\ny = ParamX\nisinstance(a, Param)\n",
+    "from pkg import (\n    Param,  # comment\n    Other,\n)\nv = Param(2)\nw = Param (3)\n",
+    "a.Param.c.Param q.Param (x).a.Param ..a.Param a..b.Param x.Paramy.Param é.Param 1.Param",
+    "éParam = Paramé + _Param + Param_ + Param\nclass K(mod.Param, Other): pass\n",
+    "import Param\nParam\nimport x\n",
+    "Param\tas P\nParamX  as\n Y",
+]
+SCAN_NAMES = [{"Param"}, {"Param", "ParamX"}, {"Param", "Other", "_Param"}, {"ParamX"},
+              {"a.Param"}, {"x", "Param"}]
+
+
+@pytest.mark.parametrize("text", SCAN_TEXTS)
+@pytest.mark.parametrize("names", SCAN_NAMES)
+def test_fast_scans_agree_with_their_regexes(text: str, names: set[str]) -> None:
+    import re
+
+    from codemod import discovery
+    from codemod.analysis.text_search import alternation
+
+    chosen = frozenset(names)
+    pattern = re.compile(rf"(?<![\w])(?:{alternation(chosen)})(?![\w])")
+    spans = [m.span() for m in pattern.finditer(text)]
+    assert discovery.whole_word_spans(text, chosen) == spans
+    assert discovery.mentioned(text, chosen) == frozenset(text[s:e] for s, e in spans)
+    assert discovery.prefilter(text, chosen) is bool(spans)
+    dotted = re.compile(rf"(?<![\w.])(\w+(?:\.\w+)*)\.(?:{alternation(chosen)})(?!\w)")
+    assert discovery.dotted_chains(text, chosen) == [m.group(1) for m in dotted.finditer(text)]
+    aliased = re.compile(rf"(?<![\w])(?:{alternation(chosen)})\s+as\s+\w")
+    loose = [m.start() for m in re.finditer(
+        rf"(?<![\w])(?:{alternation(chosen)})(?![\w])(?![ \t]*\()", text)]
+    imports = [m.span() for m in discovery._IMPORT_SPAN.finditer(text)]
+    in_imports = all(any(s <= at < e for s, e in imports) for at in loose)
+    bases = "class" in text and any(
+        discovery.prefilter(b, chosen) for b in discovery._class_bases(text))
+    assert discovery.inert(text, chosen) is (not aliased.search(text) and not bases and in_imports)
