@@ -9,7 +9,7 @@ relative imports are resolved against the module's own dotted name.
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 import libcst as cst
@@ -72,20 +72,21 @@ def _relative_base(module: str, is_package: bool, level: int) -> str:
     return ".".join(parts)
 
 
-def _statements(tree: ast.AST) -> list[ast.stmt]:
-    """Every statement of ``tree``, at any depth (imports are statements: the
-    expressions, most of the nodes, need no walk)."""
-    out: list[ast.stmt] = []
-    stack: list[ast.AST] = [tree]
+def statements_in_scope(tree: ast.AST) -> Iterator[tuple[ast.stmt, bool]]:
+    """Every statement of ``tree``, at any depth, with whether it runs in the module's
+    scope (inside a module-level ``if`` or ``try`` it still does; inside a ``def`` or
+    ``class``, not). Imports and definitions are statements: the expressions, most of
+    the nodes, need no walk."""
+    stack: list[tuple[ast.AST, bool]] = [(tree, True)]
     while stack:
-        node = stack.pop()
+        node, top = stack.pop()
         if isinstance(node, ast.stmt):
-            out.append(node)
+            yield node, top
+        inner = top and not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
         for field in ("body", "orelse", "finalbody", "handlers", "cases"):
             children = getattr(node, field, None)
             if isinstance(children, list):
-                stack.extend(children)
-    return out
+                stack.extend((child, inner) for child in children)
 
 
 def import_from_source(node: ast.ImportFrom, module_name: str, is_package: bool) -> str:
@@ -101,19 +102,25 @@ def import_from_source(node: ast.ImportFrom, module_name: str, is_package: bool)
 def import_targets(tree: ast.AST, module_name: str, is_package: bool) -> list[tuple[str, str]]:
     """(local name, qualified name) of every import in CPython's ``tree``, in the
     words of ``import_bindings`` (a local name may come more than once)."""
-    targets: list[tuple[str, str]] = []
-    for node in _statements(tree):
-        if isinstance(node, ast.Import):
-            for alias in node.names:
-                local = alias.asname or alias.name.split(".")[0]
-                targets.append((local, alias.name if alias.asname else local))
-        elif isinstance(node, ast.ImportFrom):
-            source = import_from_source(node, module_name, is_package)
-            for alias in node.names:
-                if alias.name != "*":
-                    full = f"{source}.{alias.name}" if source else alias.name
-                    targets.append((alias.asname or alias.name, full))
-    return targets
+    return [(local, full) for node, _top in statements_in_scope(tree)
+            for local, _name, full in import_aliases(node, module_name, is_package)]
+
+
+def import_aliases(node: ast.stmt, module_name: str, is_package: bool,
+                   ) -> Iterator[tuple[str, str, str]]:
+    """Each name the statement ``node`` binds if it is an import: (the local name, the
+    imported name as written, its qualified name in the words of ``import_bindings``).
+    Star imports, and statements other than imports, bind nothing here."""
+    if isinstance(node, ast.Import):
+        for alias in node.names:
+            local = alias.asname or alias.name.split(".")[0]
+            yield local, alias.name, alias.name if alias.asname else local
+    elif isinstance(node, ast.ImportFrom):
+        source = import_from_source(node, module_name, is_package)
+        for alias in node.names:
+            if alias.name != "*":
+                yield (alias.asname or alias.name, alias.name,
+                       f"{source}.{alias.name}" if source else alias.name)
 
 
 def import_bindings(

@@ -24,7 +24,8 @@ import ast
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from codemod.analysis.names import import_from_source, module_name_for
+from codemod.analysis.class_values import physical_lines
+from codemod.analysis.names import import_aliases, module_name_for, statements_in_scope
 from codemod.planning.safety_net import Escape
 
 #: (node, bound name, what binds it in words, the import's qualified name or None).
@@ -62,47 +63,22 @@ def rebound_class_names(tree: ast.Module, path: Path, text: str, names: frozense
     return sorted(escapes)
 
 
-def _statements(tree: ast.Module) -> Iterator[tuple[ast.stmt, bool]]:
-    """Every statement of ``tree`` with whether it runs in the module's scope (inside a
-    module-level ``if`` or ``try`` it still does; inside a ``def`` or ``class``, not)."""
-    stack: list[tuple[ast.AST, bool]] = [(stmt, True) for stmt in tree.body]
-    while stack:
-        node, top = stack.pop()
-        if isinstance(node, ast.stmt):
-            yield node, top
-        inner = top and not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
-        for field in ("body", "orelse", "finalbody", "handlers", "cases"):
-            children = getattr(node, field, None)
-            if isinstance(children, list):
-                stack.extend((child, inner) for child in children)
-
-
 def _imports(tree: ast.Module, module: str, is_package: bool, names: frozenset[str],
              ) -> Iterator[_Binding]:
     """Imports of one of ``names`` (under any local name) or binding one of them, and
     module-level definitions of one of them."""
-    for node, top in _statements(tree):
-        if isinstance(node, ast.Import):
-            for alias in node.names:
-                local = alias.asname or alias.name.split(".")[0]
-                if local in names or alias.name.rpartition(".")[2] in names:
-                    target = alias.name if alias.asname else local
-                    yield node, local, f"an import of `{target}`", target
-        elif isinstance(node, ast.ImportFrom):
-            source = import_from_source(node, module, is_package)
-            for alias in node.names:
-                local = alias.asname or alias.name
-                if alias.name != "*" and (local in names or alias.name in names):
-                    target = f"{source}.{alias.name}" if source else alias.name
-                    yield node, local, f"an import of `{target}`", target
-        elif top and isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) \
+    for node, top in statements_in_scope(tree):
+        for local, imported, target in import_aliases(node, module, is_package):
+            if local in names or imported.rpartition(".")[2] in names:
+                yield node, local, f"an import of `{target}`", target
+        if top and isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) \
                 and node.name in names:
             yield node, node.name, f"a {_definition_kind(node)}", f"{module}.{node.name}"
 
 
 def _definitions(tree: ast.Module, watched: frozenset[str], lambdas: bool) -> Iterator[_Binding]:
     """Nested ``def``/``class`` statements and parameters that bind one of ``watched``."""
-    for node, top in _statements(tree):
+    for node, top in statements_in_scope(tree):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             if not top and node.name in watched:
                 yield node, node.name, f"a nested {_definition_kind(node)}", None
@@ -128,5 +104,6 @@ def _parameters(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda,
 
 
 def _line(text: str, lineno: int) -> str:
-    lines = text.splitlines()
+    """Line ``lineno`` as CPython numbers it, stripped."""
+    lines = physical_lines(text)
     return lines[lineno - 1].strip() if 0 < lineno <= len(lines) else ""
