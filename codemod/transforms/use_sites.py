@@ -16,9 +16,11 @@ Example
     ``if has_param_feature(param, Features.PackedColumnParameter, Features.PackedvLLMParameter):``.
 Fix safety
     ``p`` is evaluated once, as before. A mixed tuple ``isinstance(p, (X, torch.Tensor))``
-    becomes ``(has_param_feature(p, Features.X) or isinstance(p, (torch.Tensor,)))`` when
+    becomes ``has_param_feature(p, Features.X) or isinstance(p, torch.Tensor)`` when
     ``p`` is a plain name or attribute chain (evaluating it twice is then harmless), and
-    ``isinstance_or_param_feature(p, (torch.Tensor,), Features.X)`` otherwise. A use no
+    ``isinstance_or_param_feature(p, torch.Tensor, Features.X)`` otherwise; such an ``or``
+    is parenthesised wherever an operator binds to it (``not``, ``and``), as the call or
+    comparison it replaces was one operand. A use no
     rule covers is left alone and reported by ``unconverted_uses``, which makes the
     planner refuse the hierarchy (a class-style use that stays would break at run time).
     A converted parameter holds the attribute that replaced the property, not its field;
@@ -80,6 +82,8 @@ class UseSiteTransformer(StoreTargets):
         }
         #: ids of ``isinstance`` calls an earlier run of this rewrite wrote.
         self._own_checks: set[int] = set()
+        #: ids of the ``a or b`` checks written in parentheses (``_grouped``).
+        self._grouped_checks: set[int] = set()
         #: ids of attribute nodes that are written or deleted (not reads).
 
     # -- resolution ----------------------------------------------------------------------
@@ -200,16 +204,14 @@ class UseSiteTransformer(StoreTargets):
             self.counts["isinstance"] += 1
             return cst.Call(
                 func=self.refs.helper("isinstance_or_param_feature", first),
-                args=[cst.Arg(obj), cst.Arg(cst.Tuple(elements=rest))] + [cst.Arg(f) for f in features],
+                args=[cst.Arg(obj), cst.Arg(_class_spec(rest))] + [cst.Arg(f) for f in features],
             )
         if rest:
-            check = cst.BooleanOperation(
+            check = self._grouped(cst.BooleanOperation(
                 left=check,
                 operator=cst.Or(),
-                right=updated.with_changes(args=[updated.args[0], cst.Arg(cst.Tuple(elements=rest))]),
-                lpar=[cst.LeftParen()],
-                rpar=[cst.RightParen()],
-            )
+                right=updated.with_changes(args=[updated.args[0], cst.Arg(_class_spec(rest))]),
+            ))
         self._mark(elements, kinds)
         self.counts["isinstance"] += 1
         return check
@@ -324,7 +326,11 @@ class UseSiteTransformer(StoreTargets):
                             for el, k in zip(rest.elements, kinds) if not k]  # type: ignore[attr-defined]
             classic = cst.Comparison(
                 left=updated_subject,
-                comparisons=[cst.ComparisonTarget(operator=cst.In(), comparator=cst.Tuple(kept_updated))],
+                comparisons=[
+                    cst.ComparisonTarget(operator=cst.Is(), comparator=kept_updated[0].value)
+                    if len(kept_updated) == 1
+                    else cst.ComparisonTarget(operator=cst.In(), comparator=cst.Tuple(kept_updated))
+                ],
             )
             call = cst.BooleanOperation(left=classic, operator=cst.Or(), right=call)
         if isinstance(op, (cst.IsNot, cst.NotEqual, cst.NotIn)):
@@ -335,7 +341,62 @@ class UseSiteTransformer(StoreTargets):
             )
         self._mark(elements, kinds)
         self.counts["type-check"] += 1
-        return call.with_changes(lpar=updated_node.lpar, rpar=updated_node.rpar)
+        if updated_node.lpar or not isinstance(call, cst.BooleanOperation):
+            return call.with_changes(lpar=updated_node.lpar, rpar=updated_node.rpar)
+        return self._grouped(call)
+
+    # -- parentheses of the ``a or b`` checks ----------------------------------------------------
+    def _grouped(self, check: cst.BooleanOperation) -> cst.BooleanOperation:
+        """``check`` in parentheses. It replaces a call or a comparison, which bind tighter
+        than ``or``: under ``not`` or beside ``and`` it must stay one operand, as before
+        (``not type(p) in (K, X)`` -> ``not (type(p) is K or param_kind_is(p, ...))``)."""
+        grouped = check.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+        self._grouped_checks.add(id(grouped))
+        return grouped
+
+    def _ungrouped(self, expr: cst.BaseExpression) -> cst.BaseExpression:
+        """``expr`` without the parentheses ``_grouped`` gave it. Called for the slots that
+        take a whole expression (a statement's test or value, a call's argument), where no
+        operator binds to it and they would only be noise."""
+        if id(expr) in self._grouped_checks:
+            return expr.with_changes(lpar=[], rpar=[])
+        return expr
+
+    def leave_If(self, original_node: cst.If, updated_node: cst.If) -> cst.If:
+        return updated_node.with_changes(test=self._ungrouped(updated_node.test))
+
+    def leave_While(self, original_node: cst.While, updated_node: cst.While) -> cst.While:
+        return updated_node.with_changes(test=self._ungrouped(updated_node.test))
+
+    def leave_IfExp(self, original_node: cst.IfExp, updated_node: cst.IfExp) -> cst.IfExp:
+        return updated_node.with_changes(test=self._ungrouped(updated_node.test))
+
+    def leave_CompIf(self, original_node: cst.CompIf, updated_node: cst.CompIf) -> cst.CompIf:
+        return updated_node.with_changes(test=self._ungrouped(updated_node.test))
+
+    def leave_Assert(self, original_node: cst.Assert, updated_node: cst.Assert) -> cst.Assert:
+        return updated_node.with_changes(test=self._ungrouped(updated_node.test))
+
+    def leave_Return(self, original_node: cst.Return, updated_node: cst.Return) -> cst.Return:
+        if updated_node.value is None:
+            return updated_node
+        return updated_node.with_changes(value=self._ungrouped(updated_node.value))
+
+    def leave_Expr(self, original_node: cst.Expr, updated_node: cst.Expr) -> cst.Expr:
+        return updated_node.with_changes(value=self._ungrouped(updated_node.value))
+
+    def leave_AnnAssign(self, original_node: cst.AnnAssign, updated_node: cst.AnnAssign) -> cst.AnnAssign:
+        if updated_node.value is None:
+            return updated_node
+        return updated_node.with_changes(value=self._ungrouped(updated_node.value))
+
+    def leave_Element(self, original_node: cst.Element, updated_node: cst.Element) -> cst.Element:
+        return updated_node.with_changes(value=self._ungrouped(updated_node.value))
+
+    def leave_Arg(self, original_node: cst.Arg, updated_node: cst.Arg) -> cst.Arg:
+        if updated_node.star:
+            return updated_node  # ``*(a or b)``: the parentheses are needed
+        return updated_node.with_changes(value=self._ungrouped(updated_node.value))
 
     # -- X.method / X.CONST ----------------------------------------------------------------------
     def leave_Attribute(
@@ -501,6 +562,7 @@ class UseSiteTransformer(StoreTargets):
     def leave_Assign(
         self, original_node: cst.Assign, updated_node: cst.Assign
     ) -> cst.BaseSmallStatement:
+        updated_node = updated_node.with_changes(value=self._ungrouped(updated_node.value))
         if len(updated_node.targets) != 1:
             return self._chain_fields(updated_node)
         target = updated_node.targets[0].target
@@ -593,6 +655,14 @@ def _callee_name(call: cst.Call) -> str | None:
     if isinstance(call.func, cst.Attribute):
         return call.func.attr.value
     return None
+
+
+def _class_spec(elements: list[cst.Element]) -> cst.BaseExpression:
+    """The second argument of ``isinstance`` for the classes ``elements``: the class
+    itself when there is one, else a tuple of them."""
+    if len(elements) == 1:
+        return elements[0].value
+    return cst.Tuple(elements=elements)
 
 
 def _tuple_member(member: cst.BaseExpression, in_union: bool) -> cst.BaseExpression:

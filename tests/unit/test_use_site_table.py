@@ -62,9 +62,26 @@ ROWS: list[tuple[str, str | None]] = [
      "has_param_feature(p, Features.ColumnParam, Features.RowParam)"),
     ("isinstance(p, (RowParam,))", "has_param_feature(p, Features.RowParam)"),
     ("isinstance(p, (ColumnParam, torch.Tensor))",
-     "(has_param_feature(p, Features.ColumnParam) or isinstance(p, (torch.Tensor,)))"),
+     "has_param_feature(p, Features.ColumnParam) or isinstance(p, torch.Tensor)"),
+    ("isinstance(p, (ColumnParam, torch.Tensor, int))",
+     "has_param_feature(p, Features.ColumnParam) or isinstance(p, (torch.Tensor, int))"),
     ("isinstance(get(p), (ColumnParam, torch.Tensor))",
-     "isinstance_or_param_feature(get(p), (torch.Tensor,), Features.ColumnParam)"),
+     "isinstance_or_param_feature(get(p), torch.Tensor, Features.ColumnParam)"),
+    # An ``or`` that replaces one operand stays one operand.
+    ("not isinstance(p, (ColumnParam, torch.Tensor))",
+     "not (has_param_feature(p, Features.ColumnParam) or isinstance(p, torch.Tensor))"),
+    ("t and isinstance(p, (ColumnParam, torch.Tensor))",
+     "t and (has_param_feature(p, Features.ColumnParam) or isinstance(p, torch.Tensor))"),
+    ("type(p) in (ColumnParam, torch.Tensor)",
+     "type(p) is torch.Tensor or param_kind_is(p, Features.ColumnParam)"),
+    ("type(p) in (ColumnParam, torch.Tensor, int)",
+     "type(p) in (torch.Tensor, int) or param_kind_is(p, Features.ColumnParam)"),
+    ("not type(p) in (ColumnParam, torch.Tensor)",
+     "not (type(p) is torch.Tensor or param_kind_is(p, Features.ColumnParam))"),
+    ("t and type(p) in (ColumnParam, torch.Tensor)",
+     "t and (type(p) is torch.Tensor or param_kind_is(p, Features.ColumnParam))"),
+    ("type(p) not in (ColumnParam, torch.Tensor)",
+     "not (type(p) is torch.Tensor or param_kind_is(p, Features.ColumnParam))"),
     ("[isinstance(x, RowParam) for x in p]", "[has_param_feature(x, Features.RowParam) for x in p]"),
     ("type(p) is RowParam", "param_kind_is(p, Features.RowParam)"),
     ("type(p) is not RowParam", "not param_kind_is(p, Features.RowParam)"),
@@ -127,8 +144,9 @@ def test_statements_and_annotations(converted: dict[str, str]) -> None:
     text = converted["<file>"]
     assert '    set_param_field(p, "_output_dim", "output_dim", 1)\n' in text
     assert "    t.__dict__.update(p.__dict__)\n    rebind_param_methods(t)\n" in text
-    assert ("def annotated(q: torch.nn.Parameter, r: torch.nn.Parameter | None = None)"
-            " -> torch.nn.Parameter:") in text
+    # The rewritten header no longer fits 88 columns: one parameter per line.
+    assert ("def annotated(\n    q: torch.nn.Parameter,\n    r: torch.nn.Parameter | None = None,\n"
+            ") -> torch.nn.Parameter:") in text
 
 
 def test_imports_name_what_the_rewrites_use(converted: dict[str, str]) -> None:
