@@ -88,8 +88,9 @@ def format_imports(original: cst.Module, tree: cst.Module, codes: list[str] | No
             node = stmt.body[0]
             if isinstance(node, cst.ImportFrom) and not isinstance(node.names, cst.ImportStar):
                 key = _source(original, node)
+                own_lines = original.code_for_node(stmt.with_changes(leading_lines=[]))
                 was[key] = ([original.code_for_node(a).rstrip(", \n") for a in node.names],
-                            "\n" in original.code_for_node(stmt).rstrip("\r\n"))
+                            "\n" in own_lines.rstrip("\r\n"))
     limit = _line_limit(original.code if original_code is None else original_code)
     indent = original.default_indent
     body: list[cst.BaseStatement] = []

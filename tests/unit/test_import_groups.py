@@ -82,3 +82,21 @@ def test_other_first_party_imports_the_rewrite_added_stay_where_they_are():
     added = "import torch\n\nfrom pkg.utils import g\nfrom pkg.base import wrap_base\n\nx = 1\n"
     out = group_added_imports(cst.parse_module(source), cst.parse_module(added), first_party="pkg").code
     assert out == added
+
+
+@pytest.mark.parametrize(("source", "changed", "expected"), [
+    # A one-line import after the docstring's blank line stays on one line (its blank
+    # line before it is not a line of its own).
+    ('"""Doc."""\n\nfrom pkg.params import Column, Pinned, Row\n\nx = 1\n',
+     '"""Doc."""\n\nfrom pkg.params import (\n    Pinned,\n    Row,\n)\n\nx = 1\n',
+     '"""Doc."""\n\nfrom pkg.params import Pinned, Row\n\nx = 1\n'),
+    # An import that spanned lines keeps one name per line.
+    ('"""Doc."""\n\nfrom pkg.params import (\n    Column,\n    Pinned,\n)\n\nx = 1\n',
+     '"""Doc."""\n\nfrom pkg.params import (Pinned)\n\nx = 1\n',
+     '"""Doc."""\n\nfrom pkg.params import (\n    Pinned,\n)\n\nx = 1\n'),
+])
+def test_changed_import_keeps_its_own_layout(source, changed, expected):
+    """``format_imports`` lays a changed import out as the original one was."""
+    from codemod.transforms.import_format import format_imports
+
+    assert format_imports(cst.parse_module(source), cst.parse_module(changed)).code == expected
