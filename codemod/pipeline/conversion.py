@@ -23,6 +23,7 @@ from codemod.discovery import prefilter
 from codemod.pipeline.indexing import hierarchy_names
 from codemod.planning.plan import Plan
 from codemod.transforms import matcher_cache
+from codemod.transforms.def_layout import lay_out_long_defs
 from codemod.transforms.definitions import DefinitionsTransformer
 from codemod.transforms.dict_copies import DictCopyTransformer
 from codemod.transforms.field_screen import fields_untouched
@@ -123,6 +124,7 @@ def convert_with_leftovers(ff: FileFacts, plan: Plan, stop_at_leftovers: bool,
                                                              ff.source_code()),
                                    ff.statement_codes, ff.module_name.split(".")[0],
                                    frozenset(plan.runtime_modules))
+        tree = lay_out_long_defs(ff.module, tree)
     new_text, generated = ff.code_and_generated(tree, made)
     return FileConversion(new_text, counts, leftovers, generated), leftovers
 

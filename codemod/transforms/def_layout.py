@@ -1,0 +1,100 @@
+"""Lay out the header of each function a conversion wrote, when it is too long for a line.
+
+What it does
+    A generated ``def`` (a factory, a wrap, a former method now a module-level function)
+    whose header is longer than ``LINE_LENGTH`` (88, ruff's and black's default) gets
+    one parameter per line, each followed by a comma, and the closing parenthesis on a
+    line of its own: the layout ruff and black give such a header.
+Why
+    Generated code is code people will own (docs/ARCHITECTURE.md, "Generated code"): a
+    wrap taking the former ``__init__``'s parameters, or a method renamed after its class
+    and moved out of it, may otherwise run past the line length the engine's linter keeps.
+Fix safety
+    Layout only: the same parameters, defaults, annotations and order. Statements the
+    conversion left alone, headers it did not change and headers already spread over
+    several lines keep every byte.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import libcst as cst
+
+#: The longest ``def`` line a conversion writes.
+LINE_LENGTH = 88
+
+
+def _header(module: cst.Module, fn: cst.FunctionDef) -> str:
+    """The code of ``fn``'s ``def`` line(s), up to its colon."""
+    bare = fn.with_changes(leading_lines=(), decorators=(),
+                           body=cst.SimpleStatementSuite(body=[cst.Pass()]))
+    return module.code_for_node(bare).rstrip("\r\n").removesuffix(" pass")
+
+
+def _line_break(indent: str) -> cst.ParenthesizedWhitespace:
+    return cst.ParenthesizedWhitespace(
+        first_line=cst.TrailingWhitespace(), empty_lines=[], indent=False,
+        last_line=cst.SimpleWhitespace(indent),
+    )
+
+
+def one_param_per_line(fn: cst.FunctionDef, indent: str) -> cst.FunctionDef:
+    """``fn`` (a top-level function) with each parameter on a line of its own, indented by
+    ``indent``, and a trailing comma after the last one."""
+    params = fn.params
+    # The parameters in the order they are written, each with the slot that holds it.
+    slots: list[cst.CSTNode] = [*params.posonly_params]
+    if isinstance(params.posonly_ind, cst.ParamSlash):
+        slots.append(params.posonly_ind)
+    slots.extend(params.params)
+    if isinstance(params.star_arg, (cst.Param, cst.ParamStar)):
+        slots.append(params.star_arg)
+    slots.extend(params.kwonly_params)
+    if params.star_kwarg is not None:
+        slots.append(params.star_kwarg)
+    if not slots:
+        return fn
+    laid: dict[int, cst.CSTNode] = {}
+    for i, slot in enumerate(slots):
+        last = i == len(slots) - 1
+        comma = cst.Comma(whitespace_after=_line_break("" if last else indent))
+        laid[id(slot)] = slot.with_changes(comma=comma)
+
+    def placed(node: Any) -> Any:
+        """``node`` with its comma laid out, if it is a parameter slot."""
+        return laid.get(id(node), node)
+
+    new_params = params.with_changes(
+        posonly_params=[placed(p) for p in params.posonly_params],
+        posonly_ind=placed(params.posonly_ind),
+        params=[placed(p) for p in params.params],
+        star_arg=placed(params.star_arg),
+        kwonly_params=[placed(p) for p in params.kwonly_params],
+        star_kwarg=placed(params.star_kwarg) if params.star_kwarg is not None else None,
+    )
+    return fn.with_changes(params=new_params, whitespace_before_params=_line_break(indent))
+
+
+def lay_out_long_defs(original: cst.Module, tree: cst.Module,
+                      limit: int = LINE_LENGTH) -> cst.Module:
+    """``tree`` with every top-level function whose one-line header the conversion wrote
+    or changed (a new function, or annotations rewritten) and that is now longer than
+    ``limit``, laid out one parameter per line. A header as long as the file had it is
+    the file's own style and stays."""
+    own = {id(stmt) for stmt in original.body}
+    own_headers: dict[str, str] | None = None
+    body: list[cst.BaseStatement] = []
+    changed = False
+    for stmt in tree.body:
+        if id(stmt) not in own and isinstance(stmt, cst.FunctionDef):
+            header = _header(tree, stmt)
+            if "\n" not in header and len(header) > limit:
+                if own_headers is None:
+                    own_headers = {fn.name.value: _header(original, fn) for fn in original.body
+                                   if isinstance(fn, cst.FunctionDef)}
+                if own_headers.get(stmt.name.value) != header:
+                    stmt = one_param_per_line(stmt, tree.default_indent)
+                    changed = True
+        body.append(stmt)
+    return tree.with_changes(body=body) if changed else tree
