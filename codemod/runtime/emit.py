@@ -33,23 +33,28 @@ _RUNTIME_MARKER = "# BEGIN RUNTIME"
 _DOC_TEMPLATE = '''"""{mark} for the former
 Parameter subclasses of ``{root}``.
 
-``isinstance(p, X)`` is now ``has_param_feature(p, Features.X)`` and ``type(p) is X`` is
-now ``param_kind_is(p, Features.X)``; each former class ``X`` is a factory function of the
-same name that builds a plain ``torch.nn.Parameter`` and gives it kind ``Features.X``.
+``isinstance(p, X)`` is now ``has_param_feature(p, Features.X)`` and ``type(p) is X``
+is now ``param_kind_is(p, Features.X)``; each former class ``X`` is a factory function
+of the same name that builds a plain ``torch.nn.Parameter`` and gives it kind
+``Features.X``.
 
 * What class ``X`` gave its instances is recorded once, when its module is imported
-  (``register_param_kind``): its feature tags and, for each method name, the function the
-  MRO chose. The factory gives each new parameter all of it in one call
-  (``init_param_kind``), then its ``wrap_*`` functions run the former ``__init__`` bodies.
-* Methods are ``BoundParamMethod`` objects stored on the parameter: ``param.load_x(...)``
-  keeps working at every call site, and ``torch.compile(fullgraph=True)`` traces through
-  them. Dynamo refuses a per-instance callable whose ``__name__`` equals the attribute it
-  is stored under, so ``__name__`` carries a suffix.
-* A method holds its parameter through a weak reference, so ``param -> method -> param``
-  is no reference cycle: a dropped parameter is freed by reference counting alone.
+  (``register_param_kind``): its feature tags and, for each method name, the function
+  the MRO chose. The factory gives each new parameter all of it in one call
+  (``init_param_kind``), then its ``wrap_*`` functions run the former ``__init__``
+  bodies.
+* Methods are ``BoundParamMethod`` objects stored on the parameter:
+  ``param.load_x(...)`` keeps working at every call site, and
+  ``torch.compile(fullgraph=True)`` traces through them. Dynamo refuses a per-instance
+  callable whose ``__name__`` equals the attribute it is stored under, so ``__name__``
+  carries a suffix.
+* A method holds its parameter through a weak reference, so ``param -> method ->
+  param`` is no reference cycle: a dropped parameter is freed by reference counting
+  alone.
 * ``copy.deepcopy`` and ``pickle`` look ``__deepcopy__`` / ``__reduce_ex__`` up on the
-  instance, so each parameter carries its own: a deep copy keeps every attribute and its
-  methods act on the copy; an unpickled parameter gets its attributes and methods back.
+  instance, so each parameter carries its own: a deep copy keeps every attribute and
+  its methods act on the copy; an unpickled parameter gets its attributes and methods
+  back.
 """
 '''
 

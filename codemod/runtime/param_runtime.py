@@ -1,30 +1,32 @@
-"""Runtime that converted engines carry: feature tags, exact kinds, per-parameter methods.
+"""Runtime that converted engines carry: feature tags, exact kinds, per-parameter
+methods.
 
 The text below the ``BEGIN RUNTIME`` marker, with this module's imports, is what
 ``apply`` writes into each family's runtime module (``codemod.runtime.emit``, which adds
-the module docstring and the family's ``Features`` class). This module exists so that the
-runtime is itself importable and unit-tested; ``codemod`` never imports it (nor torch)
-while converting code.
+the module docstring and the family's ``Features`` class). This module exists so that
+the runtime is itself importable and unit-tested; ``codemod`` never imports it (nor
+torch) while converting code.
 
 Why this shape (measured on torch 2.13 CPU):
 
-* Methods are ``BoundParamMethod`` objects stored on the parameter. ``param.load_x(...)``
-  keeps working at every call site, and ``torch.compile(fullgraph=True)`` traces through
-  them: Dynamo refuses a per-instance callable whose ``__name__`` equals the attribute it
-  is stored under, so ``__name__`` carries a suffix.
+* Methods are ``BoundParamMethod`` objects stored on the parameter.
+  ``param.load_x(...)`` keeps working at every call site, and
+  ``torch.compile(fullgraph=True)`` traces through them: Dynamo refuses a per-instance
+  callable whose ``__name__`` equals the attribute it is stored under, so ``__name__``
+  carries a suffix.
 * A method holds its parameter through a weak reference, so ``param -> method -> param``
-  is no reference cycle: a dropped parameter is freed by reference counting alone, as the
-  former subclass instance was. The methods of one parameter share that reference.
+  is no reference cycle: a dropped parameter is freed by reference counting alone, as
+  the former subclass instance was. The methods of one parameter share that reference.
 * What a former class gave its instances is made once per kind, when its module is
-  imported (``register_param_kind``): the feature set, and the one function the MRO chose
-  for each method name. A factory then gives a new parameter all of it in one call
-  (``init_param_kind``): per parameter, one object per method of the kind (the floor for a
-  plain ``Parameter``, whose class cannot hold the methods) and one hook object serving as
-  both ``__deepcopy__`` and ``__reduce_ex__``.
+  imported (``register_param_kind``): the feature set, and the one function the MRO
+  chose for each method name. A factory then gives a new parameter all of it in one call
+  (``init_param_kind``): per parameter, one object per method of the kind (the floor for
+  a plain ``Parameter``, whose class cannot hold the methods) and one hook object
+  serving as both ``__deepcopy__`` and ``__reduce_ex__``.
 * ``copy.deepcopy`` and ``pickle`` look ``__deepcopy__`` / ``__reduce_ex__`` up on the
   instance, so each converted parameter carries its own: a deep copy keeps every
-  attribute and its methods act on the copy; a pickled parameter (or a module holding it,
-  through ``torch.save``) comes back with its attributes and methods rebound to it.
+  attribute and its methods act on the copy; a pickled parameter (or a module holding
+  it, through ``torch.save``) comes back with its attributes and methods rebound to it.
 """
 
 import copy
@@ -41,8 +43,8 @@ class BoundParamMethod:
     """A method of one converted parameter: calling it calls ``func(param, *args)``.
 
     The parameter is held weakly (no reference cycle); calling a method whose parameter
-    has been freed raises ``ReferenceError``. ``param`` may be given as its weak reference
-    (``weakref.ref(param)``), which the methods of one parameter share.
+    has been freed raises ``ReferenceError``. ``param`` may be given as its weak
+    reference (``weakref.ref(param)``), which the methods of one parameter share.
     """
 
     __slots__ = ("__func__", "_param_ref")
@@ -71,7 +73,8 @@ class BoundParamMethod:
 
 
 def bind_param_method(param, name, func):
-    """Attach ``func`` to ``param`` as method ``name`` (``param.name(...)`` calls ``func(param, ...)``)."""
+    """Attach ``func`` to ``param`` as method ``name`` (``param.name(...)`` calls
+    ``func(param, ...)``)."""
     setattr(param, name, BoundParamMethod(func, param))
 
 
@@ -110,18 +113,21 @@ PARAM_FIELDS = {}
 
 
 def register_param_fields(feature, fields, none_deletes=()):
-    """Record that kind ``feature`` stores each ``field: attribute`` pair of ``fields`` as the
-    attribute alone; ``none_deletes`` names the attributes whose ``None`` field meant "deleted"."""
+    """Record that kind ``feature`` stores each ``field: attribute`` pair of ``fields``
+    as the attribute alone; ``none_deletes`` names the attributes whose ``None`` field
+    meant "deleted"."""
     PARAM_FIELDS[feature] = {
         field: (name, name in none_deletes) for field, name in fields.items()
     }
 
 
 def _fields_of(attrs):
-    """The former-property fields of the kind whose attributes are ``attrs`` ({} if none).
+    """The former-property fields of the kind whose attributes are ``attrs`` ({} if
+    none).
 
     Looked up in the registry of the runtime that made the parameter (its copy hook's
-    globals) when this runtime does not know the kind: a tree may carry several runtimes.
+    globals) when this runtime does not know the kind: a tree may carry several
+    runtimes.
     """
     kind = attrs.get("_param_kind")
     fields = PARAM_FIELDS.get(kind)
@@ -164,9 +170,9 @@ def param_attr_dict(obj):
 
 class ParamKind:
     """What the former class gave every instance, made once per kind: its feature tags
-    (``_param_features``: the class and every class it inherits from; ``_param_kind``: the
-    class itself) and its methods (``(name, function)`` pairs, the function the MRO chose
-    for each name)."""
+    (``_param_features``: the class and every class it inherits from; ``_param_kind``:
+    the class itself) and its methods (``(name, function)`` pairs, the function the MRO
+    chose for each name)."""
 
     __slots__ = ("feature", "bases", "mro", "own_methods", "tags", "methods")
 
@@ -177,7 +183,8 @@ class ParamKind:
         self.mro = (feature, *_merged_mros(feature, bases))
         chosen = {}
         for kind in reversed(self.mro):
-            chosen.update(PARAM_KINDS[kind].own_methods if kind != feature else own_methods)
+            methods = PARAM_KINDS[kind].own_methods if kind != feature else own_methods
+            chosen.update(methods)
         self.tags = {"_param_features": frozenset(self.mro), "_param_kind": feature}
         self.methods = tuple(chosen.items())
 
@@ -195,19 +202,23 @@ def _merged_mros(feature, bases):
         else:
             raise TypeError(f"{feature}: its bases have no consistent order")
         merged.append(head)
-        sequences = [other[1:] if other and other[0] == head else other for other in sequences]
+        sequences = [
+            other[1:] if other and other[0] == head else other for other in sequences
+        ]
     return merged
 
 
-#: ``feature -> ParamKind`` of every converted kind (and every class kept as a class whose
-#: converted subclasses inherit its methods), filled when the defining modules are imported.
+#: ``feature -> ParamKind`` of every converted kind (and every class kept as a class
+#: whose converted subclasses inherit its methods), filled when the defining modules are
+#: imported.
 PARAM_KINDS = {}
 
 
 def register_param_kind(feature, bases=(), methods=None):
-    """Record kind ``feature``: ``methods`` (name -> function) are those its former class
-    defined, ``bases`` the kinds among its bases, in order (each registered before). A
-    parameter of the kind gets, for each name, the function the former MRO chose."""
+    """Record kind ``feature``: ``methods`` (name -> function) are those its former
+    class defined, ``bases`` the kinds among its bases, in order (each registered
+    before). A parameter of the kind gets, for each name, the function the former MRO
+    chose."""
     PARAM_KINDS[feature] = ParamKind(feature, tuple(bases), dict(methods or {}))
 
 
@@ -216,15 +227,16 @@ def init_param_kind(param, feature):
     its class: the feature tags (``has_param_feature``, ``param_kind_is``), every method
     bound to ``param``, and the copy hooks.
 
-    A factory calls it once, right after building the tensor and before the wraps run the
-    former ``__init__`` bodies: an instance had its class (its methods, its ``isinstance``
-    answers) before any ``__init__`` ran.
+    A factory calls it once, right after building the tensor and before the wraps run
+    the former ``__init__`` bodies: an instance had its class (its methods, its
+    ``isinstance`` answers) before any ``__init__`` ran.
     """
     kind = PARAM_KINDS[feature]
     attrs = param.__dict__
     attrs.update(kind.tags)
     param_ref = _WEAK_REF(param)
-    attrs["__deepcopy__"] = attrs["__reduce_ex__"] = BoundParamMethod(_copy_param, param_ref)
+    hook = BoundParamMethod(_copy_param, param_ref)
+    attrs["__deepcopy__"] = attrs["__reduce_ex__"] = hook
     for name, func in kind.methods:
         attrs[name] = BoundParamMethod(func, param_ref)
 
@@ -264,7 +276,8 @@ def has_param_feature(obj, *features):
 
 
 def check_param_kwargs(kind, kwargs, accepted):
-    """Raise ``TypeError`` for a keyword no ``__init__`` of the former class ``kind`` took."""
+    """Raise ``TypeError`` for a keyword no ``__init__`` of the former class ``kind``
+    took."""
     for name in kwargs:
         if name not in accepted:
             raise TypeError(f"{kind}() got an unexpected keyword argument {name!r}")
@@ -273,11 +286,12 @@ def check_param_kwargs(kind, kwargs, accepted):
 def set_param_field(obj, field, name, value, none_deletes=False):
     """What ``obj.<field> = value`` did before conversion.
 
-    ``<field>`` backed the property ``<name>`` of a former class. A converted parameter of
-    such a kind holds only the attribute ``<name>``: it is set (or, when ``none_deletes``
-    and ``value`` is None, removed: the getter then raised ``AttributeError``). Any other
-    object (a class kept as a class, an unrelated object with a field of the same name, a
-    converted kind without that property) gets the field, as before.
+    ``<field>`` backed the property ``<name>`` of a former class. A converted parameter
+    of such a kind holds only the attribute ``<name>``: it is set (or, when
+    ``none_deletes`` and ``value`` is None, removed: the getter then raised
+    ``AttributeError``). Any other object (a class kept as a class, an unrelated object
+    with a field of the same name, a converted kind without that property) gets the
+    field, as before.
     """
     attrs = getattr(obj, "__dict__", None)
     if not isinstance(attrs, dict) or "_param_features" not in attrs \
@@ -293,9 +307,9 @@ def param_field(obj, field, *default):
     """What ``getattr(obj, field[, default])`` answered before conversion.
 
     For a converted parameter whose kind had a property over ``field``: the attribute's
-    value, or ``None`` where a nullable attribute was deleted (the field was set to None),
-    or ``default`` / ``AttributeError`` where the field had been deleted. Any other object
-    is read as it is.
+    value, or ``None`` where a nullable attribute was deleted (the field was set to
+    None), or ``default`` / ``AttributeError`` where the field had been deleted. Any
+    other object is read as it is.
     """
     attrs = getattr(obj, "__dict__", None)
     if isinstance(attrs, dict) and "_param_features" in attrs:
@@ -326,7 +340,8 @@ def isinstance_or_param_feature(obj, classes, *features):
 
 
 def param_kind_is(obj, *features):
-    """What ``type(obj) in (X, ...)`` (or ``type(obj) is X``) answered for the former classes."""
+    """What ``type(obj) in (X, ...)`` (or ``type(obj) is X``) answered for the former
+    classes."""
     return getattr(obj, "_param_kind", None) in features
 
 
@@ -366,8 +381,8 @@ def _deepcopy_param(param, memo):
 
 
 def _reduce_param(param, protocol):
-    # Weak references cannot be pickled: methods travel as their (module-level) functions
-    # and are rebound to the rebuilt parameter.
+    # Weak references cannot be pickled: methods travel as their (module-level)
+    # functions and are rebound to the rebuilt parameter.
     state = {}
     methods = {}
     for name, value in param.__dict__.items():
