@@ -150,14 +150,14 @@ def _report(path: Path, result: api.RunResult, options: Options, *, dry_run: boo
     """Write the migration report of this run to ``path``; the exit code, 2 when it
     cannot be written. ``verify``: the summary of a behaviour check of the converted
     tree, when one ran (the report's ``verify`` section; null without)."""
-    from codemod.output.report import build_report, write_report
+    from codemod.output.report import build_report, report_options, write_report
 
     context = click.get_current_context()
     given = context.find_root().obj
     argv = given.get("argv") if isinstance(given, dict) else None
     report = build_report(
         result, command_line=shlex.join(["codemod", *(argv or sys.argv[1:])]),
-        options=_report_options(context.params, options), directory=os.getcwd(),
+        options=report_options(context.params, options), directory=os.getcwd(),
         elapsed_ms=round(elapsed * 1000), exit_code=exit_code, dry_run=dry_run,
         written=written, verify=verify)
     try:
@@ -166,24 +166,6 @@ def _report(path: Path, result: api.RunResult, options: Options, *, dry_run: boo
         err(f"error: {path}: cannot write the report: {exc.strerror or exc}", fg="red")
         return EXIT_ERROR
     return exit_code
-
-
-def _report_options(params: dict[str, object], options: Options) -> dict[str, object]:
-    """The command's options as given, and the settings they and the configuration gave."""
-    given = {key: [str(v) for v in value] if isinstance(value, tuple) else (
-        str(value) if isinstance(value, Path) else value) for key, value in params.items()}
-    return {
-        **given,
-        "effective": {
-            "excludes": list(options.excludes),
-            "extendExcludes": list(options.extend_excludes),
-            "allowClasses": list(options.allow_classes),
-            "allowValueUses": options.allow_value_uses,
-            "featurePrefix": options.feature_prefix,
-            "src": [str(p) for p in options.src],
-            "jobs": options.jobs,
-        },
-    }
 
 
 def _backup(files: list[FileResult], result: api.RunResult) -> ApplyBackup:
