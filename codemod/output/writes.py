@@ -9,7 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from codemod.fileio import SourceError, SourceFile, encode_source, write_files_atomic
+from codemod.atomic_writes import write_files_atomic
+from codemod.fileio import SourceError, SourceFile, encode_source
 from codemod.pipeline.results import RunResult
 from codemod.planning.write_order import write_order
 from codemod.types import FileResult, Outcome

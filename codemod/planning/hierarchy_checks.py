@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import libcst as cst
 
+from codemod.analysis.bound_names import names_bound
 from codemod.analysis.init_shapes import SelfUse, first_param
 from codemod.planning.model import ClassPlan, NewFacts, property_fields_of, self_attrs_used
-from codemod.planning.new_chain import NewRefusal, compose, names_bound, read_link
+from codemod.planning.new_chain import NewRefusal, compose, read_link
 from codemod.planning.refuse import Refuse
 from codemod.planning.relays import Relays
 

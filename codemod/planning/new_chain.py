@@ -32,6 +32,7 @@ from typing import TypeGuard
 import libcst as cst
 import libcst.matchers as m
 
+from codemod.analysis.bound_names import names_bound
 from codemod.analysis.classes import docstring_and_body
 from codemod.analysis.names import variables_used
 
@@ -120,69 +121,6 @@ def _substituted(link: NewLink, values: dict[str, cst.BaseExpression]) -> NewLin
         post=tuple(s.visit(sub) for s in link.post),  # type: ignore[misc]
         call=link.call.with_changes(args=[a.visit(sub) for a in link.call.args]),
     )
-
-
-class _Bound(cst.CSTVisitor):
-    """Names that statements bind (assignments, imports, loops, ``with``/``except`` targets)."""
-
-    def __init__(self) -> None:
-        self.names: set[str] = set()
-
-    def _targets(self, node: cst.CSTNode | None) -> None:
-        if node is None:
-            return
-        if isinstance(node, cst.Name):
-            self.names.add(node.value)
-        elif isinstance(node, (cst.Tuple, cst.List)):
-            for element in node.elements:
-                self._targets(element.value)
-        elif isinstance(node, cst.StarredElement):
-            self._targets(node.value)
-
-    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
-        self._targets(node.target)
-
-    def visit_AugAssign(self, node: cst.AugAssign) -> None:
-        self._targets(node.target)
-
-    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-        self._targets(node.target)
-
-    def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
-        self._targets(node.target)
-
-    def visit_For(self, node: cst.For) -> None:
-        self._targets(node.target)
-
-    def visit_AsName(self, node: cst.AsName) -> None:
-        self._targets(node.name)
-
-    def visit_ImportAlias(self, node: cst.ImportAlias) -> None:
-        if node.asname is None:
-            head: cst.BaseExpression = node.name
-            while isinstance(head, cst.Attribute):
-                head = head.value
-            if isinstance(head, cst.Name):
-                self.names.add(head.value)
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-        self.names.add(node.name.value)
-        return False
-
-    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
-        self.names.add(node.name.value)
-        return False
-
-    def visit_Del(self, node: cst.Del) -> None:
-        self._targets(node.target)
-
-
-def names_bound(stmts: tuple[cst.BaseStatement, ...] | list[cst.BaseStatement]) -> set[str]:
-    """Names that ``stmts`` bind in the function they belong to."""
-    bound = _Bound()
-    for stmt in stmts:
-        stmt.visit(bound)
-    return bound.names
 
 
 def _assigned_value(stmt: cst.BaseStatement) -> cst.BaseExpression | None:

@@ -41,7 +41,7 @@ from pathlib import Path
 from codemod.analysis import python_trees
 from codemod.analysis.ast_uses import dict_owner, spelled_name, type_name_comparisons, use_kind
 from codemod.analysis.class_values import char_column, physical_lines
-from codemod.analysis.names import import_targets, module_name_for
+from codemod.analysis.names import import_from_source, import_targets, module_name_for
 from codemod.analysis.text_search import names_pattern
 from codemod.analysis.use_rules import USE_RULES, Outcome, UseKind
 from codemod.planning.plan import Plan
@@ -136,7 +136,7 @@ class SafetyNet:
             if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 info.explicit.setdefault(stmt.name, []).append(f"{module}.{stmt.name}")
             elif isinstance(stmt, ast.ImportFrom) and any(a.name == "*" for a in stmt.names):
-                info.stars.append(_from_source(stmt, module, path.name == "__init__.py"))
+                info.stars.append(import_from_source(stmt, module, path.name == "__init__.py"))
             elif isinstance(stmt, (ast.Assign, ast.AugAssign)):
                 targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
                 for target in targets:
@@ -267,7 +267,7 @@ class SafetyNet:
         for stmt in _module_level(tree.body):
             if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 bound.setdefault(stmt.name, []).append(f"{module}.{stmt.name}")
-        stars = [_from_source(n, module, is_package) for n in ast.walk(tree)
+        stars = [import_from_source(n, module, is_package) for n in ast.walk(tree)
                  if isinstance(n, ast.ImportFrom) and any(a.name == "*" for a in n.names)]
         for node in ast.walk(tree):  # m = importlib.import_module("a.b"), in any scope
             if isinstance(node, ast.Assign) and (looked_up := _module_by_string(node.value)):
@@ -365,17 +365,6 @@ def _how(node: ast.AST, engine: dict[str, list[str]], stars: list[str]) -> str:
 
 def _escape(node: ast.AST, qualname: str, how: str) -> Escape:
     return (node.lineno, node.col_offset + 1, qualname, ast.unparse(node), how)  # type: ignore[attr-defined]
-
-
-def _from_source(node: ast.ImportFrom, module: str, is_package: bool) -> str:
-    """The absolute module a ``from`` import reads."""
-    if not node.level:
-        return node.module or ""
-    parts = module.split(".") if module else []
-    if not is_package:
-        parts = parts[:-1]
-    parts = parts[: max(len(parts) - (node.level - 1), 0)]
-    return ".".join(parts + ([node.module] if node.module else []))
 
 
 def _module_level(statements: list[ast.stmt]) -> list[ast.stmt]:

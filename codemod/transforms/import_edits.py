@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import TypeGuard
 
 import libcst as cst
@@ -28,6 +28,7 @@ from libcst.codemod import CodemodContext
 from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
 
 from codemod.analysis.classes import FileFacts
+from codemod.analysis.statement_text import same_lines
 
 _PLACEHOLDER = "__codemod_placeholder_{}__"
 
@@ -71,7 +72,7 @@ def add_imports(tree: cst.Module, context: CodemodContext) -> cst.Module:
         original = _placeholder_for(stmt, tree)
         if original is None:
             body.append(stmt)
-        elif _same_lines(original.leading_lines, stmt.leading_lines):  # type: ignore[attr-defined]
+        elif same_lines(original.leading_lines, stmt.leading_lines):  # type: ignore[attr-defined]
             body.append(original)
         else:
             body.append(original.with_changes(leading_lines=stmt.leading_lines))
@@ -129,10 +130,6 @@ def _has_import(stmt: cst.BaseStatement) -> bool:
     """A simple statement line with an ``import`` among its statements."""
     return isinstance(stmt, cst.SimpleStatementLine) and any(
         isinstance(small, (cst.Import, cst.ImportFrom)) for small in stmt.body)
-
-
-def _same_lines(a: Sequence[cst.EmptyLine], b: Sequence[cst.EmptyLine]) -> bool:
-    return len(a) == len(b) and all(x.deep_equals(y) for x, y in zip(a, b))
 
 
 @functools.lru_cache(maxsize=256)

@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from codemod.verify.families import module_path
+from codemod.verify.parsed import parse_file
 from codemod.verify.stubs import tp_getter_kind
 
 
@@ -38,9 +39,8 @@ def direct_imports(package: str, package_dir: Path, modules: Iterable[str]) -> d
         path = module_path(package_dir, module)
         if path is None:
             continue
-        try:
-            tree = ast.parse(path.read_text("utf-8"))
-        except (OSError, SyntaxError, ValueError):
+        tree = parse_file(path)
+        if tree is None:
             continue
         is_package = path.name == "__init__.py"
         for node in ast.walk(tree):

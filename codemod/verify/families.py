@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from codemod.runtime.emit import features_members, is_generated
+from codemod.verify.parsed import parse_file
 
 
 class VerifyUsageError(Exception):
@@ -89,9 +90,8 @@ def _package_dir(runtime_path: Path, runtime_module: str) -> Path:
 
 def _kept_classes(path: Path, module: str, known: set[str]) -> list[FamilyClass]:
     """Classes of ``path`` deriving from ``Parameter`` or a family class, lacking a tag."""
-    try:
-        tree = ast.parse(path.read_text("utf-8"))
-    except (OSError, SyntaxError, ValueError):
+    tree = parse_file(path)
+    if tree is None:
         return []
     kept = []
     family = set(known)

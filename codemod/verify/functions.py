@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from codemod.verify.families import Families, module_path
+from codemod.verify.parsed import parse_file
 
 #: Most distinct literal argument sets kept per function.
 MAX_FORMS = 6
@@ -51,9 +52,8 @@ def _annotation_names(annotation: ast.expr | None) -> list[str]:
 
 
 def _functions_of(path: Path, module: str, classes: set[str]) -> list[ParamFunction]:
-    try:
-        tree = ast.parse(path.read_text("utf-8"))
-    except (OSError, SyntaxError, ValueError):
+    tree = parse_file(path)
+    if tree is None:
         return []
     found = []
     for stmt in tree.body:

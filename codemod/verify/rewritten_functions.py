@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from codemod.verify.families import Families
+from codemod.verify.parsed import parse_file
 
 #: Runtime functions a rewrite of a class check calls (not a change of behaviour to drive).
 _CHECK_FUNCTIONS = {"has_param_feature", "param_kind_is", "Features"}
@@ -68,9 +69,8 @@ def _copies_a_dict(function: ast.FunctionDef) -> bool:
 
 
 def _top_functions(path: Path) -> dict[str, ast.FunctionDef]:
-    try:
-        tree = ast.parse(path.read_text("utf-8"))
-    except (OSError, UnicodeDecodeError, SyntaxError, ValueError):
+    tree = parse_file(path)
+    if tree is None:
         return {}
     return {stmt.name: stmt for stmt in tree.body if isinstance(stmt, ast.FunctionDef)}
 

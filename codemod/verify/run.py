@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from codemod.verify.arguments import Build, build_from_site, synthesized_build
-from codemod.verify.cases import ClassCases, Family, Side, SideFunctions
+from codemod.verify.cases import ClassCases
 from codemod.verify.check_sites import drive, find_check_sites
 from codemod.verify.direct_imports import direct_imports
 from codemod.verify.families import Families, VerifyUsageError, find_families
@@ -16,6 +16,7 @@ from codemod.verify.functions import ParamFunction, find_param_functions
 from codemod.verify.importer import TreeImport, forget_compiled_module_names
 from codemod.verify.model import ClassResult, ImportProblem, VerifyResult
 from codemod.verify.rewritten_functions import RewrittenFunction, find_rewritten_functions
+from codemod.verify.sides import Family, Side, SideFunctions
 from codemod.verify.sites import TreeSites, harvest
 from codemod.verify.stubs import TensorParallel
 

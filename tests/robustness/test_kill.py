@@ -7,7 +7,7 @@ SIGKILL at random points: one while the engine still analyses, the others at ran
 delays after the first file of the run was replaced (or its first temp file appeared).
 After every kill each file must be byte-identical to its original or to its converted
 version, with its mode, and the only other thing allowed is a leftover temp file
-(``.<name>.<random>.codemod-tmp``, created by ``fileio`` next to its target): SIGKILL
+(``.<name>.<random>.codemod-tmp``, created by ``atomic_writes`` next to its target): SIGKILL
 cannot be caught, so one that lands between creating and renaming a temp file leaves
 it. A temp file is never renamed over a target before it is complete and fsynced, and
 discovery never reads it (it does not end in ``.py``).
@@ -199,7 +199,7 @@ def test_sigkill_never_leaves_a_half_written_file(
 def _write_order(source: Path, work: Path, capsys: pytest.CaptureFixture[str],
                  monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The files an uninterrupted ``apply`` replaces, in the order it replaces them."""
-    import codemod.fileio
+    import codemod.atomic_writes
 
     tree = work / "tree"
     shutil.copytree(source, tree)
@@ -212,7 +212,7 @@ def _write_order(source: Path, work: Path, capsys: pytest.CaptureFixture[str],
         real_replace(src, dst)  # type: ignore[arg-type]
 
     with monkeypatch.context() as patch:
-        patch.setattr(codemod.fileio.os, "replace", replace)
+        patch.setattr(codemod.atomic_writes.os, "replace", replace)
         assert run_main(["apply", "tree"], work, capsys)[0] == 1
     return order
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from codemod import api, cli
+from codemod import api, cli, run_guard
 
 from .trees import (
     TRACEBACK,
@@ -128,7 +128,7 @@ def test_recursion_limit_is_restored(tmp_path: Path, capsys: pytest.CaptureFixtu
 def test_runs_inline_when_no_large_thread_can_start(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(cli, "_start_worker", lambda target: None)
+    monkeypatch.setattr(run_guard, "start_worker", lambda target: None)
     base_tree(tmp_path)
     assert run_main(["apply", "--dry-run", "tree"], tmp_path, capsys)[0] == 1
 

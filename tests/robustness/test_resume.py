@@ -1,6 +1,6 @@
 """A killed ``codemod apply`` run again, and two runs at once, end as one uninterrupted run.
 
-``apply`` replaces files one rename at a time (``fileio.write_files_atomic``). A kill
+``apply`` replaces files one rename at a time (``atomic_writes.write_files_atomic``). A kill
 after ``n`` renames leaves the first ``n`` files of its write order converted and the
 rest as they were; a second ``apply`` must then recognise what is already converted
 (``has_param_feature(p, F.K) or isinstance(p, (K,))`` for a kept base ``K``, a subclass
@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-import codemod.fileio
+import codemod.atomic_writes
 
 from .trees import run_main, snapshot
 
@@ -87,7 +87,7 @@ def _uninterrupted(source: Path, work: Path, capsys: pytest.CaptureFixture[str],
         real_replace(src, dst)  # type: ignore[arg-type]
 
     with monkeypatch.context() as patch:
-        patch.setattr(codemod.fileio.os, "replace", replace)
+        patch.setattr(codemod.atomic_writes.os, "replace", replace)
         assert _apply(tree, capsys)[0] == 1
     return order, _bytes(tree)
 
@@ -128,12 +128,12 @@ def test_two_overlapping_runs(
             renames += 1
             if renames == first:  # run A has replaced ``first`` files: run B, whole
                 with monkeypatch.context() as inner:
-                    inner.setattr(codemod.fileio.os, "replace", real_replace)
+                    inner.setattr(codemod.atomic_writes.os, "replace", real_replace)
                     code_b, _ = _apply(tree, capsys)
                 assert code_b == 1
 
         with monkeypatch.context() as patch:
-            patch.setattr(codemod.fileio.os, "replace", replace)
+            patch.setattr(codemod.atomic_writes.os, "replace", replace)
             code_a, err_a = _apply(tree, capsys)
         assert code_a == 2, err_a
         assert "changed on disk since codemod read it" in err_a

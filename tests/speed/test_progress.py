@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from codemod import api, cli
+from codemod.output import console
 from codemod.types import Options
 
 ENGINE = Path(__file__).resolve().parents[2] / "fixtures" / "engine"
@@ -21,7 +22,7 @@ class Terminal(io.StringIO):
 
 def test_bar_per_stage_on_a_terminal():
     stream = Terminal()
-    progress = cli._Progress(stream)
+    progress = console.Progress(stream)
     progress.started -= progress.DELAY
     for done in range(1, 5):
         progress("parse", done, 4)
@@ -35,7 +36,7 @@ def test_bar_per_stage_on_a_terminal():
 
 def test_total_may_grow_while_parsing():
     stream = Terminal()
-    progress = cli._Progress(stream)
+    progress = console.Progress(stream)
     progress.started -= progress.DELAY
     progress("parse", 1, 2)
     progress("parse", 2, 5)
@@ -46,7 +47,7 @@ def test_total_may_grow_while_parsing():
 
 def test_nothing_for_a_quick_run():
     stream = Terminal()
-    progress = cli._Progress(stream)
+    progress = console.Progress(stream)
     progress.started += 3600  # the run "started" in the future: never longer than DELAY
     progress("convert", 1, 1)
     progress.close()
@@ -55,7 +56,7 @@ def test_nothing_for_a_quick_run():
 
 def test_nothing_when_not_a_terminal():
     stream = io.StringIO()
-    progress = cli._Progress(stream)
+    progress = console.Progress(stream)
     progress.started -= 3600
     progress("convert", 1, 1)
     progress.close()
@@ -74,7 +75,7 @@ def test_apply_reports_progress_and_prints_no_bar_when_captured(capsys, monkeypa
         return run(paths, options, progress=record)
 
     monkeypatch.setattr(api, "run", spy)
-    monkeypatch.setattr(cli._Progress, "DELAY", 0.0)
+    monkeypatch.setattr(console.Progress, "DELAY", 0.0)
     assert cli.main(["apply", "--dry-run", str(ENGINE)]) == 1
     err = capsys.readouterr().err
     assert "converting" not in err and "parsing" not in err

@@ -9,7 +9,8 @@ from pathlib import Path
 import libcst as cst
 import pytest
 
-from codemod.analysis.classes import analyse_file, statement_spans
+from codemod.analysis.classes import analyse_file
+from codemod.analysis.statement_text import statement_spans
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 

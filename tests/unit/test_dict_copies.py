@@ -244,7 +244,7 @@ SCREEN_KEYS = frozenset({"weight_loader", "_weight_loader", "load_column_paralle
     "x = getattr(p, '__dict__').get('weight_loader')",
 ])
 def test_screen_keeps_every_shape_the_rewrite_acts_on(body):
-    from codemod.transforms.dict_copies import may_rewrite
+    from codemod.transforms.dict_copy_screen import may_rewrite
 
     assert may_rewrite(body + "\n", SCREEN_KEYS)
     # Deep inside a decorated method, after lines that name no attribute dict (the
@@ -269,7 +269,7 @@ def test_screen_passes_over_an_ordinary_objects_own_dict(body):
     """What ``DictCopyTransformer.may_involve_param`` leaves alone: the own ``self`` of a
     method of an ordinary class (a closure in it too). In a Parameter class of the file
     (or when the file's classes are not known) the shape is kept."""
-    from codemod.transforms.dict_copies import may_rewrite
+    from codemod.transforms.dict_copy_screen import may_rewrite
 
     nested = "\n".join("        " + line for line in body.splitlines())
     source = "class Lazy:\n    def __setstate__(self, state, other):\n" + nested + "\n"
@@ -285,6 +285,6 @@ def test_screen_passes_over_an_ordinary_objects_own_dict(body):
     "x = repr(vars(config))",
 ])
 def test_screen_skips_reads_the_rewrite_leaves_alone(body):
-    from codemod.transforms.dict_copies import may_rewrite
+    from codemod.transforms.dict_copy_screen import may_rewrite
 
     assert not may_rewrite(body + "\n", SCREEN_KEYS)

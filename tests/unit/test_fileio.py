@@ -1,4 +1,4 @@
-"""Unit tests for codemod.fileio: byte-faithful reads and atomic writes."""
+"""Unit tests for codemod.fileio and codemod.atomic_writes: byte-faithful reads and atomic writes."""
 
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from codemod.fileio import SourceError, encode_source, read_source, write_atomic
+from codemod.atomic_writes import write_atomic
+from codemod.fileio import SourceError, encode_source, read_source
 
 ROUND_TRIPS = [
     pytest.param(b"x = 1\n", "utf-8", False, "x = 1\n", id="plain-utf8"),
@@ -199,7 +200,7 @@ def test_temp_file_removed_when_replace_fails(
     def fail(src: object, dst: object) -> None:
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr("codemod.fileio.os.replace", fail)
+    monkeypatch.setattr("codemod.atomic_writes.os.replace", fail)
     with pytest.raises(
         SourceError, match=rf"^{re.escape(str(path))}: cannot write: No space left on device"
     ):
@@ -215,7 +216,7 @@ def test_temp_file_removed_on_interrupt(tmp_path: Path, monkeypatch: pytest.Monk
     def interrupt(fd: int) -> None:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr("codemod.fileio.os.fsync", interrupt)
+    monkeypatch.setattr("codemod.atomic_writes.os.fsync", interrupt)
     with pytest.raises(KeyboardInterrupt):
         write_atomic(path, b"x = 2\n", 0o644)
     assert os.listdir(tmp_path) == ["m.py"]
@@ -343,7 +344,7 @@ def test_owner_kept_when_root_rewrites(tmp_path: Path) -> None:
 
 
 def test_write_files_atomic_writes_all(tmp_path: Path) -> None:
-    from codemod.fileio import write_files_atomic
+    from codemod.atomic_writes import write_files_atomic
 
     a, b = tmp_path / "a.py", tmp_path / "b.py"
     a.write_bytes(b"a = 1\n")
@@ -356,7 +357,7 @@ def test_write_files_atomic_writes_all(tmp_path: Path) -> None:
 
 
 def test_write_files_atomic_replaces_nothing_when_one_cannot_be_written(tmp_path: Path) -> None:
-    from codemod.fileio import write_files_atomic
+    from codemod.atomic_writes import write_files_atomic
 
     files = [tmp_path / f"m{i}.py" for i in range(4)]
     for path in files:
@@ -371,7 +372,7 @@ def test_write_files_atomic_replaces_nothing_when_one_cannot_be_written(tmp_path
 def test_write_files_atomic_rename_failure_names_what_was_replaced(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from codemod.fileio import write_files_atomic
+    from codemod.atomic_writes import write_files_atomic
 
     files = [tmp_path / f"m{i}.py" for i in range(3)]
     for path in files:
@@ -385,7 +386,7 @@ def test_write_files_atomic_rename_failure_names_what_was_replaced(
             raise OSError(5, "Input/output error")
         real_replace(src, dst)  # type: ignore[arg-type]
 
-    monkeypatch.setattr("codemod.fileio.os.replace", replace)
+    monkeypatch.setattr("codemod.atomic_writes.os.replace", replace)
     with pytest.raises(SourceError, match=rf"m1\.py: cannot write: Input/output error "
                        rf"\(already replaced: {re.escape(str(files[0]))}\)"):
         write_files_atomic([(path, b"new\n", 0o644) for path in files])
@@ -396,7 +397,7 @@ def test_write_files_atomic_rename_failure_names_what_was_replaced(
 def test_write_files_atomic_interrupt_while_staging_leaves_nothing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from codemod.fileio import write_files_atomic
+    from codemod.atomic_writes import write_files_atomic
 
     files = [tmp_path / f"m{i}.py" for i in range(3)]
     for path in files:
@@ -410,7 +411,7 @@ def test_write_files_atomic_interrupt_while_staging_leaves_nothing(
             raise KeyboardInterrupt
         real_fsync(fd)
 
-    monkeypatch.setattr("codemod.fileio.os.fsync", fsync)
+    monkeypatch.setattr("codemod.atomic_writes.os.fsync", fsync)
     with pytest.raises(KeyboardInterrupt):
         write_files_atomic([(path, b"new\n", 0o644) for path in files])
     assert [p.read_bytes() for p in files] == [b"old\n"] * 3
@@ -427,7 +428,7 @@ def test_write_atomic_refuses_non_regular_target(tmp_path: Path) -> None:
 
 def test_a_file_changed_since_it_was_read_is_not_replaced(tmp_path: Path) -> None:
     """Another writer between read and write: nothing is replaced, the path is named."""
-    from codemod.fileio import write_files_atomic
+    from codemod.atomic_writes import write_files_atomic
 
     first, second = tmp_path / "a.py", tmp_path / "b.py"
     first.write_bytes(b"a = 1\n")
@@ -446,8 +447,8 @@ def test_a_file_changed_between_two_renames_stops_the_writes(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A change that lands after staging is caught just before that file's rename."""
-    import codemod.fileio
-    from codemod.fileio import write_files_atomic
+    import codemod.atomic_writes
+    from codemod.atomic_writes import write_files_atomic
 
     first, second = tmp_path / "a.py", tmp_path / "b.py"
     first.write_bytes(b"a = 1\n")
@@ -460,7 +461,7 @@ def test_a_file_changed_between_two_renames_stops_the_writes(
         if Path(dst).name == "a.py":
             second.write_bytes(b"b = 3\n")  # the other run writes b.py now
 
-    monkeypatch.setattr(codemod.fileio.os, "replace", replace)
+    monkeypatch.setattr(codemod.atomic_writes.os, "replace", replace)
     with pytest.raises(SourceError, match=r"b\.py: changed on disk .*already replaced: .*a\.py"):
         write_files_atomic([(p, b"new\n", read[p].mode) for p in (first, second)],
                            read_as={p: read[p].digest for p in read})

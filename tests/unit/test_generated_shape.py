@@ -63,10 +63,10 @@ def test_method_implementation_names(class_name: str, method: str, expected: str
      '))'),
 ])
 def test_kwargs_check_is_one_compact_call(names: list[str], expected: str) -> None:
-    from codemod.transforms.definitions import _kwargs_check_call
+    from codemod.transforms.code_layout import kwargs_check_call
 
     kind = {1: "Base", 3: "GroupQuantScaleParameter"}.get(len(names), "PackedvLLMParameter")
-    code = _kwargs_check_call("check_param_kwargs", kind, "kwargs", names)
+    code = kwargs_check_call("check_param_kwargs", kind, "kwargs", names)
     assert code == expected
     assert len(code.splitlines()) <= 4
     ast.parse(code)

@@ -1,0 +1,118 @@
+"""Generated statements laid out as a person would write them: PEP 8 blank lines, calls and
+signatures on one line when they fit in 88 columns, else broken the way black would.
+
+Only layout: each function returns the same code whatever the line breaks, so a change
+here changes how the output reads, never what it does.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+
+def is_import_line(stmt: cst.BaseStatement) -> bool:
+    """Whether ``stmt`` is a line of ``import`` / ``from ... import`` statements."""
+    return isinstance(stmt, cst.SimpleStatementLine) and all(
+        isinstance(small, (cst.Import, cst.ImportFrom)) for small in stmt.body)
+
+
+def two_blank_lines(stmt: cst.BaseStatement) -> cst.BaseStatement:
+    """PEP 8 spacing before a top-level definition, keeping its own comments."""
+    comments = [line for line in stmt.leading_lines if line.comment is not None]  # type: ignore[attr-defined]
+    return stmt.with_changes(leading_lines=[cst.EmptyLine(), cst.EmptyLine(), *comments])
+
+
+def kwargs_check_call(check: str, kind: str, star_kwarg: str, accepted: list[str]) -> str:
+    """``check("Kind", kwargs, ("a", "b"))`` laid out as one call: on one line (inside a
+    function body, 88 columns) when it fits, else its arguments on one indented line,
+    else the keyword names filled onto as few lines as fit after the call's first line."""
+    quoted = [f'"{n}"' for n in accepted]
+    names = ", ".join(quoted) + ("," if len(quoted) == 1 else "")
+    head = f'"{kind}", {star_kwarg}'
+    one_line = f"{check}({head}, ({names}))"
+    if len(one_line) + 4 <= 88:
+        return one_line
+    if len(head) + len(names) + 12 <= 88:
+        return f"{check}(\n    {head}, ({names})\n)"
+    lines: list[str] = []
+    for name in quoted:
+        if lines and len(lines[-1]) + len(name) + 2 + 8 <= 88:
+            lines[-1] += f" {name},"
+        else:
+            lines.append(f"{name},")
+    inner = "".join(f"    {line}\n" for line in lines)
+    return f"{check}({head}, (\n{inner}))"
+
+
+def _display(opening: str, items: list[str], closing: str) -> str:
+    """A tuple or dict display on one line (a one-item tuple keeps its comma)."""
+    comma = "," if opening == "(" and len(items) == 1 else ""
+    return f"{opening}{', '.join(items)}{comma}{closing}"
+
+
+def layout_call(func: str, args: list[tuple[str, str, list[str], str]]) -> str:
+    """``func(...)`` laid out as by hand: on one line when it fits in 88 columns, else its
+    arguments on one line of their own, else one argument a line, and a display too long
+    for its line one item a line.
+
+    Each argument is ``(prefix, opening, items, closing)``: a display argument is
+    ``prefix`` (``"bases="``) and the display; a plain one is ``prefix`` alone.
+    """
+    flat = [prefix + (_display(opening, items, closing) if opening else "")
+            for prefix, opening, items, closing in args]
+    line = f"{func}({', '.join(flat)})"
+    if len(line) <= 88:
+        return line
+    if len(", ".join(flat)) + 4 <= 88:
+        return f"{func}(\n    {', '.join(flat)}\n)"
+    out = [f"{func}("]
+    for (prefix, opening, items, closing), text in zip(args, flat):
+        if not opening or len(text) + 5 <= 88:
+            out.append(f"    {text},")
+        else:
+            out.append(f"    {prefix}{opening}")
+            out.extend(f"        {item}," for item in items)
+            out.append(f"    {closing},")
+    return "\n".join([*out, ")"])
+
+
+def call_line(func: str, first: str, args: list[str]) -> cst.BaseStatement:
+    """``func(first, a, b)``, one argument a line when that is too long."""
+    line = f"{func}({', '.join([first, *args])})"
+    if len(line) + 4 > 88:
+        inner = "".join(f"    {a},\n" for a in [first, *args])
+        line = f"{func}(\n{inner})"
+    return cst.parse_statement(line)
+
+
+def laid_out(params: cst.Parameters, name: str, returns: str | None) -> dict[str, cst.CSTNode]:
+    """A method's parameters (``__new__``, ``__init__`` or another method, now the module-
+    level ``def name(...)``) as a hand-written signature would lay them out: continuation
+    lines were aligned under the old ``def method(``, so a signature that spanned lines is
+    put on one line when it fits in 88 columns, else one parameter per line. ``returns``
+    is the return annotation's code, if any."""
+    code = cst.Module(body=[]).code_for_node
+    if "\n" not in code(params) or params.posonly_params:
+        return {"params": params}
+    pieces: list[str] = [code(p.with_changes(comma=cst.MaybeSentinel.DEFAULT,
+                                             whitespace_after_param=cst.SimpleWhitespace("")))
+                         for p in params.params]
+    if isinstance(params.star_arg, cst.Param):
+        pieces.append(code(params.star_arg.with_changes(comma=cst.MaybeSentinel.DEFAULT)))
+    elif params.kwonly_params:
+        pieces.append("*")
+    pieces += [code(p.with_changes(comma=cst.MaybeSentinel.DEFAULT,
+                                   whitespace_after_param=cst.SimpleWhitespace("")))
+               for p in params.kwonly_params]
+    if isinstance(params.star_kwarg, cst.Param):
+        pieces.append(code(params.star_kwarg.with_changes(comma=cst.MaybeSentinel.DEFAULT)))
+    if any("#" in piece or '"""' in piece or "'''" in piece for piece in pieces):
+        return {"params": params}  # a comment or a long string: left as written
+    pieces = [" ".join(piece.split()) if "\n" in piece else piece for piece in pieces]
+    arrow = f" -> {returns}" if returns is not None else ""
+    line = f"def {name}({', '.join(pieces)}){arrow}: pass"
+    if len(line) - len(" pass") > 88:
+        inner = "".join(f"    {piece},\n" for piece in pieces)
+        line = f"def {name}(\n{inner}){arrow}: pass"
+    parsed = cst.ensure_type(cst.parse_statement(line), cst.FunctionDef)
+    return {"params": parsed.params, "whitespace_before_params": parsed.whitespace_before_params}
