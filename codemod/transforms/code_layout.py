@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import libcst as cst
 
+#: The longest line of code a conversion writes (ruff's and black's default).
+LINE_LENGTH = 88
+
 
 def is_import_line(stmt: cst.BaseStatement) -> bool:
     """Whether ``stmt`` is a line of ``import`` / ``from ... import`` statements."""
@@ -30,13 +33,13 @@ def kwargs_check_call(check: str, kind: str, star_kwarg: str, accepted: list[str
     names = ", ".join(quoted) + ("," if len(quoted) == 1 else "")
     head = f'"{kind}", {star_kwarg}'
     one_line = f"{check}({head}, ({names}))"
-    if len(one_line) + 4 <= 88:
+    if len(one_line) + 4 <= LINE_LENGTH:
         return one_line
-    if len(head) + len(names) + 12 <= 88:
+    if len(head) + len(names) + 12 <= LINE_LENGTH:
         return f"{check}(\n    {head}, ({names})\n)"
     lines: list[str] = []
     for name in quoted:
-        if lines and len(lines[-1]) + len(name) + 2 + 8 <= 88:
+        if lines and len(lines[-1]) + len(name) + 2 + 8 <= LINE_LENGTH:
             lines[-1] += f" {name},"
         else:
             lines.append(f"{name},")
@@ -61,13 +64,13 @@ def layout_call(func: str, args: list[tuple[str, str, list[str], str]]) -> str:
     flat = [prefix + (_display(opening, items, closing) if opening else "")
             for prefix, opening, items, closing in args]
     line = f"{func}({', '.join(flat)})"
-    if len(line) <= 88:
+    if len(line) <= LINE_LENGTH:
         return line
-    if len(", ".join(flat)) + 4 <= 88:
+    if len(", ".join(flat)) + 4 <= LINE_LENGTH:
         return f"{func}(\n    {', '.join(flat)}\n)"
     out = [f"{func}("]
     for (prefix, opening, items, closing), text in zip(args, flat):
-        if not opening or len(text) + 5 <= 88:
+        if not opening or len(text) + 5 <= LINE_LENGTH:
             out.append(f"    {text},")
         else:
             out.append(f"    {prefix}{opening}")
@@ -79,7 +82,7 @@ def layout_call(func: str, args: list[tuple[str, str, list[str], str]]) -> str:
 def call_line(func: str, first: str, args: list[str]) -> cst.BaseStatement:
     """``func(first, a, b)``, one argument a line when that is too long."""
     line = f"{func}({', '.join([first, *args])})"
-    if len(line) + 4 > 88:
+    if len(line) + 4 > LINE_LENGTH:
         inner = "".join(f"    {a},\n" for a in [first, *args])
         line = f"{func}(\n{inner})"
     return cst.parse_statement(line)
@@ -111,7 +114,7 @@ def laid_out(params: cst.Parameters, name: str, returns: str | None) -> dict[str
     pieces = [" ".join(piece.split()) if "\n" in piece else piece for piece in pieces]
     arrow = f" -> {returns}" if returns is not None else ""
     line = f"def {name}({', '.join(pieces)}){arrow}: pass"
-    if len(line) - len(" pass") > 88:
+    if len(line) - len(" pass") > LINE_LENGTH:
         inner = "".join(f"    {piece},\n" for piece in pieces)
         line = f"def {name}(\n{inner}){arrow}: pass"
     parsed = cst.ensure_type(cst.parse_statement(line), cst.FunctionDef)

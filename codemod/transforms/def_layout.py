@@ -2,7 +2,7 @@
 
 What it does
     A generated ``def`` (a factory, a wrap, a former method now a module-level function)
-    whose header is longer than ``LINE_LENGTH`` (88, ruff's and black's default) gets
+    whose header is longer than ``LINE_LENGTH`` (88, as ``code_layout`` lays out) gets
     one parameter per line, each followed by a comma, and the closing parenthesis on a
     line of its own: the layout ruff and black give such a header.
 Why
@@ -21,8 +21,7 @@ from typing import Any
 
 import libcst as cst
 
-#: The longest ``def`` line a conversion writes.
-LINE_LENGTH = 88
+from codemod.transforms.code_layout import LINE_LENGTH
 
 
 def _header(module: cst.Module, fn: cst.FunctionDef) -> str:
