@@ -120,6 +120,12 @@ class FileFacts:
                 self._statement_codes = [self.module.code_for_node(s) for s in self.module.body]
         return self._statement_codes
 
+    @property
+    def codes_cut_from_text(self) -> bool:
+        """Whether ``statement_codes`` are cut from ``text`` (not generated)."""
+        _ = self.statement_codes
+        return self._spans is not None
+
     def source_code(self) -> str:
         """``module.code``: the text itself where ``statement_codes`` were cut from it
         (LibCST gives such a text back unchanged), else generated."""
@@ -331,12 +337,13 @@ def _add_function(facts: ClassFacts, fn: cst.FunctionDef, line: cst.CSTNode) -> 
     facts.unsupported.append((line, f"method {name!r} decorated with @{decorators[0]}"))
 
 
-def analyse_file(path: Path, text: str) -> FileFacts:
-    """Parse ``text`` (the contents of ``path``) and gather its facts.
+def analyse_file(path: Path, text: str, parsed: str | None = None) -> FileFacts:
+    """Parse ``text`` (the contents of ``path``) and gather its facts. ``parsed``: the
+    text LibCST parses instead, when not ``text`` (``transforms.skeleton``).
 
     Raises ``libcst.ParserSyntaxError`` when the text does not parse.
     """
-    module = cst.parse_module(text)
+    module = cst.parse_module(text if parsed is None else parsed)
     module_name = module_name_for(path)
     is_package = path.name == "__init__.py"
     ff = FileFacts(

@@ -32,8 +32,10 @@ def parse_file(path: Path, text: str, result: RunResult) -> FileFacts | None:
     return ff
 
 
-def parse_facts(path: Path, text: str) -> tuple[FileFacts | None, str | None]:
-    """``analyse_file``, or the message naming why the file does not parse.
+def parse_facts(path: Path, text: str, parsed: str | None = None,
+                ) -> tuple[FileFacts | None, str | None]:
+    """``analyse_file``, or the message naming why the file does not parse (``parsed``:
+    the text LibCST parses instead, when not ``text``).
 
     CPython compiles the text first: its compiler is much faster than LibCST's parser,
     names the exact line, and rejects what LibCST accepts but no interpreter runs (200+
@@ -46,7 +48,7 @@ def parse_facts(path: Path, text: str) -> tuple[FileFacts | None, str | None]:
     if error is not None and newer is None:
         return None, error
     try:
-        return analyse_file(path, text), None  # newer syntax: LibCST reads it
+        return analyse_file(path, text, parsed), None  # newer syntax: LibCST reads it
     except cst.ParserSyntaxError as exc:
         if newer is not None:
             return None, (f"{error} (Python {newer} syntax, which this Python {RUNNING_PYTHON} "

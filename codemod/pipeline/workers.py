@@ -29,6 +29,7 @@ from codemod.planning.plan import Plan
 from codemod.transforms.dict_copies import added_names as dict_added_names
 from codemod.transforms.dict_copies import may_rewrite as may_rewrite_attr_dict
 from codemod.transforms.leftover_screen import screen_file
+from codemod.transforms.skeleton import MARKER, skeleton_text
 from codemod.types import FileResult, Outcome
 
 
@@ -79,20 +80,45 @@ def _convert_one(state: tuple[dict[Path, FileFacts], Plan, dict[Path, SourceFile
         return Converted(FileConversion(text, Counter(), []), [], verified=True,
                          parsed_here=path not in facts)
     ff = facts.get(path)
-    parsed_here = ff is None
-    if ff is None:  # a plain use site: parsed where it is converted
-        ff, error = parse_facts(path, sources[path].text)
-        if ff is None:
-            return Converted(None, [], parsed_here=True, parse_error=error)
+    if ff is not None:
+        return _converted(ff, text, plan, names, convert, loaded_by, screened, parsed_here=False)
+    # A plain use site: parsed where it is converted, as a skeleton where it can be.
+    skeleton = _skeleton_facts(path, text, names)
+    if skeleton is not None:
+        done = _converted(skeleton, text, plan, names, convert, loaded_by, screened,
+                          parsed_here=True)
+        if done.conversion is None or MARKER not in done.conversion.new_text:
+            return done
+    ff, error = parse_facts(path, text)
+    if ff is None:
+        return Converted(None, [], parsed_here=True, parse_error=error)
+    return _converted(ff, text, plan, names, convert, loaded_by, screened, parsed_here=True)
+
+
+def _skeleton_facts(path: Path, text: str, names: frozenset[str]) -> FileFacts | None:
+    """The facts of ``path`` from LibCST's parse of its ``skeleton_text`` (the bodies
+    that name none of ``names`` replaced), where one is made, parses, and gives
+    statement codes cut from the real text; else None (parse the whole text)."""
+    skeleton = skeleton_text(text, names)
+    if skeleton is None:
+        return None
+    ff, _ = parse_facts(path, text, skeleton)
+    return ff if ff is not None and ff.codes_cut_from_text else None
+
+
+def _converted(ff: FileFacts, text: str, plan: Plan, names: frozenset[str], convert: bool,
+               loaded_by: dict[str, frozenset[Path]], screened: Leftovers | None,
+               parsed_here: bool) -> Converted:
+    """The conversion of a parsed file, its leftovers, and the check of a changed text."""
     conversion, leftovers = convert_with_leftovers(ff, plan, stop_at_leftovers=True,
                                                    names=names, leftovers_only=not convert,
                                                    loaded_by=loaded_by, screened=screened)
     if conversion is None:
         return Converted(None, leftovers, parsed_here=parsed_here)
-    if conversion.new_text == sources[path].text:
+    if conversion.new_text == text:
         return Converted(conversion, leftovers, verified=True, parsed_here=parsed_here)
     return Converted(conversion, leftovers, True,
-                     verify_text(conversion.new_text, path, conversion.generated),
+                     verify_text(conversion.new_text, ff.path, conversion.generated),
                      parsed_here=parsed_here)
 
 

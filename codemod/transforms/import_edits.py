@@ -52,6 +52,13 @@ def add_imports(tree: cst.Module, context: CodemodContext) -> cst.Module:
     modules: one that imports (absolutely) none of the requested modules, nor
     ``__future__``, can neither satisfy a request nor receive a name, and stands in as
     ``import <placeholder>`` (still a line of imports).
+
+    Of the statements the visitor sees it reads only the first (a docstring or
+    ``__strict__`` flag, skipped), the lines of one import each that follow, and the
+    statement after them, which may receive a blank line above it (``_split_module``,
+    ``_GatherTopImportsBeforeStatements``, ``leave_ImportFrom`` only edits those
+    imports): it is given the statements up to the first one after the first that is
+    not such a line, and the others follow unchanged.
     """
     if not context.scratch.get(AddImportsVisitor.CONTEXT_KEY):
         return tree  # nothing requested: the visitor would return the tree unchanged
@@ -66,6 +73,8 @@ def add_imports(tree: cst.Module, context: CodemodContext) -> cst.Module:
             stmt = cst.SimpleStatementLine(body=[cst.Import(names=[cst.ImportAlias(placeholder)])],
                                            leading_lines=stmt.leading_lines)
         shallow.append(stmt)
+        if index and not _one_import(stmt):
+            break  # the first statement after the imports at the top: the last one read
     done = AddImportsVisitor(context).transform_module(tree.with_changes(body=shallow))
     body: list[cst.BaseStatement] = []
     for stmt in done.body:
@@ -76,7 +85,15 @@ def add_imports(tree: cst.Module, context: CodemodContext) -> cst.Module:
             body.append(original)
         else:
             body.append(original.with_changes(leading_lines=stmt.leading_lines))
+    body.extend(tree.body[len(shallow):])
     return done.with_changes(body=body)
+
+
+def _one_import(stmt: cst.BaseStatement) -> bool:
+    """A line of one ``import`` statement: what ``AddImportsVisitor`` counts as an import
+    at the top (``m.SimpleStatementLine(body=[m.ImportFrom() | m.Import()])``)."""
+    return isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 and \
+        isinstance(stmt.body[0], (cst.Import, cst.ImportFrom))
 
 
 def _may_serve(stmt: cst.BaseStatement, requested: set[str]) -> bool:

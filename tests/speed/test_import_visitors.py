@@ -368,3 +368,21 @@ def test_visitors_same_on_the_engine_sources(path):
         AddImportsVisitor(full).transform_module(module))
     got = import_edits.remove_imports(import_edits.add_imports(module, fast), names, fast)
     assert got.code == expected.code
+
+
+def test_add_imports_gives_the_visitor_only_the_statements_it_reads(monkeypatch):
+    source = '"""Doc."""\nimport os\nfrom pkg.a import b\n\n\nx = 1\n\n\ndef f():\n    pass\n\n\ny = 2\n'
+    seen: list[int] = []
+    transform = AddImportsVisitor.transform_module
+
+    def spy(self, tree):  # type: ignore[no-untyped-def]
+        seen.append(len(tree.body))
+        return transform(self, tree)
+
+    monkeypatch.setattr(AddImportsVisitor, "transform_module", spy)
+    ctx = context()
+    AddImportsVisitor.add_needed_import(ctx, "pkg.c", "d")
+    tree = cst.parse_module(source)
+    out = import_edits.add_imports(tree, ctx)
+    assert seen == [4]  # docstring, two imports, ``x = 1``
+    assert out.code == source.replace("from pkg.a import b\n", "from pkg.a import b\nfrom pkg.c import d\n")
