@@ -35,7 +35,7 @@ from libcst.codemod import CodemodContext
 from codemod.analysis.classes import FileFacts, docstring_and_body
 from codemod.analysis.names import dotted, is_name_or_literal, variables_used
 from codemod.planning.plan import ClassPlan, Plan
-from codemod.transforms.refs import FileRefs, StoreTargets
+from codemod.transforms.refs import FileRefs, FStringQuotes, StoreTargets
 
 
 def _is_import_line(stmt: cst.BaseStatement) -> bool:
@@ -104,7 +104,7 @@ class _SuperCalls(cst.CSTTransformer):
         )
 
 
-class _FieldsAsAttributes(StoreTargets):
+class _FieldsAsAttributes(StoreTargets, FStringQuotes):
     """``self._f`` -> ``self.f`` in the former class's code: a parameter holds the attribute.
 
     ``fields`` maps each backing field to (attribute, None meant "deleted"). Reads of a
@@ -143,7 +143,8 @@ class _FieldsAsAttributes(StoreTargets):
             return updated_node
         name, none_deletes = self.fields[fld]
         if none_deletes and id(original_node) not in self._stores:
-            return cst.parse_expression(f'getattr({self.self_name}, "{name}", None)')
+            q = self.quote()
+            return cst.parse_expression(f'getattr({self.self_name}, {q}{name}{q}, None)')
         if none_deletes and fld not in self.first_writes:
             return updated_node  # a write: ``leave_Assign`` turns it into the helper call
         return updated_node.with_changes(attr=cst.Name(name))
@@ -154,8 +155,8 @@ class _FieldsAsAttributes(StoreTargets):
         fld = self._field(updated_node.targets[0].target)
         if fld is None or not self.fields[fld][1]:
             return updated_node
-        args = [cst.Arg(cst.Name(self.self_name)), cst.Arg(cst.SimpleString(f'"{fld}"')),
-                cst.Arg(cst.SimpleString(f'"{self.fields[fld][0]}"')), cst.Arg(updated_node.value),
+        args = [cst.Arg(cst.Name(self.self_name)), cst.Arg(self.literal(fld)),
+                cst.Arg(self.literal(self.fields[fld][0])), cst.Arg(updated_node.value),
                 cst.Arg(cst.Name("True"), keyword=cst.Name("none_deletes"), equal=cst.AssignEqual(
                     cst.SimpleWhitespace(""), cst.SimpleWhitespace("")))]
         return cst.Expr(cst.Call(func=self.set_helper(), args=args))
