@@ -87,6 +87,8 @@ class UseSiteTransformer(StoreTargets, FStringQuotes):
         #: ids of every expression written or deleted, also inside tuple, list and starred
         #: targets and as a ``for``/``with``/comprehension target (``_note_written``).
         self._written: set[int] = set()
+        #: ids of the parameter annotations of ``@f.register`` functions (dispatch keys).
+        self._dispatch_annotations: set[int] = set()
 
     # -- resolution ----------------------------------------------------------------------
     def converted(self, expr: cst.BaseExpression) -> str | None:
@@ -149,6 +151,16 @@ class UseSiteTransformer(StoreTargets, FStringQuotes):
                                  and not is_static else "")
         if directly_in_class:
             self._method_names[-1] = "" if node.decorators else node.name.value
+        if any(m.matches(d.decorator, m.Attribute(attr=m.Name("register"))) for d in node.decorators):
+            # ``@dispatch.register`` (``functools.singledispatch``) reads a parameter's
+            # annotation as the class to dispatch on: ``Parameter`` there would take every
+            # parameter. Left as it is, ``unconverted_uses`` reports it and the hierarchy
+            # is refused.
+            signature = node.params
+            self._dispatch_annotations.update(
+                id(p.annotation) for p in [*signature.posonly_params, *signature.params,
+                                           *signature.kwonly_params]
+                if p.annotation is not None)
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef, updated_node: cst.FunctionDef) -> cst.FunctionDef:
         self._method_self.pop()
@@ -473,6 +485,8 @@ class UseSiteTransformer(StoreTargets, FStringQuotes):
         self, original_node: cst.Annotation, updated_node: cst.Annotation
     ) -> cst.Annotation:
         self._annotation_depth -= 1
+        if id(original_node) in self._dispatch_annotations:
+            return updated_node
         marker = self
 
         class Replace(cst.CSTTransformer):
