@@ -183,6 +183,25 @@ def _class_scope_reads(stmt: cst.CSTNode) -> set[str]:
     return names
 
 
+def uses_private_names(facts: ClassFacts, inputs: RuleInputs) -> Refuse | None:
+    """A private name (``self.__tag``, ``def __helper``) in the class body: Python mangles it
+    per class (``_Base__tag``, ``_Column__tag``: two attributes); in the module-level
+    functions of the conversion it would be one unmangled ``__tag``."""
+    private: list[cst.Name] = []
+
+    class Names(cst.CSTVisitor):
+        def visit_Name(self, node: cst.Name) -> None:
+            if node.value.startswith("__") and not node.value.endswith("__"):
+                private.append(node)
+
+    facts.node.body.visit(Names())
+    if not private:
+        return None
+    line = facts.file.line_of(private[0]) if facts.file is not None else 0
+    return Refuse(f"uses the private name {private[0].value!r}, which Python mangles per class; "
+                  "a module-level function would not", line)
+
+
 #: The class rules, in the order they are asked.
 CLASS_RULES: tuple[Callable[[ClassFacts, RuleInputs], Refuse | None], ...] = (
     used_where_no_rewrite_reaches,
@@ -195,4 +214,5 @@ CLASS_RULES: tuple[Callable[[ClassFacts, RuleInputs], Refuse | None], ...] = (
     has_unsupported_statement,
     defines_special_method,
     reads_own_class_names,
+    uses_private_names,
 )

@@ -62,3 +62,38 @@ def test_reading_own_member_refuses(tmp_path: Path, line: str, capsys: pytest.Ca
 @pytest.mark.parametrize("line", CONVERTED)
 def test_module_scope_reads_convert(tmp_path: Path, line: str) -> None:
     assert "def ColumnParam(" in _apply(tmp_path, line)
+
+
+MANGLED = '''
+    from torch.nn import Parameter
+
+
+    class BaseParam(Parameter):
+        def __new__(cls, data, **kwargs):
+            return super().__new__(cls, data=data, requires_grad=False)
+
+        def __init__(self, data):
+            self.__tag = "base"
+
+        def base_tag(self):
+            return self.__tag
+
+
+    class ColumnParam(BaseParam):
+        def __init__(self, data):
+            super().__init__(data)
+            self.__tag = "column"
+'''
+
+
+def test_private_names_refuse(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``self.__tag`` is ``_BaseParam__tag`` in one class and ``_ColumnParam__tag`` in the
+    other; module-level functions would share one ``__tag`` (``base_tag()`` then answered
+    "column")."""
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "params.py").write_text(textwrap.dedent(MANGLED).lstrip())
+    main(["apply", str(tmp_path)])
+    assert "class ColumnParam(BaseParam):" in (pkg / "params.py").read_text()
+    assert "uses the private name '__tag'" in capsys.readouterr().err
