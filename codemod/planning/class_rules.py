@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+import libcst as cst
+
 from codemod.analysis.classes import ClassFacts
 from codemod.analysis.index import ClassIndex
 from codemod.planning.refuse import Refuse
@@ -108,6 +110,98 @@ def defines_special_method(facts: ClassFacts, inputs: RuleInputs) -> Refuse | No
     return None
 
 
+def reads_own_class_names(facts: ClassFacts, inputs: RuleInputs) -> Refuse | None:
+    """A class-level expression (a constant's value, a method's default or annotation) that
+    reads a name the class body bound before it (``DOUBLE = SCALE * 2``, ``def load(self,
+    w=SCALE)``): in the class body it is the class's own member; the converted constant or
+    function is at module level, where the name is the module's (another value, or none).
+    """
+    bound: set[str] = set()
+    body = facts.node.body.body if isinstance(facts.node.body, cst.IndentedBlock) else ()
+    for stmt in body:
+        read = _class_scope_reads(stmt) & bound
+        if read:
+            line = facts.file.line_of(stmt) if facts.file is not None else 0
+            return Refuse(f"reads its own class-level name {sorted(read)[0]!r} in the class body; "
+                          "at module level that name is the module's", line)
+        if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
+            bound.add(stmt.name.value)
+        elif isinstance(stmt, cst.SimpleStatementLine):
+            for small in stmt.body:
+                targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else \
+                    [small.target] if isinstance(small, (cst.AnnAssign, cst.AugAssign)) else []
+                bound.update(t.value for t in targets if isinstance(t, cst.Name))
+    return None
+
+
+def _class_scope_reads(stmt: cst.CSTNode) -> set[str]:
+    """Names ``stmt`` reads in the class's own scope: a statement's expressions, a
+    function's defaults and annotations; not inside a function body, a
+    ``lambda`` or a comprehension (after its first iterable), which see the module."""
+    names: set[str] = set()
+
+    class Reads(cst.CSTVisitor):
+        def visit_Name(self, node: cst.Name) -> None:
+            names.add(node.value)
+
+        def visit_Attribute(self, node: cst.Attribute) -> bool:
+            node.value.visit(self)  # ``m.SCALE`` reads ``m`` only
+            return False
+
+        def visit_Arg(self, node: cst.Arg) -> bool:
+            node.value.visit(self)  # ``f(SCALE=1)``: a keyword, not a read
+            return False
+
+        def visit_Lambda(self, node: cst.Lambda) -> bool:
+            node.params.visit(self)
+            return False
+
+        def _comprehension(self, node: cst.ListComp | cst.SetComp | cst.GeneratorExp | cst.DictComp) -> bool:
+            node.for_in.iter.visit(self)
+            return False
+
+        visit_ListComp = visit_SetComp = visit_GeneratorExp = visit_DictComp = _comprehension
+
+    if isinstance(stmt, cst.FunctionDef):
+        signature = stmt.params
+        params = [*signature.posonly_params, *signature.params, *signature.kwonly_params]
+        star = [p for p in (signature.star_arg, signature.star_kwarg) if isinstance(p, cst.Param)]
+        # Decorators are left out: ``@weight_loader.setter`` names the property the
+        # body bound before, which the property rules handle.
+        parts: list[cst.CSTNode | None] = [
+            stmt.returns, *(p.default for p in params), *(p.annotation for p in [*params, *star])]
+        for part in parts:
+            if part is not None:
+                part.visit(Reads())
+        return names
+    if isinstance(stmt, cst.SimpleStatementLine):
+        for small in stmt.body:
+            if isinstance(small, cst.Assign):
+                small.value.visit(Reads())
+            elif isinstance(small, (cst.AnnAssign, cst.AugAssign)) and small.value is not None:
+                small.value.visit(Reads())
+    return names
+
+
+def uses_private_names(facts: ClassFacts, inputs: RuleInputs) -> Refuse | None:
+    """A private name (``self.__tag``, ``def __helper``) in the class body: Python mangles it
+    per class (``_Base__tag``, ``_Column__tag``: two attributes); in the module-level
+    functions of the conversion it would be one unmangled ``__tag``."""
+    private: list[cst.Name] = []
+
+    class Names(cst.CSTVisitor):
+        def visit_Name(self, node: cst.Name) -> None:
+            if node.value.startswith("__") and not node.value.endswith("__"):
+                private.append(node)
+
+    facts.node.body.visit(Names())
+    if not private:
+        return None
+    line = facts.file.line_of(private[0]) if facts.file is not None else 0
+    return Refuse(f"uses the private name {private[0].value!r}, which Python mangles per class; "
+                  "a module-level function would not", line)
+
+
 #: The class rules, in the order they are asked.
 CLASS_RULES: tuple[Callable[[ClassFacts, RuleInputs], Refuse | None], ...] = (
     used_where_no_rewrite_reaches,
@@ -119,4 +213,6 @@ CLASS_RULES: tuple[Callable[[ClassFacts, RuleInputs], Refuse | None], ...] = (
     overrides_tensor_attribute,
     has_unsupported_statement,
     defines_special_method,
+    reads_own_class_names,
+    uses_private_names,
 )

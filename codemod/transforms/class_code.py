@@ -16,7 +16,7 @@ import libcst as cst
 import libcst.matchers as m
 
 from codemod.planning.plan import ClassPlan
-from codemod.transforms.refs import FileRefs, StoreTargets
+from codemod.transforms.refs import FileRefs, FStringQuotes, StoreTargets
 
 
 class Rename(cst.CSTTransformer):
@@ -73,7 +73,7 @@ class SuperCalls(cst.CSTTransformer):
         )
 
 
-class FieldsAsAttributes(StoreTargets):
+class FieldsAsAttributes(StoreTargets, FStringQuotes):
     """``self._f`` -> ``self.f`` in the former class's code: a parameter holds the attribute.
 
     ``fields`` maps each backing field to (attribute, None meant "deleted"). Reads of a
@@ -112,7 +112,8 @@ class FieldsAsAttributes(StoreTargets):
             return updated_node
         name, none_deletes = self.fields[fld]
         if none_deletes and id(original_node) not in self._stores:
-            return cst.parse_expression(f'getattr({self.self_name}, "{name}", None)')
+            q = self.quote()
+            return cst.parse_expression(f'getattr({self.self_name}, {q}{name}{q}, None)')
         if none_deletes and fld not in self.first_writes:
             return updated_node  # a write: ``leave_Assign`` turns it into the helper call
         return updated_node.with_changes(attr=cst.Name(name))
@@ -123,8 +124,8 @@ class FieldsAsAttributes(StoreTargets):
         fld = self._field(updated_node.targets[0].target)
         if fld is None or not self.fields[fld][1]:
             return updated_node
-        args = [cst.Arg(cst.Name(self.self_name)), cst.Arg(cst.SimpleString(f'"{fld}"')),
-                cst.Arg(cst.SimpleString(f'"{self.fields[fld][0]}"')), cst.Arg(updated_node.value),
+        args = [cst.Arg(cst.Name(self.self_name)), cst.Arg(self.literal(fld)),
+                cst.Arg(self.literal(self.fields[fld][0])), cst.Arg(updated_node.value),
                 cst.Arg(cst.Name("True"), keyword=cst.Name("none_deletes"), equal=cst.AssignEqual(
                     cst.SimpleWhitespace(""), cst.SimpleWhitespace("")))]
         return cst.Expr(cst.Call(func=self.set_helper(), args=args))

@@ -180,6 +180,9 @@ class _Screen:
                     self.bound.add(node.id)
                 continue
             self.identifiers(node)
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(
+                    isinstance(d, ast.Attribute) and d.attr == "register" for d in node.decorator_list):
+                raise _Undecided  # ``@f.register``: its annotations are dispatch keys, not rewritten
             if isinstance(node, ast.Attribute) and node.attr in self.names:
                 self.attribute(node, parent, annotation)
             below = _DIRTY if annotation and isinstance(node, ast.Attribute) else annotation

@@ -122,3 +122,31 @@ class StoreTargets(cst.CSTTransformer):
 
     def visit_Del(self, node: cst.Del) -> None:
         self._stores.add(id(node.target))
+
+
+class FStringQuotes(cst.CSTTransformer):
+    """Knows the quotes of the f-strings around the node being visited, so that a string
+    literal a rewrite writes there is valid: before Python 3.12 an expression inside an
+    f-string cannot reuse the f-string's quote (``f"{param_field(p, '_f')}"``)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        #: Quote of each f-string around the node being visited, innermost last.
+        self._fstring_quotes: list[str] = []
+
+    def visit_FormattedString(self, node: cst.FormattedString) -> None:
+        self._fstring_quotes.append(node.quote)
+
+    def leave_FormattedString(
+        self, original_node: cst.FormattedString, updated_node: cst.FormattedString
+    ) -> cst.FormattedString:
+        self._fstring_quotes.pop()
+        return updated_node
+
+    def quote(self) -> str:
+        """``"``, or ``'`` inside an f-string quoted with ``"``."""
+        return "'" if any('"' in q for q in self._fstring_quotes) else '"'
+
+    def literal(self, text: str) -> cst.SimpleString:
+        """``text`` as a string literal, quoted as ``quote`` says."""
+        return cst.SimpleString(f"{self.quote()}{text}{self.quote()}")

@@ -44,7 +44,7 @@ from codemod.analysis.names import dotted
 from codemod.analysis.use_rules import USE_RULES, UseKind
 from codemod.discovery import prefilter
 from codemod.planning.plan import Plan
-from codemod.transforms.refs import FileRefs, StoreTargets
+from codemod.transforms.refs import FileRefs, FStringQuotes, StoreTargets
 from codemod.transforms.value_flow import leftover_kinds
 
 _SIMPLE = m.Name() | m.Attribute(value=m.Name()) | m.Attribute(value=m.Attribute(value=m.Name()))
@@ -55,7 +55,7 @@ def is_simple(expr: cst.BaseExpression) -> bool:
     return m.matches(expr, _SIMPLE)
 
 
-class UseSiteTransformer(StoreTargets):
+class UseSiteTransformer(StoreTargets, FStringQuotes):
     """Rewrites class-style uses of converted classes in one file."""
 
     def __init__(self, ff: FileFacts, plan: Plan, refs: FileRefs) -> None:
@@ -84,7 +84,11 @@ class UseSiteTransformer(StoreTargets):
         self._own_checks: set[int] = set()
         #: ids of the ``a or b`` checks written in parentheses (``_grouped``).
         self._grouped_checks: set[int] = set()
-        #: ids of attribute nodes that are written or deleted (not reads).
+        #: ids of every expression written or deleted, also inside tuple, list and starred
+        #: targets and as a ``for``/``with``/comprehension target (``_note_written``).
+        self._written: set[int] = set()
+        #: ids of the parameter annotations of ``@f.register`` functions (dispatch keys).
+        self._dispatch_annotations: set[int] = set()
 
     # -- resolution ----------------------------------------------------------------------
     def converted(self, expr: cst.BaseExpression) -> str | None:
@@ -147,6 +151,16 @@ class UseSiteTransformer(StoreTargets):
                                  and not is_static else "")
         if directly_in_class:
             self._method_names[-1] = "" if node.decorators else node.name.value
+        if any(m.matches(d.decorator, m.Attribute(attr=m.Name("register"))) for d in node.decorators):
+            # ``@dispatch.register`` (``functools.singledispatch``) reads a parameter's
+            # annotation as the class to dispatch on: ``Parameter`` there would take every
+            # parameter. Left as it is, ``unconverted_uses`` reports it and the hierarchy
+            # is refused.
+            signature = node.params
+            self._dispatch_annotations.update(
+                id(p.annotation) for p in [*signature.posonly_params, *signature.params,
+                                           *signature.kwonly_params]
+                if p.annotation is not None)
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef, updated_node: cst.FunctionDef) -> cst.FunctionDef:
         self._method_self.pop()
@@ -157,6 +171,41 @@ class UseSiteTransformer(StoreTargets):
 
     def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
         return False
+
+    # -- written targets ---------------------------------------------------------------------
+    def _note_written(self, target: cst.BaseExpression) -> None:
+        """Record ``target`` as written, and through tuple, list and starred targets every
+        expression inside it (``X.A, b = ...``, ``for (X.A, b) in ...``)."""
+        self._written.add(id(target))
+        if isinstance(target, (cst.Tuple, cst.List)):
+            for element in target.elements:
+                self._note_written(element.value)
+
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+        super().visit_AssignTarget(node)
+        self._note_written(node.target)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        super().visit_AugAssign(node)
+        self._note_written(node.target)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        super().visit_AnnAssign(node)
+        self._note_written(node.target)
+
+    def visit_Del(self, node: cst.Del) -> None:
+        super().visit_Del(node)
+        self._note_written(node.target)
+
+    def visit_For(self, node: cst.For) -> None:
+        self._note_written(node.target)
+
+    def visit_CompFor(self, node: cst.CompFor) -> None:
+        self._note_written(node.target)
+
+    def visit_WithItem(self, node: cst.WithItem) -> None:
+        if node.asname is not None:
+            self._note_written(node.asname.name)
 
     # -- isinstance / issubclass -------------------------------------------------------------
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
@@ -385,10 +434,19 @@ class UseSiteTransformer(StoreTargets):
     def leave_Expr(self, original_node: cst.Expr, updated_node: cst.Expr) -> cst.Expr:
         return updated_node.with_changes(value=self._ungrouped(updated_node.value))
 
-    def leave_AnnAssign(self, original_node: cst.AnnAssign, updated_node: cst.AnnAssign) -> cst.AnnAssign:
+    def leave_AnnAssign(
+        self, original_node: cst.AnnAssign, updated_node: cst.AnnAssign
+    ) -> cst.BaseSmallStatement:
+        """``x._f: T = v`` writes the field as ``x._f = v`` does: ``set_param_field`` (the
+        annotation of an attribute target is never stored)."""
         if updated_node.value is None:
             return updated_node
-        return updated_node.with_changes(value=self._ungrouped(updated_node.value))
+        value = self._ungrouped(updated_node.value)
+        target = updated_node.target
+        if isinstance(target, cst.Attribute) and target.attr.value in self.plan.fields \
+                and self._may_hold_param_field(target.value):
+            return cst.Expr(self._field_writer(target.value, target.attr.value, value))
+        return updated_node.with_changes(value=value)
 
     def leave_Element(self, original_node: cst.Element, updated_node: cst.Element) -> cst.Element:
         return updated_node.with_changes(value=self._ungrouped(updated_node.value))
@@ -407,7 +465,10 @@ class UseSiteTransformer(StoreTargets):
         if id(original_node) not in self._stores and self._field_read(original_node):
             return self._field_reader(updated_node.value, original_node.attr.value)
         owner = self.converted(original_node.value)
-        if owner is None:
+        if owner is None or id(original_node) in self._written:
+            # ``X.CONST = v``, ``X.CONST += 1``, ``del X.m``: that changed the class, which
+            # every instance saw; each converted parameter holds its own copy. Left as it
+            # is, ``unconverted_uses`` reports it and the hierarchy is refused.
             return updated_node
         member = self._mro_member(owner, original_node.attr.value)
         if member is None:
@@ -424,6 +485,8 @@ class UseSiteTransformer(StoreTargets):
         self, original_node: cst.Annotation, updated_node: cst.Annotation
     ) -> cst.Annotation:
         self._annotation_depth -= 1
+        if id(original_node) in self._dispatch_annotations:
+            return updated_node
         marker = self
 
         class Replace(cst.CSTTransformer):
@@ -503,6 +566,15 @@ class UseSiteTransformer(StoreTargets):
             return self._method_names[len(self._class_stack) - 1] in cls.facts.methods
         return not is_self
 
+    def _converted_self(self, obj: cst.BaseExpression) -> bool:
+        """Whether ``obj`` is ``self`` in a method of a class being converted. Its
+        ``self._f`` becomes ``self.f`` with the class (``definitions``); a ``getattr``/
+        ``hasattr``/``setattr`` naming ``"_f"`` there goes through the helpers here, so it
+        reads and writes what ``self._f`` did (a converted parameter holds no field)."""
+        cls = self.plan.classes.get(self._class_stack[-1]) if self._class_stack else None
+        own_self = next((n for n in reversed(self._method_self) if n), None)
+        return bool(cls is not None and cls.converted and own_self and m.matches(obj, m.Name(own_self)))
+
     def _field_read(self, node: cst.Attribute) -> bool:
         return node.attr.value in self.plan.fields and self._may_hold_param_field(node.value)
 
@@ -519,7 +591,7 @@ class UseSiteTransformer(StoreTargets):
         owner, _, _ = self._field_owner(fld)
         self.counts["backing-field"] += 1
         return cst.Call(func=self.refs.helper(helper, owner), args=[
-            cst.Arg(obj), cst.Arg(cst.SimpleString(f'"{fld}"')), *default])
+            cst.Arg(obj), cst.Arg(self.literal(fld)), *default])
 
     def _field_call(self, original: cst.Call, updated: cst.Call) -> cst.BaseExpression | None:
         """``getattr``/``hasattr``/``setattr`` with a literal backing-field name."""
@@ -532,7 +604,8 @@ class UseSiteTransformer(StoreTargets):
                 not isinstance(args[1].value, cst.SimpleString):
             return None
         fld = args[1].value.evaluated_value
-        if fld not in self.plan.fields or not self._may_hold_param_field(original.args[0].value):
+        if fld not in self.plan.fields or not (self._may_hold_param_field(original.args[0].value)
+                                               or self._converted_self(original.args[0].value)):
             return None
         obj = args[0].value
         if func.value == "hasattr" and len(args) == 2:
@@ -549,8 +622,8 @@ class UseSiteTransformer(StoreTargets):
         owner, prop, none_deletes = self._field_owner(fld)
         args = [
             cst.Arg(obj),
-            cst.Arg(cst.SimpleString(f'"{fld}"')),
-            cst.Arg(cst.SimpleString(f'"{prop}"')),
+            cst.Arg(self.literal(fld)),
+            cst.Arg(self.literal(prop)),
             cst.Arg(value),
         ]
         if none_deletes:
