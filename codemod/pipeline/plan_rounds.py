@@ -58,11 +58,10 @@ def settle_plan(result: RunResult, index: ClassIndex, options: Options,
     forced: dict[str, BlockingUse] = {}
     texts = {path: source.text for path, source in result.sources.items()}
     net = SafetyNet(texts)
-    # The proofs do not depend on the plan: for ``apply`` a forked process makes them
-    # while this one plans and looks for candidates (``check``, whose screens read the
-    # same CPython trees the proofs make and convert nothing, keeps them in one process).
-    beside = options.jobs if convert else 1
-    proving = parallel.Background(functools.partial(class_value_proofs, result, index, texts), beside)
+    # The proofs do not depend on the plan: a forked process makes them while this one
+    # plans, looks for candidates and parses them for the screens.
+    proving = parallel.Background(functools.partial(class_value_proofs, result, index, texts),
+                                  options.jobs)
     values: ClassValues | None = None
     for _ in range(_MAX_ROUNDS):
         plan = build_plan(index, options.allow_classes, forced,
@@ -81,13 +80,16 @@ def settle_plan(result: RunResult, index: ClassIndex, options: Options,
                 DICT_COPY.search(result.sources[p].text) for p in candidates):
             loaded_by = loaded_by_runtime(plan, result)
         if values is None:
-            _parse_while(proving, [result.sources[p].text for p in candidates])
+            _parse_while(proving, [result.sources[p].text for p in candidates], warm_matchers=convert)
             values = proving.result()
         plan.values = values
         # Asked only if the round finds no leftover; a forked process looks for them
         # while the candidates are converted.
-        escaping = parallel.Background(functools.partial(_escaped_list, plan, result, net), beside)
-        conversions = convert_all(candidates, plan, result, options.jobs, progress,
+        escaping = parallel.Background(functools.partial(_escaped_list, plan, result, net),
+                                       options.jobs)
+        # ``check`` only screens for leftovers (CPython's trees, parsed above): one process
+        # does that while the forked one looks for escapes; ``apply`` converts in a pool.
+        conversions = convert_all(candidates, plan, result, options.jobs if convert else 1, progress,
                                   convert=convert, loaded_by=loaded_by, dict_only=dict_only)
         candidates = [p for p in candidates if not conversions[p].not_candidate]
         conversions = {p: conversions[p] for p in candidates}
@@ -112,12 +114,12 @@ def settle_plan(result: RunResult, index: ClassIndex, options: Options,
     return plan, candidates, conversions
 
 
-def _parse_while(waiting: parallel.Background, texts: list[str]) -> None:
+def _parse_while(waiting: parallel.Background, texts: list[str], warm_matchers: bool = True) -> None:
     """While ``waiting`` is computed elsewhere, search LibCST's import codemods for
     matcher decorators (``matcher_cache.warm``), then make CPython's trees of ``texts``
     (the candidates, which the screens of the conversion read): the workers forked
     after inherit both instead of each doing its own."""
-    if waiting.pending():
+    if warm_matchers and waiting.pending():
         matcher_cache.warm()
     for text in texts:
         if not waiting.pending():
