@@ -1,0 +1,80 @@
+"""How ``codemod check`` spends its time, where that is a behaviour: which work runs in
+forked processes (``check`` converts nothing, so its screens stay in one process while
+the proofs and the escape search are forked), the collector paused during a check, and
+the walk of ``uses_from_ast`` visiting what ``ast.iter_child_nodes`` visits."""
+
+from __future__ import annotations
+
+import ast
+import gc
+from pathlib import Path
+
+import pytest
+
+from codemod import api, parallel
+from codemod.check import command
+from codemod.check import engine as check_engine
+from codemod.check.uses_from_ast import _LEAVES, _inner_children
+from codemod.pipeline import plan_rounds
+from codemod.types import Options
+
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
+
+
+@pytest.mark.skipif(not parallel.fork_available(), reason="needs fork")
+def test_check_forks_the_proofs_and_escapes_and_screens_in_one_process(monkeypatch):
+    """``check`` (no conversion) with 2 jobs: the value proofs and the escape search each
+    run in a forked process (beside the planning and the screens), and the screens, which
+    convert nothing, run in this process (no pool). ``apply`` still converts in a pool."""
+    tree = FIXTURES / "engine"
+    backgrounds: list[tuple[str, int]] = []
+    pools: list[int] = []
+    real_background, real_convert_all = parallel.Background, plan_rounds.convert_all
+
+    def background(fn, jobs):
+        backgrounds.append((fn.func.__name__, jobs))
+        return real_background(fn, jobs)
+
+    def convert_all(paths, plan, result, jobs, *args, **kwargs):
+        pools.append(jobs)
+        return real_convert_all(paths, plan, result, jobs, *args, **kwargs)
+
+    monkeypatch.setattr(parallel, "Background", background)
+    monkeypatch.setattr(plan_rounds, "convert_all", convert_all)
+    for convert, jobs in ((False, 1), (True, 2)):
+        backgrounds.clear()
+        pools.clear()
+        result = api.read_tree([tree], Options(jobs=2))
+        index = api.analyse(result.sources, result)
+        api.settle_plan(result, index, Options(jobs=2), convert=convert)
+        assert backgrounds[:2] == [("class_value_proofs", 2), ("_escaped_list", 2)]
+        assert pools and set(pools) == {jobs}
+
+
+def test_a_check_runs_with_the_collector_paused_and_restores_it(monkeypatch):
+    seen: list[bool] = []
+    real = check_engine.check_tree
+
+    def check_tree(paths, options):
+        seen.append(gc.isenabled())
+        return real(paths, options)
+
+    monkeypatch.setattr(check_engine, "check_tree", check_tree)
+    assert gc.isenabled()
+    command.checked([FIXTURES / "engine"], Options(jobs=1))
+    assert seen == [False]
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        command.checked([FIXTURES / "engine"], Options(jobs=1))
+        assert not gc.isenabled()  # left as the caller had it
+    finally:
+        gc.enable()
+
+
+def test_the_walk_visits_the_nodes_iter_child_nodes_gives_in_order():
+    text = (FIXTURES / "engine" / "minivllm" / "model_executor" / "parameter.py").read_text()
+    tree = ast.parse(text + "\nx = [i for i in y if not i]\ny = -a + b @ c\nz = f(*a, k=v)\n")
+    for node in ast.walk(tree):
+        expected = [c for c in ast.iter_child_nodes(node) if not isinstance(c, _LEAVES)]
+        assert _inner_children(node) == expected
