@@ -59,7 +59,12 @@ def settle_plan(result: RunResult, index: ClassIndex, options: Options,
     texts = {path: source.text for path, source in result.sources.items()}
     net = SafetyNet(texts)
     # The proofs do not depend on the plan: a forked process makes them while this one
-    # plans, looks for candidates and parses them for the screens.
+    # plans, looks for candidates and parses them for the screens. ``check`` parses the
+    # files the proofs read first, here: the proofs' process, the escape search and the
+    # screens then share those trees instead of each parsing its own (the planning alone
+    # takes about as long as the proofs with their trees made).
+    if not convert:
+        _parse_texts(_texts_to_parse(result, index, []))
     proving = parallel.Background(functools.partial(class_value_proofs, result, index, texts),
                                   options.jobs)
     values: ClassValues | None = None
@@ -80,7 +85,7 @@ def settle_plan(result: RunResult, index: ClassIndex, options: Options,
                 DICT_COPY.search(result.sources[p].text) for p in candidates):
             loaded_by = loaded_by_runtime(plan, result)
         if values is None:
-            _parse_while(proving, [result.sources[p].text for p in candidates], warm_matchers=convert)
+            _parse_while(proving, _texts_to_parse(result, index, candidates), warm_matchers=convert)
             values = proving.result()
         plan.values = values
         # Asked only if the round finds no leftover; a forked process looks for them
@@ -116,18 +121,37 @@ def settle_plan(result: RunResult, index: ClassIndex, options: Options,
 
 def _parse_while(waiting: parallel.Background, texts: list[str], warm_matchers: bool = True) -> None:
     """While ``waiting`` is computed elsewhere, search LibCST's import codemods for
-    matcher decorators (``matcher_cache.warm``), then make CPython's trees of ``texts``
-    (the candidates, which the screens of the conversion read): the workers forked
+    matcher decorators (``matcher_cache.warm``, when ``warm_matchers``), then make
+    CPython's trees of ``texts`` (``_texts_to_parse``): the workers forked
     after inherit both instead of each doing its own."""
     if warm_matchers and waiting.pending():
         matcher_cache.warm()
     for text in texts:
         if not waiting.pending():
             return
+        _parse_texts([text])
+
+
+def _parse_texts(texts: list[str]) -> None:
+    """CPython's trees of ``texts`` (``python_trees``), made now; a text that does not
+    parse is left to whoever reads it."""
+    for text in texts:
         try:
             python_trees.parse(text)
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             continue
+
+
+def _texts_to_parse(result: RunResult, index: ClassIndex, candidates: list[Path]) -> list[str]:
+    """The texts worth parsing while the proofs are made elsewhere: the candidates (the
+    screens read them next), then the other files that mention a class (the escape
+    search and ``check``'s class-style uses read those; the proofs' own trees stay in
+    their process)."""
+    names = hierarchy_names(index, result.facts.values())
+    chosen = set(candidates)
+    others = [path for path, source in sorted(result.sources.items())
+              if path not in chosen and result.mentions.any(path, source.text, names)]
+    return [result.sources[path].text for path in [*candidates, *others]]
 
 
 def class_value_proofs(result: RunResult, index: ClassIndex, texts: dict[Path, str]) -> ClassValues:

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from codemod import api, parallel
+from codemod.analysis import python_trees
 from codemod.check import command
 from codemod.check import engine as check_engine
 from codemod.check.uses_from_ast import _LEAVES, _inner_children
@@ -78,3 +79,30 @@ def test_the_walk_visits_the_nodes_iter_child_nodes_gives_in_order():
     for node in ast.walk(tree):
         expected = [c for c in ast.iter_child_nodes(node) if not isinstance(c, _LEAVES)]
         assert _inner_children(node) == expected
+
+
+def test_check_parses_the_mentioning_files_before_forking_the_proofs(monkeypatch):
+    """The proofs' process (and the escape search forked after it) inherit CPython's
+    trees of every file that mentions a class, made once in this process; ``apply``
+    forks first and parses while the proofs run."""
+    tree = FIXTURES / "engine"
+    parsed_at_fork: list[set[str]] = []
+    real_background = parallel.Background
+
+    def background(fn, jobs):
+        if fn.func.__name__ == "class_value_proofs":
+            parsed_at_fork.append(set(python_trees._TREES))
+        return real_background(fn, jobs)
+
+    monkeypatch.setattr(parallel, "Background", background)
+    for convert in (False, True):
+        result = api.read_tree([tree], Options(jobs=2))
+        index = api.analyse(result.sources, result)
+        names = api.hierarchy_names(index, result.facts.values())
+        mentioning = {s.text for p, s in result.sources.items() if result.mentions.any(p, s.text, names)}
+        api.settle_plan(result, index, Options(jobs=2), convert=convert)
+        assert len(mentioning) > 3
+        if convert:
+            assert not mentioning <= parsed_at_fork[-1]
+        else:
+            assert mentioning <= parsed_at_fork[-1]
