@@ -7,8 +7,10 @@ undecodable files once the plan is known."""
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from codemod import parallel
 from codemod.analysis import python_trees
@@ -16,20 +18,40 @@ from codemod.analysis.class_values import ClassValues, prove_class_values
 from codemod.analysis.index import ClassIndex
 from codemod.analysis.names import module_name_for
 from codemod.discovery import inert, may_define_root, prefilter
-from codemod.pipeline.conversion import DICT_COPY, rewritten_classes
 from codemod.pipeline.indexing import file_import_targets, hierarchy_names
 from codemod.pipeline.results import Progress, RunResult
-from codemod.pipeline.workers import Converted, convert_all, loaded_by_runtime
 from codemod.planning.plan import Plan, build_plan
 from codemod.planning.rebound_names import rebound_class_names
 from codemod.planning.safety_net import Escape, SafetyNet, dotted_mention
-from codemod.transforms import matcher_cache
-from codemod.transforms.dict_copies import added_names as dict_added_names
-from codemod.transforms.dict_copies import may_rewrite as may_rewrite_attr_dict
 from codemod.types import BlockingUse, FileResult, Options, Outcome, UseForm
+
+if TYPE_CHECKING:
+    from codemod.pipeline.workers import Converted
 
 #: Rounds of "a use site cannot be rewritten -> refuse that hierarchy -> plan again".
 _MAX_ROUNDS = 8
+
+
+def convert_all(*args: Any, **kwargs: Any) -> dict[Path, Converted]:
+    """``workers.convert_all``. The conversion machinery (LibCST's codemods, the
+    transforms) is imported when a round first needs it: ``check``, which converts
+    nothing, imports it in the time the forked proofs leave this process idle
+    (``_import_conversion``), not before its first line of work."""
+    from codemod.pipeline.workers import convert_all as convert_each
+
+    return convert_each(*args, **kwargs)
+
+
+def _dict_copy() -> re.Pattern[str]:
+    """``conversion.DICT_COPY``: a line that copies an attribute dict."""
+    from codemod.pipeline.conversion import DICT_COPY
+
+    return DICT_COPY
+
+
+def _import_conversion() -> None:
+    """Import what converting and screening a file needs (see ``convert_all``)."""
+    import codemod.pipeline.workers  # noqa: F401
 
 
 def _judge_undecodable(result: RunResult, plan: Plan) -> None:
@@ -67,6 +89,7 @@ def settle_plan(result: RunResult, index: ClassIndex, options: Options,
         _parse_texts(_texts_to_parse(result, index, []))
     proving = parallel.Background(functools.partial(class_value_proofs, result, index, texts),
                                   options.jobs)
+    _import_conversion()
     values: ClassValues | None = None
     for _ in range(_MAX_ROUNDS):
         plan = build_plan(index, options.allow_classes, forced,
@@ -82,7 +105,9 @@ def settle_plan(result: RunResult, index: ClassIndex, options: Options,
         candidates, dict_only = _candidate_files(plan, result, fields=convert)
         loaded_by = None
         if convert and plan.runtime_modules and any(
-                DICT_COPY.search(result.sources[p].text) for p in candidates):
+                _dict_copy().search(result.sources[p].text) for p in candidates):
+            from codemod.pipeline.workers import loaded_by_runtime
+
             loaded_by = loaded_by_runtime(plan, result)
         if values is None:
             _parse_while(proving, _texts_to_parse(result, index, candidates), warm_matchers=convert)
@@ -125,6 +150,8 @@ def _parse_while(waiting: parallel.Background, texts: list[str], warm_matchers: 
     CPython's trees of ``texts`` (``_texts_to_parse``): the workers forked
     after inherit both instead of each doing its own."""
     if warm_matchers and waiting.pending():
+        from codemod.transforms import matcher_cache
+
         matcher_cache.warm()
     for text in texts:
         if not waiting.pending():
@@ -206,6 +233,9 @@ def _escaped_uses(plan: Plan, result: RunResult, net: SafetyNet) -> Iterator[tup
 def rewrite_candidates(plan: Plan, result: RunResult, progress: Progress | None = None,
                        fields: bool = True) -> list[Path]:
     """Files a rewrite can touch (``_candidate_files``, each attribute-dict copy screened)."""
+    from codemod.transforms.dict_copies import added_names as dict_added_names
+    from codemod.transforms.dict_copies import may_rewrite as may_rewrite_attr_dict
+
     chosen, dict_only = _candidate_files(plan, result, fields)
     keys = dict_added_names(plan)
     return [path for path in chosen
@@ -220,6 +250,8 @@ def _candidate_files(plan: Plan, result: RunResult,
     Those the analysis did not parse are parsed where they are converted. Returns them
     in path order, and those chosen only for an attribute-dict copy that
     ``may_rewrite_attr_dict`` has yet to screen (the caller does)."""
+    from codemod.pipeline.conversion import rewritten_classes
+
     names = hierarchy_names(plan.index, result.facts.values(), rewritten_classes(plan))
     backing = frozenset(plan.fields) if fields else frozenset()
     either = names | backing
@@ -235,7 +267,7 @@ def _candidate_files(plan: Plan, result: RunResult,
             chosen.append(path)
         elif fields and plan.runtime_modules and \
                 ("__dict__" in source.text or "vars" in source.text) and \
-                DICT_COPY.search(source.text) is not None:
+                _dict_copy().search(source.text) is not None:
             chosen.append(path)
             dict_only.add(path)
     return chosen, frozenset(dict_only)

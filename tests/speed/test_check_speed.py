@@ -7,6 +7,9 @@ from __future__ import annotations
 
 import ast
 import gc
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -106,3 +109,35 @@ def test_check_parses_the_mentioning_files_before_forking_the_proofs(monkeypatch
             assert not mentioning <= parsed_at_fork[-1]
         else:
             assert mentioning <= parsed_at_fork[-1]
+
+
+def test_the_check_engine_loads_without_the_conversion_machinery():
+    """``check`` imports the conversion machinery (LibCST's codemods, the transforms)
+    only once the proofs are forked, in the time that leaves this process idle: its
+    engine does not import it."""
+    code = ("import sys, codemod.check.engine; "
+            "print(sorted(m for m in ('codemod.api', 'codemod.pipeline.conversion', "
+            "'codemod.pipeline.workers', 'libcst.codemod') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         env={**os.environ, "PYTHONPATH": str(FIXTURES.parent)}).stdout
+    assert out.strip() == "[]"
+
+
+def test_settle_plan_imports_the_conversion_machinery_after_forking_the_proofs(monkeypatch):
+    events: list[str] = []
+    real_background, real_import = parallel.Background, plan_rounds._import_conversion
+
+    def background(fn, jobs):
+        events.append(fn.func.__name__)
+        return real_background(fn, jobs)
+
+    def imports() -> None:
+        events.append("import")
+        real_import()
+
+    monkeypatch.setattr(parallel, "Background", background)
+    monkeypatch.setattr(plan_rounds, "_import_conversion", imports)
+    result = api.read_tree([FIXTURES / "engine"], Options(jobs=2))
+    index = api.analyse(result.sources, result)
+    api.settle_plan(result, index, Options(jobs=2), convert=False)
+    assert events[:3] == ["class_value_proofs", "import", "_escaped_list"]
