@@ -68,6 +68,21 @@ def test_a_check_runs_with_the_collector_paused_and_restores_it(monkeypatch):
     command.checked([FIXTURES / "engine"], Options(jobs=1))
     assert seen == [False]
     assert gc.isenabled()
+    assert gc.get_freeze_count() == 0
+    # No collection runs when it is switched back on either (what the run left goes to
+    # the oldest generation): one there would walk every object the run made.
+    collections: list[int] = []
+
+    def collected(phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            collections.append(info["generation"])
+
+    gc.callbacks.append(collected)
+    try:
+        command.checked([FIXTURES / "engine"], Options(jobs=1))
+    finally:
+        gc.callbacks.remove(collected)
+    assert collections == []
     gc.disable()
     try:
         command.checked([FIXTURES / "engine"], Options(jobs=1))
