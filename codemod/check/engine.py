@@ -27,7 +27,6 @@ from codemod.check.rules import Finding
 from codemod.check.scan import AstFiles
 from codemod.check.uses import ClassStyleUses, Resolver
 from codemod.check.uses_from_ast import AstClassStyleUses, AstResolver, Undecided
-from codemod.discovery import prefilter
 from codemod.parallel import fewer_collections
 from codemod.pipeline.indexing import hierarchy_names
 from codemod.pipeline.results import RunResult
@@ -103,7 +102,8 @@ def _check_tree(paths: list[Path], options: Options, scope: Scope) -> CheckResul
     # CM002/CM003/CM004: class-style uses, in the files that name a target there.
     names = frozenset(t.name for t in targets.values()) | hierarchy_names(
         plan.index, run.facts.values(), [q for q, t in targets.items() if q in plan.classes])
-    mentioning = [p for p, s in sorted(run.sources.items()) if prefilter(s.text, names)]
+    # The run's mention cache: the planning asked about most of these names already.
+    mentioning = [p for p, s in sorted(run.sources.items()) if run.mentions.any(p, s.text, names)]
     modules = {module_name_for(p): p for p in mentioning}
     resolver = Resolver(run, modules, targets)
     ast_resolver = AstResolver(run.facts, modules, targets, asts,
