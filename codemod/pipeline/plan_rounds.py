@@ -110,7 +110,8 @@ def settle_plan(result: RunResult, index: ClassIndex, options: Options,
 
             loaded_by = loaded_by_runtime(plan, result)
         if values is None:
-            _parse_while(proving, _texts_to_parse(result, index, candidates), warm_matchers=convert)
+            _parse_while(proving, [result.sources[p].text for p in candidates],
+                         warm_matchers=convert)
             values = proving.result()
         plan.values = values
         # Asked only if the round finds no leftover; a forked process looks for them
@@ -147,7 +148,7 @@ def settle_plan(result: RunResult, index: ClassIndex, options: Options,
 def _parse_while(waiting: parallel.Background, texts: list[str], warm_matchers: bool = True) -> None:
     """While ``waiting`` is computed elsewhere, search LibCST's import codemods for
     matcher decorators (``matcher_cache.warm``, when ``warm_matchers``), then make
-    CPython's trees of ``texts`` (``_texts_to_parse``): the workers forked
+    CPython's trees of ``texts`` (the candidates, which the screens read): the workers forked
     after inherit both instead of each doing its own."""
     if warm_matchers and waiting.pending():
         from codemod.transforms import matcher_cache
@@ -170,10 +171,9 @@ def _parse_texts(texts: list[str]) -> None:
 
 
 def _texts_to_parse(result: RunResult, index: ClassIndex, candidates: list[Path]) -> list[str]:
-    """The texts worth parsing while the proofs are made elsewhere: the candidates (the
-    screens read them next), then the other files that mention a class (the escape
-    search and ``check``'s class-style uses read those; the proofs' own trees stay in
-    their process)."""
+    """The texts ``check`` parses before forking the proofs: the candidates (the screens
+    read them), then the other files that mention a class (the proofs, the escape
+    search and the class-style use scan read those)."""
     names = hierarchy_names(index, result.facts.values())
     chosen = set(candidates)
     others = [path for path, source in sorted(result.sources.items())
