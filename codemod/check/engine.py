@@ -8,7 +8,6 @@ from pathlib import Path
 
 import libcst as cst
 
-from codemod import api
 from codemod.analysis import roots
 from codemod.analysis.names import module_name_for
 from codemod.check.class_checks import CheckUse
@@ -28,8 +27,9 @@ from codemod.check.rules import Finding
 from codemod.check.scan import AstFiles
 from codemod.check.uses import ClassStyleUses, Resolver
 from codemod.check.uses_from_ast import AstClassStyleUses, AstResolver, Undecided
-from codemod.discovery import prefilter
 from codemod.parallel import fewer_collections
+from codemod.pipeline.indexing import hierarchy_names
+from codemod.pipeline.results import RunResult
 from codemod.planning.plan import FEATURES_NAME
 from codemod.scope import Scope, scope_of
 from codemod.types import Options
@@ -100,9 +100,10 @@ def _check_tree(paths: list[Path], options: Options, scope: Scope) -> CheckResul
     converted_modules.sort()
 
     # CM002/CM003/CM004: class-style uses, in the files that name a target there.
-    names = frozenset(t.name for t in targets.values()) | api.hierarchy_names(
+    names = frozenset(t.name for t in targets.values()) | hierarchy_names(
         plan.index, run.facts.values(), [q for q, t in targets.items() if q in plan.classes])
-    mentioning = [p for p, s in sorted(run.sources.items()) if prefilter(s.text, names)]
+    # The run's mention cache: the planning asked about most of these names already.
+    mentioning = [p for p, s in sorted(run.sources.items()) if run.mentions.any(p, s.text, names)]
     modules = {module_name_for(p): p for p in mentioning}
     resolver = Resolver(run, modules, targets)
     ast_resolver = AstResolver(run.facts, modules, targets, asts,
@@ -175,11 +176,11 @@ def _check_tree(paths: list[Path], options: Options, scope: Scope) -> CheckResul
     return result
 
 
-def _failed(run: api.RunResult, path: Path) -> bool:
+def _failed(run: RunResult, path: Path) -> bool:
     return any(f.path == path for f in run.failed())
 
 
-def _uses_from_ast(run: api.RunResult, path: Path, asts: AstFiles, resolver: AstResolver,
+def _uses_from_ast(run: RunResult, path: Path, asts: AstFiles, resolver: AstResolver,
                    targets: dict[str, Target], planned: set[int],
                    ) -> list[CheckUse] | None:
     """The class-style uses in ``path`` read from CPython's tree (``uses_from_ast``), or None

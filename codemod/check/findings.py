@@ -8,7 +8,6 @@ import functools
 import re
 from pathlib import Path
 
-from codemod import api
 from codemod.analysis.classes import ClassFacts
 from codemod.analysis.text_search import alternation
 from codemod.analysis.use_rules import USE_RULES, UseKind
@@ -16,12 +15,14 @@ from codemod.check.converted import Target
 from codemod.check.locate import Locator
 from codemod.check.rules import Finding
 from codemod.discovery import prefilter
+from codemod.pipeline.indexing import file_import_targets
+from codemod.pipeline.results import RunResult
 from codemod.planning.plan import Plan
 from codemod.planning.safety_net import SafetyNet
 from codemod.types import PARAMETER_QUALNAMES
 
 
-def other_class_only_uses(run: api.RunResult, factories: dict[str, Target],
+def other_class_only_uses(run: RunResult, factories: dict[str, Target],
                            findings: list[Finding], mentioning: list[Path]) -> list[Finding]:
     """CM003/CM004 for the class-only uses of ``factories`` that ``ClassStyleUses`` does
     not report: attribute reads, unions, ``except``, ``case``, ``super()``,
@@ -39,7 +40,7 @@ def other_class_only_uses(run: api.RunResult, factories: dict[str, Target],
             continue
         if not (other_forms.search(source.text) or net.own_escape(path, names) or (
                 net.any_star() and any(local in names and target not in factories for local, target
-                                       in api.file_import_targets(path, source.text) or ()))):
+                                       in file_import_targets(path, source.text) or ()))):
             continue  # only what ``ClassStyleUses`` looks at can be in it
         for node, kind, direct, qual, how in net.uses(path, names, lambda q: q in factories, reexports=True):
             rule = USE_RULES[kind]
@@ -141,7 +142,7 @@ def use_findings(path: Path, place: tuple[int, int], kind: UseKind, label: str,
     return out
 
 
-def class_place(run: api.RunResult, locator: Locator, facts: ClassFacts) -> tuple[int, int]:
+def class_place(run: RunResult, locator: Locator, facts: ClassFacts) -> tuple[int, int]:
     if facts.file is None:
         return facts.line, 1
     return locator.place_class(facts.file, run.sources[facts.path].text, facts.node)

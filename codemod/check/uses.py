@@ -8,7 +8,6 @@ from typing import Any
 
 import libcst as cst
 
-from codemod import api
 from codemod.analysis.class_specs import is_union
 from codemod.analysis.classes import FileFacts
 from codemod.analysis.index import follow_reexports
@@ -17,6 +16,7 @@ from codemod.analysis.use_rules import UseKind
 from codemod.check.class_checks import ClassChecks
 from codemod.check.converted import Target
 from codemod.check.planned import facts_of
+from codemod.pipeline.results import RunResult
 
 
 class Resolver:
@@ -27,7 +27,7 @@ class Resolver:
     -> path of those files) is where the next hop is looked for.
     """
 
-    def __init__(self, run: api.RunResult, modules: dict[str, Path], stop: dict[str, Target]) -> None:
+    def __init__(self, run: RunResult, modules: dict[str, Path], stop: dict[str, Target]) -> None:
         self.run = run
         self.modules = modules
         self.stop = stop

@@ -196,6 +196,27 @@ class AstResolver:
         return follow_reexports(qualname, self.stop, self._file)  # type: ignore[arg-type]
 
 
+#: Nodes without a child that ``AstClassStyleUses.run`` acts on: names, constants and
+#: the operator and context singletons (``ast.Load()``...). Not pushed at all.
+_LEAVES = (ast.Name, ast.Constant, ast.expr_context, ast.operator, ast.boolop, ast.cmpop,
+           ast.unaryop)
+
+
+def _inner_children(node: ast.AST) -> list[ast.AST]:
+    """``ast.iter_child_nodes(node)`` in the same order, less the leaves no rule looks at
+    (``_LEAVES``): every Python-level step of this walk counts, on the ~6,000 nodes of
+    each file that names a class."""
+    children: list[ast.AST] = []
+    for field in node._fields:
+        value = getattr(node, field, None)
+        if isinstance(value, list):
+            children.extend(item for item in value
+                            if isinstance(item, ast.AST) and not isinstance(item, _LEAVES))
+        elif isinstance(value, ast.AST) and not isinstance(value, _LEAVES):
+            children.append(value)
+    return children
+
+
 class AstClassStyleUses(ClassChecks):
     """``ClassChecks``' rule over CPython's tree: records a ``CheckUse`` for each check or
     class base naming a target."""
@@ -230,7 +251,7 @@ class AstClassStyleUses(ClassChecks):
                 lefts = [node.left, *node.comparators]
                 self.comparison(node, [(left, _OPERATOR_TEXT.get(type(op)), right)
                                        for left, op, right in zip(lefts, node.ops, node.comparators)])
-            stack.extend(reversed(list(ast.iter_child_nodes(node))))
+            stack.extend(reversed(_inner_children(node)))
 
     def _call(self, node: ast.Call) -> None:
         func = node.func

@@ -7,8 +7,10 @@ undecodable files once the plan is known."""
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from codemod import parallel
 from codemod.analysis import python_trees
@@ -16,20 +18,40 @@ from codemod.analysis.class_values import ClassValues, prove_class_values
 from codemod.analysis.index import ClassIndex
 from codemod.analysis.names import module_name_for
 from codemod.discovery import inert, may_define_root, prefilter
-from codemod.pipeline.conversion import DICT_COPY, rewritten_classes
 from codemod.pipeline.indexing import file_import_targets, hierarchy_names
 from codemod.pipeline.results import Progress, RunResult
-from codemod.pipeline.workers import Converted, convert_all, loaded_by_runtime
 from codemod.planning.plan import Plan, build_plan
 from codemod.planning.rebound_names import rebound_class_names
 from codemod.planning.safety_net import Escape, SafetyNet, dotted_mention
-from codemod.transforms import matcher_cache
-from codemod.transforms.dict_copies import added_names as dict_added_names
-from codemod.transforms.dict_copies import may_rewrite as may_rewrite_attr_dict
 from codemod.types import BlockingUse, FileResult, Options, Outcome, UseForm
+
+if TYPE_CHECKING:
+    from codemod.pipeline.workers import Converted
 
 #: Rounds of "a use site cannot be rewritten -> refuse that hierarchy -> plan again".
 _MAX_ROUNDS = 8
+
+
+def convert_all(*args: Any, **kwargs: Any) -> dict[Path, Converted]:
+    """``workers.convert_all``. The conversion machinery (LibCST's codemods, the
+    transforms) is imported when a round first needs it: ``check``, which converts
+    nothing, imports it in the time the forked proofs leave this process idle
+    (``_import_conversion``), not before its first line of work."""
+    from codemod.pipeline.workers import convert_all as convert_each
+
+    return convert_each(*args, **kwargs)
+
+
+def _dict_copy() -> re.Pattern[str]:
+    """``conversion.DICT_COPY``: a line that copies an attribute dict."""
+    from codemod.pipeline.conversion import DICT_COPY
+
+    return DICT_COPY
+
+
+def _import_conversion() -> None:
+    """Import what converting and screening a file needs (see ``convert_all``)."""
+    import codemod.pipeline.workers  # noqa: F401
 
 
 def _judge_undecodable(result: RunResult, plan: Plan) -> None:
@@ -58,11 +80,16 @@ def settle_plan(result: RunResult, index: ClassIndex, options: Options,
     forced: dict[str, BlockingUse] = {}
     texts = {path: source.text for path, source in result.sources.items()}
     net = SafetyNet(texts)
-    # The proofs do not depend on the plan: for ``apply`` a forked process makes them
-    # while this one plans and looks for candidates (``check``, whose screens read the
-    # same CPython trees the proofs make and convert nothing, keeps them in one process).
-    beside = options.jobs if convert else 1
-    proving = parallel.Background(functools.partial(class_value_proofs, result, index, texts), beside)
+    # The proofs do not depend on the plan: a forked process makes them while this one
+    # plans, looks for candidates and parses them for the screens. ``check`` parses the
+    # files the proofs read first, here: the proofs' process, the escape search and the
+    # screens then share those trees instead of each parsing its own (the planning alone
+    # takes about as long as the proofs with their trees made).
+    if not convert:
+        _parse_texts(_texts_to_parse(result, index, []))
+    proving = parallel.Background(functools.partial(class_value_proofs, result, index, texts),
+                                  options.jobs)
+    _import_conversion()
     values: ClassValues | None = None
     for _ in range(_MAX_ROUNDS):
         plan = build_plan(index, options.allow_classes, forced,
@@ -78,16 +105,22 @@ def settle_plan(result: RunResult, index: ClassIndex, options: Options,
         candidates, dict_only = _candidate_files(plan, result, fields=convert)
         loaded_by = None
         if convert and plan.runtime_modules and any(
-                DICT_COPY.search(result.sources[p].text) for p in candidates):
+                _dict_copy().search(result.sources[p].text) for p in candidates):
+            from codemod.pipeline.workers import loaded_by_runtime
+
             loaded_by = loaded_by_runtime(plan, result)
         if values is None:
-            _parse_while(proving, [result.sources[p].text for p in candidates])
+            _parse_while(proving, [result.sources[p].text for p in candidates],
+                         warm_matchers=convert)
             values = proving.result()
         plan.values = values
         # Asked only if the round finds no leftover; a forked process looks for them
         # while the candidates are converted.
-        escaping = parallel.Background(functools.partial(_escaped_list, plan, result, net), beside)
-        conversions = convert_all(candidates, plan, result, options.jobs, progress,
+        escaping = parallel.Background(functools.partial(_escaped_list, plan, result, net),
+                                       options.jobs)
+        # ``check`` only screens for leftovers (CPython's trees, parsed above): one process
+        # does that while the forked one looks for escapes; ``apply`` converts in a pool.
+        conversions = convert_all(candidates, plan, result, options.jobs if convert else 1, progress,
                                   convert=convert, loaded_by=loaded_by, dict_only=dict_only)
         candidates = [p for p in candidates if not conversions[p].not_candidate]
         conversions = {p: conversions[p] for p in candidates}
@@ -112,20 +145,40 @@ def settle_plan(result: RunResult, index: ClassIndex, options: Options,
     return plan, candidates, conversions
 
 
-def _parse_while(waiting: parallel.Background, texts: list[str]) -> None:
+def _parse_while(waiting: parallel.Background, texts: list[str], warm_matchers: bool = True) -> None:
     """While ``waiting`` is computed elsewhere, search LibCST's import codemods for
-    matcher decorators (``matcher_cache.warm``), then make CPython's trees of ``texts``
-    (the candidates, which the screens of the conversion read): the workers forked
+    matcher decorators (``matcher_cache.warm``, when ``warm_matchers``), then make
+    CPython's trees of ``texts`` (the candidates, which the screens read): the workers forked
     after inherit both instead of each doing its own."""
-    if waiting.pending():
+    if warm_matchers and waiting.pending():
+        from codemod.transforms import matcher_cache
+
         matcher_cache.warm()
     for text in texts:
         if not waiting.pending():
             return
+        _parse_texts([text])
+
+
+def _parse_texts(texts: list[str]) -> None:
+    """CPython's trees of ``texts`` (``python_trees``), made now; a text that does not
+    parse is left to whoever reads it."""
+    for text in texts:
         try:
             python_trees.parse(text)
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             continue
+
+
+def _texts_to_parse(result: RunResult, index: ClassIndex, candidates: list[Path]) -> list[str]:
+    """The texts ``check`` parses before forking the proofs: the candidates (the screens
+    read them), then the other files that mention a class (the proofs, the escape
+    search and the class-style use scan read those)."""
+    names = hierarchy_names(index, result.facts.values())
+    chosen = set(candidates)
+    others = [path for path, source in sorted(result.sources.items())
+              if path not in chosen and result.mentions.any(path, source.text, names)]
+    return [result.sources[path].text for path in [*candidates, *others]]
 
 
 def class_value_proofs(result: RunResult, index: ClassIndex, texts: dict[Path, str]) -> ClassValues:
@@ -180,6 +233,9 @@ def _escaped_uses(plan: Plan, result: RunResult, net: SafetyNet) -> Iterator[tup
 def rewrite_candidates(plan: Plan, result: RunResult, progress: Progress | None = None,
                        fields: bool = True) -> list[Path]:
     """Files a rewrite can touch (``_candidate_files``, each attribute-dict copy screened)."""
+    from codemod.transforms.dict_copies import added_names as dict_added_names
+    from codemod.transforms.dict_copies import may_rewrite as may_rewrite_attr_dict
+
     chosen, dict_only = _candidate_files(plan, result, fields)
     keys = dict_added_names(plan)
     return [path for path in chosen
@@ -194,6 +250,8 @@ def _candidate_files(plan: Plan, result: RunResult,
     Those the analysis did not parse are parsed where they are converted. Returns them
     in path order, and those chosen only for an attribute-dict copy that
     ``may_rewrite_attr_dict`` has yet to screen (the caller does)."""
+    from codemod.pipeline.conversion import rewritten_classes
+
     names = hierarchy_names(plan.index, result.facts.values(), rewritten_classes(plan))
     backing = frozenset(plan.fields) if fields else frozenset()
     either = names | backing
@@ -209,7 +267,7 @@ def _candidate_files(plan: Plan, result: RunResult,
             chosen.append(path)
         elif fields and plan.runtime_modules and \
                 ("__dict__" in source.text or "vars" in source.text) and \
-                DICT_COPY.search(source.text) is not None:
+                _dict_copy().search(source.text) is not None:
             chosen.append(path)
             dict_only.add(path)
     return chosen, frozenset(dict_only)

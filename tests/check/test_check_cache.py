@@ -208,7 +208,7 @@ def test_a_hit_does_not_import_libcst(tree):
     env = {k: v for k, v in os.environ.items() if k != NO_CACHE_ENV}
     env["PYTHONPATH"] = str(Path(__file__).resolve().parents[2])
     script = ("import sys; from codemod.cli import main; code = main(sys.argv[1:]); "
-              "print('libcst' in sys.modules, 'codemod.api' in sys.modules, file=sys.stderr); "
+              "print('libcst' in sys.modules, 'codemod.check.engine' in sys.modules, file=sys.stderr); "
               "sys.exit(code)")
     runs = [subprocess.run([sys.executable, "-c", script, "check", str(tree)], env=env,
                            capture_output=True, text=True, check=False) for _ in range(2)]

@@ -1,0 +1,158 @@
+"""How ``codemod check`` spends its time, where that is a behaviour: which work runs in
+forked processes (``check`` converts nothing, so its screens stay in one process while
+the proofs and the escape search are forked), the collector paused during a check, and
+the walk of ``uses_from_ast`` visiting what ``ast.iter_child_nodes`` visits."""
+
+from __future__ import annotations
+
+import ast
+import gc
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from codemod import api, parallel
+from codemod.analysis import python_trees
+from codemod.check import command
+from codemod.check import engine as check_engine
+from codemod.check.uses_from_ast import _LEAVES, _inner_children
+from codemod.pipeline import plan_rounds
+from codemod.types import Options
+
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
+
+
+@pytest.mark.skipif(not parallel.fork_available(), reason="needs fork")
+def test_check_forks_the_proofs_and_escapes_and_screens_in_one_process(monkeypatch):
+    """``check`` (no conversion) with 2 jobs: the value proofs and the escape search each
+    run in a forked process (beside the planning and the screens), and the screens, which
+    convert nothing, run in this process (no pool). ``apply`` still converts in a pool."""
+    tree = FIXTURES / "engine"
+    backgrounds: list[tuple[str, int]] = []
+    pools: list[int] = []
+    real_background, real_convert_all = parallel.Background, plan_rounds.convert_all
+
+    def background(fn, jobs):
+        backgrounds.append((fn.func.__name__, jobs))
+        return real_background(fn, jobs)
+
+    def convert_all(paths, plan, result, jobs, *args, **kwargs):
+        pools.append(jobs)
+        return real_convert_all(paths, plan, result, jobs, *args, **kwargs)
+
+    monkeypatch.setattr(parallel, "Background", background)
+    monkeypatch.setattr(plan_rounds, "convert_all", convert_all)
+    for convert, jobs in ((False, 1), (True, 2)):
+        backgrounds.clear()
+        pools.clear()
+        result = api.read_tree([tree], Options(jobs=2))
+        index = api.analyse(result.sources, result)
+        api.settle_plan(result, index, Options(jobs=2), convert=convert)
+        assert backgrounds[:2] == [("class_value_proofs", 2), ("_escaped_list", 2)]
+        assert pools and set(pools) == {jobs}
+
+
+def test_a_check_runs_with_the_collector_paused_and_restores_it(monkeypatch):
+    seen: list[bool] = []
+    real = check_engine.check_tree
+
+    def check_tree(paths, options):
+        seen.append(gc.isenabled())
+        return real(paths, options)
+
+    monkeypatch.setattr(check_engine, "check_tree", check_tree)
+    assert gc.isenabled()
+    command.checked([FIXTURES / "engine"], Options(jobs=1))
+    assert seen == [False]
+    assert gc.isenabled()
+    assert gc.get_freeze_count() == 0
+    # No collection runs when it is switched back on either (what the run left goes to
+    # the oldest generation): one there would walk every object the run made.
+    collections: list[int] = []
+
+    def collected(phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            collections.append(info["generation"])
+
+    gc.callbacks.append(collected)
+    try:
+        command.checked([FIXTURES / "engine"], Options(jobs=1))
+    finally:
+        gc.callbacks.remove(collected)
+    assert collections == []
+    gc.disable()
+    try:
+        command.checked([FIXTURES / "engine"], Options(jobs=1))
+        assert not gc.isenabled()  # left as the caller had it
+    finally:
+        gc.enable()
+
+
+def test_the_walk_visits_the_nodes_iter_child_nodes_gives_in_order():
+    text = (FIXTURES / "engine" / "minivllm" / "model_executor" / "parameter.py").read_text()
+    tree = ast.parse(text + "\nx = [i for i in y if not i]\ny = -a + b @ c\nz = f(*a, k=v)\n")
+    for node in ast.walk(tree):
+        expected = [c for c in ast.iter_child_nodes(node) if not isinstance(c, _LEAVES)]
+        assert _inner_children(node) == expected
+
+
+def test_check_parses_the_mentioning_files_before_forking_the_proofs(monkeypatch):
+    """The proofs' process (and the escape search forked after it) inherit CPython's
+    trees of every file that mentions a class, made once in this process; ``apply``
+    forks first and parses while the proofs run."""
+    tree = FIXTURES / "engine"
+    parsed_at_fork: list[set[str]] = []
+    real_background = parallel.Background
+
+    def background(fn, jobs):
+        if fn.func.__name__ == "class_value_proofs":
+            parsed_at_fork.append(set(python_trees._TREES))
+        return real_background(fn, jobs)
+
+    monkeypatch.setattr(parallel, "Background", background)
+    for convert in (False, True):
+        result = api.read_tree([tree], Options(jobs=2))
+        index = api.analyse(result.sources, result)
+        names = api.hierarchy_names(index, result.facts.values())
+        mentioning = {s.text for p, s in result.sources.items() if result.mentions.any(p, s.text, names)}
+        api.settle_plan(result, index, Options(jobs=2), convert=convert)
+        assert len(mentioning) > 3
+        if convert:
+            assert not mentioning <= parsed_at_fork[-1]
+        else:
+            assert mentioning <= parsed_at_fork[-1]
+
+
+def test_the_check_engine_loads_without_the_conversion_machinery():
+    """``check`` imports the conversion machinery (LibCST's codemods, the transforms)
+    only once the proofs are forked, in the time that leaves this process idle: its
+    engine does not import it."""
+    code = ("import sys, codemod.check.engine; "
+            "print(sorted(m for m in ('codemod.api', 'codemod.pipeline.conversion', "
+            "'codemod.pipeline.workers', 'libcst.codemod') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         env={**os.environ, "PYTHONPATH": str(FIXTURES.parent)}).stdout
+    assert out.strip() == "[]"
+
+
+def test_settle_plan_imports_the_conversion_machinery_after_forking_the_proofs(monkeypatch):
+    events: list[str] = []
+    real_background, real_import = parallel.Background, plan_rounds._import_conversion
+
+    def background(fn, jobs):
+        events.append(fn.func.__name__)
+        return real_background(fn, jobs)
+
+    def imports() -> None:
+        events.append("import")
+        real_import()
+
+    monkeypatch.setattr(parallel, "Background", background)
+    monkeypatch.setattr(plan_rounds, "_import_conversion", imports)
+    result = api.read_tree([FIXTURES / "engine"], Options(jobs=2))
+    index = api.analyse(result.sources, result)
+    api.settle_plan(result, index, Options(jobs=2), convert=False)
+    assert events[:3] == ["class_value_proofs", "import", "_escaped_list"]
