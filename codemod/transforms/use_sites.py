@@ -44,6 +44,7 @@ from codemod.analysis.names import dotted
 from codemod.analysis.use_rules import USE_RULES, UseKind
 from codemod.discovery import prefilter
 from codemod.planning.plan import Plan
+from codemod.transforms.operand_groups import OperandGroups
 from codemod.transforms.refs import FileRefs, FStringQuotes, StoreTargets
 from codemod.transforms.value_flow import leftover_kinds
 
@@ -55,7 +56,7 @@ def is_simple(expr: cst.BaseExpression) -> bool:
     return m.matches(expr, _SIMPLE)
 
 
-class UseSiteTransformer(StoreTargets, FStringQuotes):
+class UseSiteTransformer(StoreTargets, FStringQuotes, OperandGroups):
     """Rewrites class-style uses of converted classes in one file."""
 
     def __init__(self, ff: FileFacts, plan: Plan, refs: FileRefs) -> None:
@@ -82,8 +83,6 @@ class UseSiteTransformer(StoreTargets, FStringQuotes):
         }
         #: ids of ``isinstance`` calls an earlier run of this rewrite wrote.
         self._own_checks: set[int] = set()
-        #: ids of the ``a or b`` checks written in parentheses (``_grouped``).
-        self._grouped_checks: set[int] = set()
         #: ids of every expression written or deleted, also inside tuple, list and starred
         #: targets and as a ``for``/``with``/comprehension target (``_note_written``).
         self._written: set[int] = set()
@@ -394,46 +393,6 @@ class UseSiteTransformer(StoreTargets, FStringQuotes):
             return call.with_changes(lpar=updated_node.lpar, rpar=updated_node.rpar)
         return self._grouped(call)
 
-    # -- parentheses of the ``a or b`` checks ----------------------------------------------------
-    def _grouped(self, check: cst.BooleanOperation) -> cst.BooleanOperation:
-        """``check`` in parentheses. It replaces a call or a comparison, which bind tighter
-        than ``or``: under ``not`` or beside ``and`` it must stay one operand, as before
-        (``not type(p) in (K, X)`` -> ``not (type(p) is K or param_kind_is(p, ...))``)."""
-        grouped = check.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
-        self._grouped_checks.add(id(grouped))
-        return grouped
-
-    def _ungrouped(self, expr: cst.BaseExpression) -> cst.BaseExpression:
-        """``expr`` without the parentheses ``_grouped`` gave it. Called for the slots that
-        take a whole expression (a statement's test or value, a call's argument), where no
-        operator binds to it and they would only be noise."""
-        if id(expr) in self._grouped_checks:
-            return expr.with_changes(lpar=[], rpar=[])
-        return expr
-
-    def leave_If(self, original_node: cst.If, updated_node: cst.If) -> cst.If:
-        return updated_node.with_changes(test=self._ungrouped(updated_node.test))
-
-    def leave_While(self, original_node: cst.While, updated_node: cst.While) -> cst.While:
-        return updated_node.with_changes(test=self._ungrouped(updated_node.test))
-
-    def leave_IfExp(self, original_node: cst.IfExp, updated_node: cst.IfExp) -> cst.IfExp:
-        return updated_node.with_changes(test=self._ungrouped(updated_node.test))
-
-    def leave_CompIf(self, original_node: cst.CompIf, updated_node: cst.CompIf) -> cst.CompIf:
-        return updated_node.with_changes(test=self._ungrouped(updated_node.test))
-
-    def leave_Assert(self, original_node: cst.Assert, updated_node: cst.Assert) -> cst.Assert:
-        return updated_node.with_changes(test=self._ungrouped(updated_node.test))
-
-    def leave_Return(self, original_node: cst.Return, updated_node: cst.Return) -> cst.Return:
-        if updated_node.value is None:
-            return updated_node
-        return updated_node.with_changes(value=self._ungrouped(updated_node.value))
-
-    def leave_Expr(self, original_node: cst.Expr, updated_node: cst.Expr) -> cst.Expr:
-        return updated_node.with_changes(value=self._ungrouped(updated_node.value))
-
     def leave_AnnAssign(
         self, original_node: cst.AnnAssign, updated_node: cst.AnnAssign
     ) -> cst.BaseSmallStatement:
@@ -447,14 +406,6 @@ class UseSiteTransformer(StoreTargets, FStringQuotes):
                 and self._may_hold_param_field(target.value):
             return cst.Expr(self._field_writer(target.value, target.attr.value, value))
         return updated_node.with_changes(value=value)
-
-    def leave_Element(self, original_node: cst.Element, updated_node: cst.Element) -> cst.Element:
-        return updated_node.with_changes(value=self._ungrouped(updated_node.value))
-
-    def leave_Arg(self, original_node: cst.Arg, updated_node: cst.Arg) -> cst.Arg:
-        if updated_node.star:
-            return updated_node  # ``*(a or b)``: the parentheses are needed
-        return updated_node.with_changes(value=self._ungrouped(updated_node.value))
 
     # -- X.method / X.CONST ----------------------------------------------------------------------
     def leave_Attribute(
