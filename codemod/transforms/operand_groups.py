@@ -19,6 +19,14 @@ Fix safety
 from __future__ import annotations
 
 import libcst as cst
+from libcst import CSTNodeT
+
+#: Node type -> its field that takes a whole expression: nothing binds to what it holds.
+WHOLE_EXPRESSION_SLOTS: dict[type[cst.CSTNode], str] = {
+    cst.If: "test", cst.While: "test", cst.Assert: "test", cst.IfExp: "test",
+    cst.CompIf: "test", cst.Return: "value", cst.Expr: "value", cst.Arg: "value",
+    cst.Element: "value",
+}
 
 
 class OperandGroups(cst.CSTTransformer):
@@ -45,33 +53,17 @@ class OperandGroups(cst.CSTTransformer):
             return expr.with_changes(lpar=[], rpar=[])
         return expr
 
-    def leave_If(self, original_node: cst.If, updated_node: cst.If) -> cst.If:
-        return updated_node.with_changes(test=self._ungrouped(updated_node.test))
-
-    def leave_While(self, original_node: cst.While, updated_node: cst.While) -> cst.While:
-        return updated_node.with_changes(test=self._ungrouped(updated_node.test))
-
-    def leave_IfExp(self, original_node: cst.IfExp, updated_node: cst.IfExp) -> cst.IfExp:
-        return updated_node.with_changes(test=self._ungrouped(updated_node.test))
-
-    def leave_CompIf(self, original_node: cst.CompIf, updated_node: cst.CompIf) -> cst.CompIf:
-        return updated_node.with_changes(test=self._ungrouped(updated_node.test))
-
-    def leave_Assert(self, original_node: cst.Assert, updated_node: cst.Assert) -> cst.Assert:
-        return updated_node.with_changes(test=self._ungrouped(updated_node.test))
-
-    def leave_Return(self, original_node: cst.Return, updated_node: cst.Return) -> cst.Return:
-        if updated_node.value is None:
-            return updated_node
-        return updated_node.with_changes(value=self._ungrouped(updated_node.value))
-
-    def leave_Expr(self, original_node: cst.Expr, updated_node: cst.Expr) -> cst.Expr:
-        return updated_node.with_changes(value=self._ungrouped(updated_node.value))
-
-    def leave_Element(self, original_node: cst.Element, updated_node: cst.Element) -> cst.Element:
-        return updated_node.with_changes(value=self._ungrouped(updated_node.value))
-
-    def leave_Arg(self, original_node: cst.Arg, updated_node: cst.Arg) -> cst.Arg:
-        if updated_node.star:
-            return updated_node  # ``*(a or b)``: the parentheses are needed
-        return updated_node.with_changes(value=self._ungrouped(updated_node.value))
+    def on_leave(self, original_node: CSTNodeT, updated_node: CSTNodeT
+                 ) -> CSTNodeT | cst.RemovalSentinel | cst.FlattenSentinel[CSTNodeT]:
+        """After the transformer's own ``leave_*``: a check in one of
+        ``WHOLE_EXPRESSION_SLOTS`` loses the parentheses ``_grouped`` gave it."""
+        left = super().on_leave(original_node, updated_node)
+        if not isinstance(left, cst.CSTNode):
+            return left
+        slot = WHOLE_EXPRESSION_SLOTS.get(type(left))
+        if slot is None or (isinstance(left, cst.Arg) and left.star):
+            return left  # ``*(a or b)``: the parentheses are needed
+        value = getattr(left, slot)
+        if value is None or id(value) not in self._grouped_checks:
+            return left
+        return left.with_changes(**{slot: self._ungrouped(value)})
