@@ -85,24 +85,27 @@ def bind_param_methods(param, /, **methods):
         setattr(param, name, BoundParamMethod(func, param_ref))
 
 
-def rebind_param_methods(obj):
-    """Make the methods in ``obj``'s attributes act on ``obj``.
+def rebind_param_methods(obj, copied=None):
+    """Make the methods in ``obj``'s attributes act on ``obj``; return ``copied``.
 
     Code that copies a parameter's attributes onto another tensor (``t.__dict__ =
     p.__dict__.copy()``, ``t.__dict__.update(p.__dict__)``) used to give ``t`` the
     former class's methods acting on ``t`` (they were looked up on ``t``'s class); the
     copied methods are still bound to ``p``, so ``apply`` calls this right after such a
     copy. Methods made by any converted module are recognised; other objects and
-    attributes are left as they are.
+    attributes are left as they are. A copy inside an expression (a lambda, a
+    comprehension) becomes ``rebind_param_methods(t, t.__dict__.update(...))``: the
+    copy runs first, and the expression still gets its value.
     """
     attrs = getattr(obj, "__dict__", None)
     if not isinstance(attrs, dict):
-        return
+        return copied
     for name, value in list(attrs.items()):
         kind = type(value)
         if kind.__name__ == "BoundParamMethod" and hasattr(kind, "__slots__") \
                 and "_param_ref" in kind.__slots__ and value.__self__ is not obj:
             attrs[name] = kind(value.__func__, obj)
+    return copied
 
 
 #: Former properties of each converted kind (its feature): backing field -> (attribute,

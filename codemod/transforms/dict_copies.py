@@ -4,7 +4,9 @@ What it does
     After a statement that replaces or extends an object's attribute dict,
     ``t.__dict__ = p.__dict__.copy()``, ``t.__dict__.update(p.__dict__)`` or
     ``t.__dict__ |= p.__dict__``, it adds
-    ``rebind_param_methods(t)``.
+    ``rebind_param_methods(t)``; a ``t.__dict__.update(...)`` inside an expression becomes
+    ``rebind_param_methods(t, t.__dict__.update(...))`` (the copy, then the rebinding, and
+    the call's value).
 Why
     A converted parameter's methods live in its ``__dict__``, each bound to it. Before
     conversion they were found on the class, so a tensor given a parameter's class and
@@ -79,6 +81,9 @@ class DictCopyTransformer(cst.CSTTransformer):
         #: Reads rewritten to ``param_attr_dict`` (the old-style view).
         self.reads = 0
         self._stores = 0
+        #: ids of the copy calls a rebinding already follows or wraps: statements of their
+        #: own, and an earlier run's ``rebind_param_methods(t, <copy>)``.
+        self._copies_placed: set[int] = set()
         #: Keys a converted parameter's dict has that the old instance's did not, and the
         #: backing fields it no longer holds (the view answers them).
         self.added_names = added_names(refs.plan)
@@ -231,8 +236,46 @@ class DictCopyTransformer(cst.CSTTransformer):
         """A literal key whose answer conversion changed (a former property, a method...)."""
         return isinstance(key, cst.SimpleString) and key.evaluated_value in self.added_names
 
+    def visit_Expr(self, node: cst.Expr) -> None:
+        """A call that is a statement of its own: a copy there is followed by a rebinding
+        statement (``leave_SimpleStatementLine``)."""
+        self._copies_placed.add(id(node.value))
+
+    def visit_Call(self, node: cst.Call) -> None:
+        """``rebind_param_methods(t, <copy>)`` (an earlier run's): its copy is placed."""
+        if dotted(node.func) in (_HELPER, f"{self.runtime}.{_HELPER}") or (
+                isinstance(node.func, cst.Attribute) and node.func.attr.value == _HELPER):
+            if len(node.args) == 2:
+                self._copies_placed.add(id(node.args[1].value))
+
+    def _copy_in_expression(self, original_node: cst.Call,
+                            updated_node: cst.Call) -> cst.BaseExpression | None:
+        """``t.__dict__.update(...)`` inside an expression (a lambda, a comprehension, an
+        operand), where no statement can follow it: ``rebind_param_methods(t, <the
+        call>)``, which runs the copy, then rebinds, and gives back the call's value.
+        None when the call is not such a copy or cannot be rewritten here."""
+        if id(original_node) in self._copies_placed:
+            return None
+        copy = cst.Expr(updated_node)
+        target = copy_target(copy)
+        if target is None:
+            return None
+        if not self.may_copy_param(copy, target):
+            self.out_of_scope += 1
+            return None
+        if (self.local and not self.refs.is_runtime) or (self.refs.is_runtime and not self._functions):
+            self.skipped += 1  # no import can go inside an expression
+            return None
+        self.count += 1
+        func = cst.Name(_HELPER) if self.refs.is_runtime else self.refs.name_in(self.runtime, _HELPER)
+        return cst.Call(func=func, args=[cst.Arg(target.deep_clone()), cst.Arg(updated_node)])
+
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
-        """``p.__dict__.get("weight_loader")`` / ``vars(p).get(...)`` for an added name."""
+        """``p.__dict__.get("weight_loader")`` / ``vars(p).get(...)`` for an added name; a
+        copy inside an expression (``_copy_in_expression``)."""
+        rebound = self._copy_in_expression(original_node, updated_node)
+        if rebound is not None:
+            return rebound
         func = updated_node.func
         if not (isinstance(func, cst.Attribute) and func.attr.value == "get" and updated_node.args):
             return updated_node
