@@ -81,8 +81,9 @@ class DictCopyTransformer(cst.CSTTransformer):
         #: Reads rewritten to ``param_attr_dict`` (the old-style view).
         self.reads = 0
         self._stores = 0
-        #: ids of the copy calls a rebinding already follows or wraps: statements of their
-        #: own, and an earlier run's ``rebind_param_methods(t, <copy>)``.
+        #: ids of the copy calls that are statements of their own (a rebinding statement
+        #: follows them). An earlier run's ``rebind_param_methods(t, <copy>)`` needs no
+        #: entry: a file naming the helper is never given to this transformer.
         self._copies_placed: set[int] = set()
         #: Keys a converted parameter's dict has that the old instance's did not, and the
         #: backing fields it no longer holds (the view answers them).
@@ -220,16 +221,22 @@ class DictCopyTransformer(cst.CSTTransformer):
         self._stores -= 1
         return updated_node
 
-    def _old_view(self, obj: cst.BaseExpression) -> cst.BaseExpression | None:
-        """``param_attr_dict(obj)`` as this file spells it (None: cannot be called here)."""
-        if self.local and not self.refs.is_runtime:
-            self.skipped += 1  # would need an import inside the function: left alone
-            return None
-        if self.refs.is_runtime and not self._functions:
+    def _helper_in_expression(self, helper: str) -> cst.BaseExpression | None:
+        """The runtime's ``helper`` as an expression here can call it (None, counted as
+        ``skipped``: it would need an import inside the function, which no expression can
+        hold, or the runtime module's own module level, which may run before it is
+        defined)."""
+        if (self.local and not self.refs.is_runtime) or (self.refs.is_runtime and not self._functions):
             self.skipped += 1
             return None
+        return cst.Name(helper) if self.refs.is_runtime else self.refs.name_in(self.runtime, helper)
+
+    def _old_view(self, obj: cst.BaseExpression) -> cst.BaseExpression | None:
+        """``param_attr_dict(obj)`` as this file spells it (None: cannot be called here)."""
+        func = self._helper_in_expression(_VIEW)
+        if func is None:
+            return None
         self.reads += 1
-        func = cst.Name(_VIEW) if self.refs.is_runtime else self.refs.name_in(self.runtime, _VIEW)
         return cst.Call(func=func, args=[cst.Arg(obj.deep_clone())])
 
     def _keyed(self, key: cst.BaseExpression) -> bool:
@@ -240,13 +247,6 @@ class DictCopyTransformer(cst.CSTTransformer):
         """A call that is a statement of its own: a copy there is followed by a rebinding
         statement (``leave_SimpleStatementLine``)."""
         self._copies_placed.add(id(node.value))
-
-    def visit_Call(self, node: cst.Call) -> None:
-        """``rebind_param_methods(t, <copy>)`` (an earlier run's): its copy is placed."""
-        if dotted(node.func) in (_HELPER, f"{self.runtime}.{_HELPER}") or (
-                isinstance(node.func, cst.Attribute) and node.func.attr.value == _HELPER):
-            if len(node.args) == 2:
-                self._copies_placed.add(id(node.args[1].value))
 
     def _copy_in_expression(self, original_node: cst.Call,
                             updated_node: cst.Call) -> cst.BaseExpression | None:
@@ -263,11 +263,10 @@ class DictCopyTransformer(cst.CSTTransformer):
         if not self.may_copy_param(copy, target):
             self.out_of_scope += 1
             return None
-        if (self.local and not self.refs.is_runtime) or (self.refs.is_runtime and not self._functions):
-            self.skipped += 1  # no import can go inside an expression
+        func = self._helper_in_expression(_HELPER)
+        if func is None:
             return None
         self.count += 1
-        func = cst.Name(_HELPER) if self.refs.is_runtime else self.refs.name_in(self.runtime, _HELPER)
         return cst.Call(func=func, args=[cst.Arg(target.deep_clone()), cst.Arg(updated_node)])
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
