@@ -7,6 +7,8 @@ here changes how the output reads, never what it does.
 
 from __future__ import annotations
 
+from typing import Any
+
 import libcst as cst
 
 #: The longest line of code a conversion writes (ruff's and black's default).
@@ -114,8 +116,51 @@ def laid_out(params: cst.Parameters, name: str, returns: str | None) -> dict[str
     pieces = [" ".join(piece.split()) if "\n" in piece else piece for piece in pieces]
     arrow = f" -> {returns}" if returns is not None else ""
     line = f"def {name}({', '.join(pieces)}){arrow}: pass"
-    if len(line) - len(" pass") > LINE_LENGTH:
-        inner = "".join(f"    {piece},\n" for piece in pieces)
-        line = f"def {name}(\n{inner}){arrow}: pass"
     parsed = cst.ensure_type(cst.parse_statement(line), cst.FunctionDef)
+    if len(line) - len(" pass") > LINE_LENGTH:
+        parsed = one_param_per_line(parsed, "    ")
     return {"params": parsed.params, "whitespace_before_params": parsed.whitespace_before_params}
+
+
+def _line_break(indent: str) -> cst.ParenthesizedWhitespace:
+    return cst.ParenthesizedWhitespace(
+        first_line=cst.TrailingWhitespace(), empty_lines=[], indent=False,
+        last_line=cst.SimpleWhitespace(indent),
+    )
+
+
+def one_param_per_line(fn: cst.FunctionDef, indent: str) -> cst.FunctionDef:
+    """``fn`` (a top-level function) with each parameter on a line of its own, indented by
+    ``indent``, and a trailing comma after the last one."""
+    params = fn.params
+    # The parameters in the order they are written, each with the slot that holds it.
+    slots: list[cst.CSTNode] = [*params.posonly_params]
+    if isinstance(params.posonly_ind, cst.ParamSlash):
+        slots.append(params.posonly_ind)
+    slots.extend(params.params)
+    if isinstance(params.star_arg, (cst.Param, cst.ParamStar)):
+        slots.append(params.star_arg)
+    slots.extend(params.kwonly_params)
+    if params.star_kwarg is not None:
+        slots.append(params.star_kwarg)
+    if not slots:
+        return fn
+    laid: dict[int, cst.CSTNode] = {}
+    for i, slot in enumerate(slots):
+        last = i == len(slots) - 1
+        comma = cst.Comma(whitespace_after=_line_break("" if last else indent))
+        laid[id(slot)] = slot.with_changes(comma=comma)
+
+    def placed(node: Any) -> Any:
+        """``node`` with its comma laid out, if it is a parameter slot."""
+        return laid.get(id(node), node)
+
+    new_params = params.with_changes(
+        posonly_params=[placed(p) for p in params.posonly_params],
+        posonly_ind=placed(params.posonly_ind),
+        params=[placed(p) for p in params.params],
+        star_arg=placed(params.star_arg),
+        kwonly_params=[placed(p) for p in params.kwonly_params],
+        star_kwarg=placed(params.star_kwarg) if params.star_kwarg is not None else None,
+    )
+    return fn.with_changes(params=new_params, whitespace_before_params=_line_break(indent))

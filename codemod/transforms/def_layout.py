@@ -17,11 +17,9 @@ Fix safety
 
 from __future__ import annotations
 
-from typing import Any
-
 import libcst as cst
 
-from codemod.transforms.code_layout import LINE_LENGTH
+from codemod.transforms.code_layout import LINE_LENGTH, one_param_per_line
 
 
 def _header(module: cst.Module, fn: cst.FunctionDef) -> str:
@@ -29,50 +27,6 @@ def _header(module: cst.Module, fn: cst.FunctionDef) -> str:
     bare = fn.with_changes(leading_lines=(), decorators=(),
                            body=cst.SimpleStatementSuite(body=[cst.Pass()]))
     return module.code_for_node(bare).rstrip("\r\n").removesuffix(" pass")
-
-
-def _line_break(indent: str) -> cst.ParenthesizedWhitespace:
-    return cst.ParenthesizedWhitespace(
-        first_line=cst.TrailingWhitespace(), empty_lines=[], indent=False,
-        last_line=cst.SimpleWhitespace(indent),
-    )
-
-
-def one_param_per_line(fn: cst.FunctionDef, indent: str) -> cst.FunctionDef:
-    """``fn`` (a top-level function) with each parameter on a line of its own, indented by
-    ``indent``, and a trailing comma after the last one."""
-    params = fn.params
-    # The parameters in the order they are written, each with the slot that holds it.
-    slots: list[cst.CSTNode] = [*params.posonly_params]
-    if isinstance(params.posonly_ind, cst.ParamSlash):
-        slots.append(params.posonly_ind)
-    slots.extend(params.params)
-    if isinstance(params.star_arg, (cst.Param, cst.ParamStar)):
-        slots.append(params.star_arg)
-    slots.extend(params.kwonly_params)
-    if params.star_kwarg is not None:
-        slots.append(params.star_kwarg)
-    if not slots:
-        return fn
-    laid: dict[int, cst.CSTNode] = {}
-    for i, slot in enumerate(slots):
-        last = i == len(slots) - 1
-        comma = cst.Comma(whitespace_after=_line_break("" if last else indent))
-        laid[id(slot)] = slot.with_changes(comma=comma)
-
-    def placed(node: Any) -> Any:
-        """``node`` with its comma laid out, if it is a parameter slot."""
-        return laid.get(id(node), node)
-
-    new_params = params.with_changes(
-        posonly_params=[placed(p) for p in params.posonly_params],
-        posonly_ind=placed(params.posonly_ind),
-        params=[placed(p) for p in params.params],
-        star_arg=placed(params.star_arg),
-        kwonly_params=[placed(p) for p in params.kwonly_params],
-        star_kwarg=placed(params.star_kwarg) if params.star_kwarg is not None else None,
-    )
-    return fn.with_changes(params=new_params, whitespace_before_params=_line_break(indent))
 
 
 def lay_out_long_defs(original: cst.Module, tree: cst.Module,
