@@ -24,8 +24,8 @@ import ast
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from codemod.analysis.class_values import physical_lines
 from codemod.analysis.names import import_aliases, module_name_for, statements_in_scope
+from codemod.analysis.source_lines import physical_lines
 from codemod.planning.safety_net import Escape
 
 #: (node, bound name, what binds it in words, the import's qualified name or None).

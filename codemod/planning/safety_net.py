@@ -40,8 +40,8 @@ from pathlib import Path
 
 from codemod.analysis import python_trees
 from codemod.analysis.ast_uses import dict_owner, spelled_name, type_name_comparisons, use_kind
-from codemod.analysis.class_values import char_column, physical_lines
 from codemod.analysis.names import import_from_source, import_targets, module_name_for
+from codemod.analysis.source_lines import char_column, physical_lines
 from codemod.analysis.text_search import names_pattern
 from codemod.analysis.use_rules import USE_RULES, Outcome, UseKind
 from codemod.planning.plan import Plan
