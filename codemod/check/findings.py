@@ -14,11 +14,11 @@ from codemod.analysis.use_rules import USE_RULES, UseKind
 from codemod.check.converted import Target
 from codemod.check.locate import Locator
 from codemod.check.rules import Finding
-from codemod.discovery import prefilter
 from codemod.pipeline.indexing import file_import_targets
 from codemod.pipeline.results import RunResult
 from codemod.planning.plan import Plan
 from codemod.planning.safety_net import SafetyNet
+from codemod.prefilters import prefilter
 from codemod.types import PARAMETER_QUALNAMES
 
 

@@ -14,7 +14,7 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
-from codemod.discovery import import_spans
+from codemod.prefilters import import_spans
 
 #: ``owner(member, runtime module)``: the qualified name of the class whose feature
 #: ``Features.<member>`` is, or None.

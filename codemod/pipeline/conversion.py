@@ -19,9 +19,9 @@ from codemod import parallel
 from codemod.analysis.classes import FileFacts
 from codemod.analysis.compiles import needs_newer_python
 from codemod.analysis.names import module_name_for
-from codemod.discovery import prefilter
 from codemod.pipeline.indexing import hierarchy_names
 from codemod.planning.plan import Plan
+from codemod.prefilters import prefilter
 from codemod.transforms import matcher_cache
 from codemod.transforms.def_layout import lay_out_long_defs
 from codemod.transforms.definitions import DefinitionsTransformer

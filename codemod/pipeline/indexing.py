@@ -16,10 +16,10 @@ from codemod.analysis import python_trees, roots
 from codemod.analysis.classes import FileFacts
 from codemod.analysis.index import ClassIndex
 from codemod.analysis.names import import_targets, module_name_for
-from codemod.discovery import defines_or_aliases, dotted_chains, import_spans, inert, may_define_root
 from codemod.fileio import SourceFile
 from codemod.pipeline.reading import parse_file
 from codemod.pipeline.results import Progress, RunResult
+from codemod.prefilters import defines_or_aliases, dotted_chains, import_spans, inert, may_define_root
 
 
 def hierarchy_names(index: ClassIndex, facts: Iterable[FileFacts],
@@ -108,7 +108,7 @@ def _index(sources: dict[Path, SourceFile], result: RunResult,
 def file_import_targets(path: Path, text: str) -> list[tuple[str, str]] | None:
     """(local name, qualified name) of every import in ``text``; None if it does not parse.
 
-    Read from the import statements alone when ``discovery.import_spans`` finds them all
+    Read from the import statements alone when ``prefilters.import_spans`` finds them all
     (as many spans as ``import`` keywords), else from the whole file: CPython's parser,
     an order of magnitude faster than LibCST's. Relative imports resolve against the
     module name, as ``analysis.names.import_bindings`` does.

@@ -17,12 +17,12 @@ from codemod.analysis import python_trees
 from codemod.analysis.class_values import ClassValues, prove_class_values
 from codemod.analysis.index import ClassIndex
 from codemod.analysis.names import module_name_for
-from codemod.discovery import inert, may_define_root, prefilter
 from codemod.pipeline.indexing import file_import_targets, hierarchy_names
 from codemod.pipeline.results import Progress, RunResult
 from codemod.planning.plan import Plan, build_plan
 from codemod.planning.rebound_names import rebound_class_names
 from codemod.planning.safety_net import Escape, SafetyNet, dotted_mention
+from codemod.prefilters import inert, may_define_root, prefilter
 from codemod.types import BlockingUse, FileResult, Options, Outcome, UseForm
 
 if TYPE_CHECKING:

@@ -10,9 +10,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from codemod.analysis.classes import FileFacts
-from codemod.discovery import mentioned
 from codemod.fileio import SourceFile
 from codemod.planning.plan import Plan
+from codemod.prefilters import mentioned
 from codemod.scope import Scope
 from codemod.types import FileResult, Outcome, Refusal
 
@@ -65,7 +65,7 @@ class RunResult:
 
 
 class Mentions:
-    """Which of the names asked about so far each file mentions (``discovery.mentioned``).
+    """Which of the names asked about so far each file mentions (``prefilters.mentioned``).
 
     The analysis rounds and the candidate search of every planning round ask about
     overlapping sets of names; each file is scanned for a name once.

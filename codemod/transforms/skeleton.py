@@ -36,7 +36,7 @@ import ast
 import re
 
 from codemod.analysis import python_trees
-from codemod.discovery import prefilter
+from codemod.prefilters import prefilter
 
 #: In every replaced body; never in a text this makes a skeleton of.
 MARKER = "__codemod_skeleton_body__"

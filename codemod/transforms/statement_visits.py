@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 from libcst._nodes.internal import CodegenState
 
-from codemod.discovery import prefilter
+from codemod.prefilters import prefilter
 
 
 @dataclass

@@ -42,8 +42,8 @@ from codemod.analysis.class_specs import class_spec_members
 from codemod.analysis.classes import FileFacts
 from codemod.analysis.names import dotted
 from codemod.analysis.use_rules import USE_RULES, UseKind
-from codemod.discovery import prefilter
 from codemod.planning.plan import Plan
+from codemod.prefilters import prefilter
 from codemod.transforms.operand_groups import OperandGroups
 from codemod.transforms.refs import FileRefs, FStringQuotes, StoreTargets
 from codemod.transforms.value_flow import leftover_kinds

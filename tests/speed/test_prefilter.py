@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from codemod import api
-from codemod.discovery import inert, may_define_root, mentioned, prefilter
+from codemod.prefilters import inert, may_define_root, mentioned, prefilter
 from codemod.pipeline import indexing, plan_rounds, results
 from codemod.types import Options, Outcome
 

@@ -11,7 +11,7 @@ import libcst as cst
 import pytest
 
 from codemod.analysis.classes import analyse_file, statement_spans
-from codemod.discovery import prefilter
+from codemod.prefilters import prefilter
 from codemod.transforms.skeleton import MARKER, skeleton_text
 
 REPO = Path(__file__).resolve().parents[2]

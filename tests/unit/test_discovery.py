@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from codemod.discovery import DiscoveryError, iter_python_files, prefilter
+from codemod.discovery import DiscoveryError, iter_python_files
+from codemod.prefilters import prefilter
 from codemod.types import DEFAULT_EXCLUDES
 
 
@@ -331,7 +332,7 @@ def test_prefilter(text: str, names: set[str], expected: bool) -> None:
 
 
 def test_prefilter_caches_the_regex() -> None:
-    from codemod.discovery import _names_regex
+    from codemod.prefilters import _names_regex
 
     names = frozenset({"CachedName"})
     prefilter("x", names)
@@ -347,7 +348,7 @@ def test_prefilter_caches_the_regex() -> None:
 def test_a_union_of_classes_is_never_inert(source: str) -> None:
     """A union is rewritten (in ``isinstance``/``issubclass``) or refuses the class (a
     value ``A | B`` needs a class): a file holding one must reach the engine."""
-    from codemod.discovery import inert
+    from codemod.prefilters import inert
 
     text = f"from pkg.params import Base, Packed\n\n{source}\n"
     assert not inert(text, frozenset({"Base", "Packed"}))
@@ -373,22 +374,22 @@ SCAN_NAMES = [{"Param"}, {"Param", "ParamX"}, {"Param", "Other", "_Param"}, {"Pa
 def test_fast_scans_agree_with_their_regexes(text: str, names: set[str]) -> None:
     import re
 
-    from codemod import discovery
+    from codemod import prefilters
     from codemod.analysis.text_search import alternation
 
     chosen = frozenset(names)
     pattern = re.compile(rf"(?<![\w])(?:{alternation(chosen)})(?![\w])")
     spans = [m.span() for m in pattern.finditer(text)]
-    assert discovery.whole_word_spans(text, chosen) == spans
-    assert discovery.mentioned(text, chosen) == frozenset(text[s:e] for s, e in spans)
-    assert discovery.prefilter(text, chosen) is bool(spans)
+    assert prefilters.whole_word_spans(text, chosen) == spans
+    assert prefilters.mentioned(text, chosen) == frozenset(text[s:e] for s, e in spans)
+    assert prefilters.prefilter(text, chosen) is bool(spans)
     dotted = re.compile(rf"(?<![\w.])(\w+(?:\.\w+)*)\.(?:{alternation(chosen)})(?!\w)")
-    assert discovery.dotted_chains(text, chosen) == [m.group(1) for m in dotted.finditer(text)]
+    assert prefilters.dotted_chains(text, chosen) == [m.group(1) for m in dotted.finditer(text)]
     aliased = re.compile(rf"(?<![\w])(?:{alternation(chosen)})\s+as\s+\w")
     loose = [m.start() for m in re.finditer(
         rf"(?<![\w])(?:{alternation(chosen)})(?![\w])(?![ \t]*\()", text)]
-    imports = [m.span() for m in discovery._IMPORT_SPAN.finditer(text)]
+    imports = [m.span() for m in prefilters._IMPORT_SPAN.finditer(text)]
     in_imports = all(any(s <= at < e for s, e in imports) for at in loose)
     bases = "class" in text and any(
-        discovery.prefilter(b, chosen) for b in discovery._class_bases(text))
-    assert discovery.inert(text, chosen) is (not aliased.search(text) and not bases and in_imports)
+        prefilters.prefilter(b, chosen) for b in prefilters._class_bases(text))
+    assert prefilters.inert(text, chosen) is (not aliased.search(text) and not bases and in_imports)
