@@ -16,7 +16,8 @@ import libcst as cst
 import libcst.matchers as m
 
 from codemod.planning.plan import ClassPlan
-from codemod.transforms.refs import FileRefs, FStringQuotes, StoreTargets
+from codemod.transforms.refs import FileRefs, FStringQuotes
+from codemod.transforms.store_targets import StoreTargets
 
 
 class Rename(cst.CSTTransformer):

@@ -102,28 +102,6 @@ class FileRefs:
         return cst.Module(body=[]).code_for_node(self.parameter())
 
 
-class StoreTargets(cst.CSTTransformer):
-    """Records the ids of nodes written or deleted (assignment, augmented or annotated
-    assignment and ``del`` targets), so that a rewrite of reads can leave them alone."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        #: ids of target nodes (an attribute read elsewhere is not among them).
-        self._stores: set[int] = set()
-
-    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
-        self._stores.add(id(node.target))
-
-    def visit_AugAssign(self, node: cst.AugAssign) -> None:
-        self._stores.add(id(node.target))
-
-    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-        self._stores.add(id(node.target))
-
-    def visit_Del(self, node: cst.Del) -> None:
-        self._stores.add(id(node.target))
-
-
 class FStringQuotes(cst.CSTTransformer):
     """Knows the quotes of the f-strings around the node being visited, so that a string
     literal a rewrite writes there is valid: before Python 3.12 an expression inside an

@@ -45,7 +45,8 @@ from codemod.analysis.use_rules import USE_RULES, UseKind
 from codemod.planning.plan import Plan
 from codemod.prefilters import prefilter
 from codemod.transforms.operand_groups import OperandGroups
-from codemod.transforms.refs import FileRefs, FStringQuotes, StoreTargets
+from codemod.transforms.refs import FileRefs, FStringQuotes
+from codemod.transforms.store_targets import WrittenTargets
 from codemod.transforms.value_flow import leftover_kinds
 
 _SIMPLE = m.Name() | m.Attribute(value=m.Name()) | m.Attribute(value=m.Attribute(value=m.Name()))
@@ -56,7 +57,7 @@ def is_simple(expr: cst.BaseExpression) -> bool:
     return m.matches(expr, _SIMPLE)
 
 
-class UseSiteTransformer(StoreTargets, FStringQuotes, OperandGroups):
+class UseSiteTransformer(WrittenTargets, FStringQuotes, OperandGroups):
     """Rewrites class-style uses of converted classes in one file."""
 
     def __init__(self, ff: FileFacts, plan: Plan, refs: FileRefs) -> None:
@@ -83,9 +84,6 @@ class UseSiteTransformer(StoreTargets, FStringQuotes, OperandGroups):
         }
         #: ids of ``isinstance`` calls an earlier run of this rewrite wrote.
         self._own_checks: set[int] = set()
-        #: ids of every expression written or deleted, also inside tuple, list and starred
-        #: targets and as a ``for``/``with``/comprehension target (``_note_written``).
-        self._written: set[int] = set()
         #: ids of the parameter annotations of ``@f.register`` functions (dispatch keys).
         self._dispatch_annotations: set[int] = set()
 
@@ -170,41 +168,6 @@ class UseSiteTransformer(StoreTargets, FStringQuotes, OperandGroups):
 
     def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
         return False
-
-    # -- written targets ---------------------------------------------------------------------
-    def _note_written(self, target: cst.BaseExpression) -> None:
-        """Record ``target`` as written, and through tuple, list and starred targets every
-        expression inside it (``X.A, b = ...``, ``for (X.A, b) in ...``)."""
-        self._written.add(id(target))
-        if isinstance(target, (cst.Tuple, cst.List)):
-            for element in target.elements:
-                self._note_written(element.value)
-
-    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
-        super().visit_AssignTarget(node)
-        self._note_written(node.target)
-
-    def visit_AugAssign(self, node: cst.AugAssign) -> None:
-        super().visit_AugAssign(node)
-        self._note_written(node.target)
-
-    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-        super().visit_AnnAssign(node)
-        self._note_written(node.target)
-
-    def visit_Del(self, node: cst.Del) -> None:
-        super().visit_Del(node)
-        self._note_written(node.target)
-
-    def visit_For(self, node: cst.For) -> None:
-        self._note_written(node.target)
-
-    def visit_CompFor(self, node: cst.CompFor) -> None:
-        self._note_written(node.target)
-
-    def visit_WithItem(self, node: cst.WithItem) -> None:
-        if node.asname is not None:
-            self._note_written(node.asname.name)
 
     # -- isinstance / issubclass -------------------------------------------------------------
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
