@@ -17,7 +17,6 @@ from typing import Any
 
 from codemod.verify.arguments import Build
 from codemod.verify.call_args import ArgumentMaker, argument_makers, realize
-from codemod.verify.check_sites import answer
 from codemod.verify.compare import exception_text, same_outcome
 from codemod.verify.model import Difference
 from codemod.verify.param_compare import ParamComparison, read_outcome
@@ -83,10 +82,8 @@ class ClassCases(ParamComparison):
         as the original check did for the original one (``check_sites``)."""
         for driven in self.family.check_sites:
             label = f"check {driven.site.where} #{index}"
-            before = self.family.before.run(
-                partial(answer, driven.original_code, driven.original_namespace, old))
-            after = self.family.after.run(
-                partial(answer, driven.converted_code, driven.converted_namespace, new))
+            before = self.family.before.run(partial(driven.original.answer, old))
+            after = self.family.after.run(partial(driven.converted.answer, new))
             diffs = same_outcome(before, after, f"{label}: `{driven.site.original}`",
                                  self.counter)
             self.case(label, diffs)

@@ -56,15 +56,27 @@ class CheckSites:
     skipped: list[str] = field(default_factory=list)
 
 
+@dataclass(frozen=True)
+class DrivenExpression:
+    """One side of a site: its compiled expression and the names it reads, bound from
+    that side's tree."""
+
+    code: Any
+    namespace: dict[str, Any]
+
+    def answer(self, param: Any) -> Any:
+        """The expression's value with ``param`` as the checked expression."""
+        return eval(self.code, {**self.namespace, SUBJECT: param})  # noqa: S307 - the tree's own check
+
+
 @dataclass
 class DrivenSite:
-    """A site ready to evaluate: compiled expressions and each tree's namespace."""
+    """A site ready to evaluate: the original check and its rewrite, each driven in its
+    own tree."""
 
     site: CheckSite
-    original_code: Any
-    converted_code: Any
-    original_namespace: dict[str, Any]
-    converted_namespace: dict[str, Any]
+    original: DrivenExpression
+    converted: DrivenExpression
 
 
 def _names(node: ast.AST) -> set[str]:
@@ -249,12 +261,7 @@ def drive(sites: CheckSites, before: TreeImport, after: TreeImport) -> list[Driv
             missing = original if isinstance(original, str) else converted
             sites.skipped.append(f"{site.where}: `{missing}` is not from the family's modules")
             continue
-        driven.append(DrivenSite(site, compile(site.original, site.where, "eval"),
-                                 compile(site.converted, site.where, "eval"),
-                                 original, converted))
+        driven.append(DrivenSite(
+            site, DrivenExpression(compile(site.original, site.where, "eval"), original),
+            DrivenExpression(compile(site.converted, site.where, "eval"), converted)))
     return driven
-
-
-def answer(code: Any, namespace: dict[str, Any], param: Any) -> Any:
-    """The expression's value with ``param`` as the checked expression."""
-    return eval(code, {**namespace, SUBJECT: param})  # noqa: S307 - the tree's own check
