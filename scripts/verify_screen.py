@@ -27,7 +27,8 @@ from codemod.pipeline import conversion, plan_rounds, reading
 from codemod.planning.plan import build_plan
 from codemod.transforms.leftover_screen import screen_file
 from codemod.transforms.refs import FileRefs
-from codemod.transforms.use_sites import UseSiteTransformer, unconverted_uses
+from codemod.transforms.use_scanner import unconverted_uses
+from codemod.transforms.use_sites import UseSiteTransformer
 from codemod.types import Options
 
 

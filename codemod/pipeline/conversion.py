@@ -31,7 +31,8 @@ from codemod.transforms.import_edits import add_imports, remove_imports, request
 from codemod.transforms.import_format import format_imports, group_added_imports
 from codemod.transforms.refs import FileRefs
 from codemod.transforms.statement_visits import Made, visit_mentioning
-from codemod.transforms.use_sites import UseSiteTransformer, unconverted_uses
+from codemod.transforms.use_scanner import unconverted_uses
+from codemod.transforms.use_sites import UseSiteTransformer
 
 matcher_cache.install()
 

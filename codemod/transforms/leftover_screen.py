@@ -20,9 +20,9 @@ Why
 Fix safety
     A "decided" answer must equal LibCST's, mention for mention: a mention is only ever
     called safe or a leftover in positions where ``UseSiteTransformer``,
-    ``_UseScanner`` and ``Plan.value_use_kept`` are known to act that way; a name is resolved only
-    when the file imports it under exactly one qualified name (``resolve`` then agrees
-    whatever the order of the imports). Anything else is undecided. The equality is
+    ``use_scanner._UseScanner`` and ``Plan.value_use_kept`` are known to act that way; a
+    name is resolved only when the file imports it under exactly one qualified name
+    (``resolve`` then agrees whatever the order of the imports). Anything else is undecided. The equality is
     tested on every fixture tree, kind for kind (``screen_kinds``), and checked on vLLM
     trees by ``scripts/verify_screen.py``.
     One deliberate difference: a file that parses but does not compile, with no

@@ -203,7 +203,8 @@ def _libcst_both_ways(result: api.RunResult, plan: Plan, path: Path):
     from libcst.codemod import CodemodContext
 
     from codemod.transforms.refs import FileRefs
-    from codemod.transforms.use_sites import UseSiteTransformer, unconverted_uses
+    from codemod.transforms.use_scanner import unconverted_uses
+    from codemod.transforms.use_sites import UseSiteTransformer
 
     text = result.sources[path].text
     ff = reading.parse_facts(path, text)[0]

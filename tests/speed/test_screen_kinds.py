@@ -6,7 +6,7 @@ On every fixture tree, wherever ``leftover_screen`` decides a file:
   net's and ``check``'s reader) gives the same node; an annotation's names are one kind
   wherever they lie inside it (``list[X]``, ``X | None``), which ``use_kind`` reads by
   their own position;
-* each leftover has the kind LibCST's scan gives it (``use_sites.classified_leftovers``,
+* each leftover has the kind LibCST's scan gives it (``use_scanner.classified_leftovers``,
   by ``value_flow.leftover_kind``), so the same rule (``analysis.use_rules``) keeps or
   reports it: the leftovers whose rule needs a class are also exactly those
   ``unconverted_uses`` still reports when every value use is accepted
@@ -27,7 +27,7 @@ from codemod.analysis.use_rules import USE_RULES, UseKind
 from codemod.pipeline import conversion, plan_rounds, reading
 from codemod.planning.plan import build_plan
 from codemod.transforms.leftover_screen import screen_kinds
-from codemod.transforms.use_sites import classified_leftovers
+from codemod.transforms.use_scanner import classified_leftovers
 from codemod.types import Options
 from tests.speed.test_leftover_screen import USES
 from tests.speed.test_prefilter import PARAMS, write_tree
