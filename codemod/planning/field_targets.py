@@ -12,8 +12,9 @@ Why
     A converted parameter holds the property's attribute, not its field: a plain
     ``p._f = v`` becomes ``set_param_field(...)``, a call, which is no valid target in
     those positions (before this rule the run stopped with "the converted text does not
-    compile"), and ``p._f += v`` or ``del p._f`` left as they are would raise
-    ``AttributeError`` on a converted parameter.
+    compile"), ``p._f += v`` or ``del p._f`` left as they are would raise
+    ``AttributeError`` on a converted parameter, and a write through the dict gave the
+    converted parameter a field no longer read (its attribute kept the old value).
 Fix safety
     The positions ``UseSiteTransformer`` rewrites are the ones screened: ``self._f`` of a
     method of a class (and of functions nested in it) is the class's own field, which the
@@ -39,7 +40,7 @@ def field_target_uses(plan: Plan, sources: dict[Path, str]) -> dict[str, Blockin
     augmented assignment or a ``del`` somewhere in ``sources`` -> the first such write."""
     if not plan.fields:
         return {}
-    mention = re.compile(rf"\.\s*(?:{alternation(frozenset(plan.fields))})\b")
+    mention = re.compile(rf"(?<!\w)(?:{alternation(frozenset(plan.fields))})(?!\w)")
     found: dict[str, BlockingUse] = {}
     for path, text in sorted(sources.items()):
         if mention.search(text) is None:
@@ -111,7 +112,7 @@ class _Walker(ast.NodeVisitor):
         its own instances."""
         if self._selves and isinstance(obj, ast.Name) and obj.id == self._selves[-1]:
             return True
-        return bool(self._classes) and self._classes[-1] in self._kept_here
+        return self._in_kept_class()
 
     # -- targets ---------------------------------------------------------------------------
     def _nested(self, target: ast.expr, how: str) -> None:
@@ -159,3 +160,47 @@ class _Walker(ast.NodeVisitor):
     def visit_comprehension(self, node: ast.comprehension) -> None:
         self._nested(node.target, "as a comprehension target")
         self.generic_visit(node)
+
+    # -- through the attribute dict ---------------------------------------------------------
+    def _dict_key(self, holder: ast.expr, key: ast.expr | None, lineno: int) -> None:
+        """``holder`` is ``x.__dict__`` or ``vars(x)`` and ``key`` a literal field name."""
+        if isinstance(key, ast.Constant) and isinstance(key.value, str) and key.value in self.plan.fields \
+                and _owner_of_dict(holder) is not None and not self._in_kept_class():
+            self.found.append((lineno, key.value, "through the attribute dict"))
+
+    def visit_Subscript(self, node: ast.Subscript) -> None:
+        if isinstance(node.ctx, (ast.Store, ast.Del)):
+            self._dict_key(node.value, node.slice, node.lineno)
+        self.generic_visit(node)
+
+    def visit_Call(self, node: ast.Call) -> None:
+        func = node.func
+        if isinstance(func, ast.Attribute) and _owner_of_dict(func.value) is not None:
+            if func.attr == "update":
+                for keyword in node.keywords:
+                    if keyword.arg is not None:
+                        self._dict_key(func.value, ast.Constant(keyword.arg), node.lineno)
+                for arg in node.args:
+                    if isinstance(arg, ast.Dict):
+                        for key in arg.keys:
+                            self._dict_key(func.value, key, node.lineno)
+            elif func.attr in _DICT_WRITERS and node.args:
+                self._dict_key(func.value, node.args[0], node.lineno)
+        self.generic_visit(node)
+
+    def _in_kept_class(self) -> bool:
+        return bool(self._classes) and self._classes[-1] in self._kept_here
+
+
+#: Methods of a dict that write or remove the key given first.
+_DICT_WRITERS = frozenset({"setdefault", "pop", "__setitem__", "__delitem__"})
+
+
+def _owner_of_dict(expr: ast.expr) -> ast.expr | None:
+    """``x`` of ``x.__dict__`` or ``vars(x)``; None for anything else."""
+    if isinstance(expr, ast.Attribute) and expr.attr == "__dict__":
+        return expr.value
+    if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name) and expr.func.id == "vars" \
+            and len(expr.args) == 1 and not expr.keywords:
+        return expr.args[0]
+    return None

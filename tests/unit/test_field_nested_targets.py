@@ -1,9 +1,11 @@
 """A property's backing field written where ``set_param_field`` cannot stand (a nested
 target: tuple, list, starred, ``for``, ``with``, comprehension) or where no rewrite
-reaches it (``p._f += v``, ``del p._f``) refuses the classes the field belongs to, naming
-the line. Before, a nested target stopped the run with "the converted text does not
-compile", and ``+=``/``del`` were left to raise ``AttributeError`` on a converted
-parameter (it holds the attribute, not the field)."""
+reaches it (``p._f += v``, ``del p._f``, ``p.__dict__["_f"] = v`` and the other writes
+through the attribute dict with the field's name) refuses the classes the field belongs
+to, naming the line. Before, a nested target stopped the run with "the converted text
+does not compile", ``+=``/``del`` were left to raise ``AttributeError`` on a converted
+parameter (it holds the attribute, not the field), and a dict write gave it a field no
+longer read."""
 
 from __future__ import annotations
 
@@ -62,6 +64,13 @@ WRITES = [
     "p._tag += 'x'",
     "del p._tag",
     "del p._tag, other",
+    "p.__dict__['_tag'] = 'x'",
+    "vars(p)['_tag'] = 'x'",
+    "p.__dict__.update(_tag='x')",
+    "p.__dict__.update({'_tag': 'x'})",
+    "p.__dict__.pop('_tag', None)",
+    "del p.__dict__['_tag']",
+    "p.__dict__.setdefault('_tag', 'x')",
 ]
 
 
