@@ -70,7 +70,10 @@ class Relays(HierarchyWalk):
             )
         following = after[0]
         if following.init is None or any(p.init is None for p in after):
-            raise Refuse(f"{following.name}.__init__ cannot be followed")
+            blocker = next(p for p in after if p.init is None)
+            why = f": {blocker.name} stays a class ({blocker.refusal.reason})" \
+                if blocker.refusal is not None else ""
+            raise Refuse(f"{blocker.name}.__init__ cannot be followed{why}")
         positional = [p.name.value for p in following.init.params.params[1:]]
         arg_names: list[str | None] = []
         for arg in init.super_args:  # positional arguments come first (Python's syntax)

@@ -280,3 +280,25 @@ class Reads(Base):
         super().__init__(**kwargs)
 ''')
     assert "uses **kwargs other than passing it on to super().__init__()" in _refusal(plan, "Reads")
+
+
+def test_a_relay_to_a_refused_base_says_why_the_base_stays(tmp_path):
+    """A relay whose next ``__init__`` belongs to a refused class names that refusal
+    (before: only "Pinned.__init__ cannot be followed")."""
+    plan = _plan(tmp_path, '''
+
+class Pinned(Base):
+    def __init__(self, data, **kwargs):
+        super().__init__(data, **kwargs)
+
+    @property
+    def data(self):
+        return super().data
+
+
+class Relaying(Pinned):
+    def __init__(self, data, **kwargs):
+        super().__init__(data, scale=2, **kwargs)
+''')
+    reason = _refusal(plan, "Relaying")
+    assert reason.startswith("Pinned.__init__ cannot be followed: Pinned stays a class (overrides `data`"), reason
