@@ -291,9 +291,9 @@ def read_init_facts(fn: cst.FunctionDef) -> InitFacts:
             forwarded = {a.keyword.value for a in call.args if a.keyword is not None}
     pre = body[:super_index] if super_index is not None else ()
     post = body[super_index + 1:] if super_index is not None else body
-    if star_kwarg is not None and _names_read(body, star_kwarg, super_args):
+    if star_kwarg is not None and forwards_rest and _names_read(pre, star_kwarg):
         raise UnsupportedShape(
-            f"__init__ uses **{star_kwarg} other than passing it on to super().__init__(); "
+            f"__init__ uses **{star_kwarg} before passing it on to super().__init__(); "
             "the keywords it takes are known only at run time"
         )
     ordered_pre = super_index is not None and not relays and _order_matters(pre, forwarded)
@@ -320,23 +320,21 @@ def read_init_facts(fn: cst.FunctionDef) -> InitFacts:
     )
 
 
-def _names_read(body: Iterable[cst.BaseStatement], name: str, forward: tuple[cst.Arg, ...]) -> bool:
-    """Whether ``body`` mentions ``name`` anywhere but in ``**name`` of ``forward``."""
-    spread = {id(a.value) for a in forward if a.star == "**"}
-    finder = _NameFinder(name, spread)
+def _names_read(body: Iterable[cst.BaseStatement], name: str) -> bool:
+    """Whether ``body`` mentions ``name``."""
+    finder = _NameFinder(name)
     for stmt in body:
         stmt.visit(finder)
     return finder.found
 
 
 class _NameFinder(cst.CSTVisitor):
-    def __init__(self, name: str, skipped: set[int]) -> None:
+    def __init__(self, name: str) -> None:
         self.name = name
-        self.skipped = skipped
         self.found = False
 
     def visit_Name(self, node: cst.Name) -> None:
-        if node.value == self.name and id(node) not in self.skipped:
+        if node.value == self.name:
             self.found = True
 
 

@@ -279,7 +279,27 @@ class Reads(Base):
         {line}
         super().__init__(**kwargs)
 ''')
-    assert "uses **kwargs other than passing it on to super().__init__()" in _refusal(plan, "Reads")
+    assert "uses **kwargs before passing it on to super().__init__()" in _refusal(plan, "Reads")
+
+
+def test_an_init_that_keeps_or_reads_its_kwargs_after_the_call_converts(tmp_path):
+    """The last ``__init__`` storing what it collects, or a read after the call, passes
+    nothing different on."""
+    plan = _plan(tmp_path, '''
+
+class Collects(Base):
+    def __init__(self, data, loader, **extra):
+        super().__init__(data, loader)
+        self.extra = extra
+
+
+class After(Base):
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.seen = sorted(kwargs)
+''')
+    assert _by_name(plan, "Collects").refusal is None
+    assert _by_name(plan, "After").refusal is None
 
 
 def test_a_relay_to_a_refused_base_says_why_the_base_stays(tmp_path):
