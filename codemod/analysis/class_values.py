@@ -277,11 +277,22 @@ class _Prover(CallTargets):
         qualname = f"{f.module}.{name}"
 
         def compute() -> str | None:
-            for g in self.mentioning(name):
-                for node in self.global_reads(g, f, name, qualname):
-                    found = self.read(g, node, name, table)
-                    if found is not None:
-                        return found
+            # A module that imports it under another name (``from m import T as U``)
+            # re-exports it as ``U``: files that import ``U`` from there mention only that.
+            spellings, pending, seen = {name}, [name], set()
+            while pending:
+                for g in self.mentioning(pending.pop()):
+                    if g.path in seen:
+                        continue
+                    seen.add(g.path)
+                    for local, targets in g.imports.items():
+                        if local not in spellings and any(self.canonical(t) == qualname for t in targets):
+                            spellings.add(local)
+                            pending.append(local)
+                    for node in self.global_reads(g, f, name, qualname):
+                        found = self.read(g, node, name, table)
+                        if found is not None:
+                            return found
             return None
         return self._memoised(("global", qualname, table), compute)
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import libcst as cst
 import libcst.matchers as m
 
+from codemod.analysis.bound_names import names_bound
 from codemod.analysis.classes import PropertyFacts, docstring_and_body
 
 
@@ -52,6 +53,8 @@ class InitFacts:
     relays: bool = False
     #: The arguments of ``super().__init__(...)``, as written.
     super_args: tuple[cst.Arg, ...] = ()
+    #: A relay only for its statements before the call (``_order_matters``).
+    ordered_pre: bool = False
 
 
 def is_super_call(node: cst.CSTNode, method: str | None = None) -> bool:
@@ -288,6 +291,16 @@ def read_init_facts(fn: cst.FunctionDef) -> InitFacts:
             forwarded = {a.keyword.value for a in call.args if a.keyword is not None}
     pre = body[:super_index] if super_index is not None else ()
     post = body[super_index + 1:] if super_index is not None else body
+    if star_kwarg is not None and forwards_rest and _names_read(pre, star_kwarg):
+        raise UnsupportedShape(
+            f"__init__ uses **{star_kwarg} before passing it on to super().__init__(); "
+            "the keywords it takes are known only at run time"
+        )
+    ordered_pre = super_index is not None and not relays and _order_matters(pre, forwarded)
+    if ordered_pre:
+        # Its wrap must run these statements, then the bases' wraps, as a relay's does.
+        relays = True
+        forwarded = {a.keyword.value for a in super_args if a.keyword is not None}
     return InitFacts(
         self_name=self_name,
         params=params,
@@ -303,7 +316,37 @@ def read_init_facts(fn: cst.FunctionDef) -> InitFacts:
         reads=frozenset(use.reads - use.writes),
         relays=relays,
         super_args=super_args,
+        ordered_pre=ordered_pre,
     )
+
+
+def _names_read(body: Iterable[cst.BaseStatement], name: str) -> bool:
+    """Whether ``body`` mentions ``name``."""
+    finder = _NameFinder(name)
+    for stmt in body:
+        stmt.visit(finder)
+    return finder.found
+
+
+class _NameFinder(cst.CSTVisitor):
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.found = False
+
+    def visit_Name(self, node: cst.Name) -> None:
+        if node.value == self.name:
+            self.found = True
+
+
+def _order_matters(pre: Iterable[cst.BaseStatement], forwarded: set[str]) -> bool:
+    """Whether the statements before ``super().__init__()`` must run before the bases'
+    ``__init__`` bodies: they rebind a parameter passed on by name (the bases received
+    the new value), or call anything (a side effect the bases' bodies may see or
+    follow: a log, a counter, a registry)."""
+    pre = list(pre)
+    if forwarded & names_bound(pre):
+        return True
+    return any(m.findall(stmt, m.Call()) for stmt in pre)
 
 
 def forwards_torch_function(fn: cst.FunctionDef) -> bool:

@@ -178,7 +178,7 @@ class TreeModules:
         """Reads in ``g`` of ``f``'s module-level ``name``: by its own name in ``f`` (or
         through a star import), by a name ``g`` imports it as, as ``m.name``."""
         locals_ = {local for local, targets in g.imports.items()
-                   if any(t.rpartition(".")[2] == name and self.canonical(t) == qualname for t in targets)}
+                   if any(self.canonical(t) == qualname for t in targets)}
         if g is f:
             locals_.add(name)
         modules = {local for local, targets in g.imports.items() if f.module in targets}

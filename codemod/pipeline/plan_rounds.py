@@ -19,9 +19,11 @@ from codemod.analysis.index import ClassIndex
 from codemod.analysis.names import module_name_for
 from codemod.pipeline.indexing import file_import_targets, hierarchy_names
 from codemod.pipeline.results import Progress, RunResult
+from codemod.planning.field_targets import field_target_uses
 from codemod.planning.plan import Plan, build_plan
 from codemod.planning.rebound_names import rebound_class_names
 from codemod.planning.safety_net import Escape, SafetyNet, dotted_mention
+from codemod.planning.type_members import type_member_uses
 from codemod.prefilters import inert, may_define_root, prefilter
 from codemod.types import BlockingUse, FileResult, Options, Outcome, UseForm
 
@@ -95,6 +97,14 @@ def settle_plan(result: RunResult, index: ClassIndex, options: Options,
         plan = build_plan(index, options.allow_classes, forced,
                           allow_value_uses=options.allow_value_uses,
                           feature_prefix=options.feature_prefix)
+        unreached = {qual: use for uses in (field_target_uses(plan, texts), type_member_uses(plan, texts))
+                     for qual, use in uses.items() if qual not in forced}
+        if unreached:
+            # A field written where no field rewrite reaches, or a member read through
+            # ``type(x)``, refuses its classes: plan again before converting (such a
+            # rewrite would not compile; the member is not on ``Parameter``).
+            forced = {**forced, **unreached}
+            continue
         # Leftovers are uses of class names: files that only write a backing field (or
         # copy an attribute dict) cannot have any. ``check`` needs only leftovers, so it
         # leaves them out; ``apply`` converts them in the round too, since a round

@@ -56,8 +56,8 @@ class Relays(HierarchyWalk):
                 return ", ".join(plans[q].name for q in tail if q in plans) or "nothing"
 
             raise Refuse(
-                f"{relay.name}.__init__ passes super().__init__() other arguments than its "
-                f"own, and the classes it reaches depend on the subclass: after {relay.name} "
+                f"{relay.name}.__init__ {_why_relay(relay)}, and the classes it reaches "
+                f"depend on the subclass: after {relay.name} "
                 f"come {names(tail_a)} in {plans[sub_a].name} but {names(tail_b)} in "
                 f"{plans[sub_b].name}"
             )
@@ -70,7 +70,10 @@ class Relays(HierarchyWalk):
             )
         following = after[0]
         if following.init is None or any(p.init is None for p in after):
-            raise Refuse(f"{following.name}.__init__ cannot be followed")
+            blocker = next(p for p in after if p.init is None)
+            why = f": {blocker.name} stays a class ({blocker.refusal.reason})" \
+                if blocker.refusal is not None else ""
+            raise Refuse(f"{blocker.name}.__init__ cannot be followed{why}")
         positional = [p.name.value for p in following.init.params.params[1:]]
         arg_names: list[str | None] = []
         for arg in init.super_args:  # positional arguments come first (Python's syntax)
@@ -188,3 +191,12 @@ class Relays(HierarchyWalk):
         for link in with_init:
             names += [n for n in link.init.param_names if n not in names]  # type: ignore[union-attr]
         return tuple(n for n in names if self._keyword_taken(n, with_init, plans))
+
+
+def _why_relay(relay: ClassPlan) -> str:
+    """What makes ``relay``'s wrap call the next wraps itself: other arguments, or
+    statements before ``super().__init__()`` that must run before the bases' bodies."""
+    init = relay.init
+    if init is not None and init.ordered_pre:
+        return "runs statements before super().__init__() that the bases' bodies must follow"
+    return "passes super().__init__() other arguments than its own"

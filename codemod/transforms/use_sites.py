@@ -37,6 +37,7 @@ from collections import Counter
 import libcst as cst
 import libcst.matchers as m
 
+from codemod.analysis.bound_names import names_bound
 from codemod.analysis.class_specs import class_spec_members
 from codemod.analysis.classes import FileFacts
 from codemod.analysis.names import dotted
@@ -75,9 +76,10 @@ class UseSiteTransformer(WrittenTargets, FStringQuotes, OperandGroups):
         self._method_names: list[str] = []
         self._annotation_depth = 0
         self._builtins_shadowed = {
-            n for n in ("isinstance", "issubclass", "type", "getattr", "hasattr", "setattr")
-            if n in ff.globals or n in ff.bindings
+            n for n in _REWRITTEN_BUILTINS if n in ff.globals or n in ff.bindings
         }
+        #: Per enclosing function or ``lambda``: the builtins above it binds itself.
+        self._locally_shadowed: list[set[str]] = []
         #: ids of ``isinstance`` calls an earlier run of this rewrite wrote.
         self._own_checks: set[int] = set()
         #: ids of the parameter annotations of ``@f.register`` functions (dispatch keys).
@@ -144,6 +146,7 @@ class UseSiteTransformer(WrittenTargets, FStringQuotes, OperandGroups):
                                  and not is_static else "")
         if directly_in_class:
             self._method_names[-1] = "" if node.decorators else node.name.value
+        self._locally_shadowed.append(_rebound_builtins(node.params, node.body))
         if any(m.matches(d.decorator, m.Attribute(attr=m.Name("register"))) for d in node.decorators):
             # ``@dispatch.register`` (``functools.singledispatch``) reads a parameter's
             # annotation as the class to dispatch on: ``Parameter`` there would take every
@@ -157,7 +160,21 @@ class UseSiteTransformer(WrittenTargets, FStringQuotes, OperandGroups):
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef, updated_node: cst.FunctionDef) -> cst.FunctionDef:
         self._method_self.pop()
+        self._locally_shadowed.pop()
         return updated_node
+
+    def visit_Lambda(self, node: cst.Lambda) -> None:
+        self._locally_shadowed.append(_rebound_builtins(node.params, None))
+
+    def leave_Lambda(self, original_node: cst.Lambda, updated_node: cst.Lambda) -> cst.BaseExpression:
+        self._locally_shadowed.pop()
+        return updated_node
+
+    def _shadowed(self, builtin: str) -> bool:
+        """Whether ``builtin`` here names something else: the file binds it at module
+        level, or a function around this point binds it (a parameter, a local
+        ``isinstance = ...``): the call is then not the builtin, and no rewrite applies."""
+        return builtin in self._builtins_shadowed or any(builtin in names for names in self._locally_shadowed)
 
     def visit_Import(self, node: cst.Import) -> bool:
         return False
@@ -171,7 +188,7 @@ class UseSiteTransformer(WrittenTargets, FStringQuotes, OperandGroups):
         if field_access is not None:
             return field_access
         func = original_node.func
-        if not isinstance(func, cst.Name) or func.value in self._builtins_shadowed:
+        if not isinstance(func, cst.Name) or self._shadowed(func.value):
             return updated_node
         args = original_node.args
         if len(args) != 2 or any(a.keyword or a.star for a in args):
@@ -278,7 +295,7 @@ class UseSiteTransformer(WrittenTargets, FStringQuotes, OperandGroups):
     # -- type(p) is X ---------------------------------------------------------------------------
     def _type_subject(self, expr: cst.BaseExpression) -> cst.BaseExpression | None:
         if m.matches(expr, m.Call(func=m.Name("type"), args=[m.Arg(keyword=None, star="")])) \
-                and "type" not in self._builtins_shadowed:
+                and not self._shadowed("type"):
             return expr.args[0].value  # type: ignore[attr-defined]
         if m.matches(expr, m.Attribute(attr=m.Name("__class__"))):
             return expr.value  # type: ignore[attr-defined]
@@ -507,7 +524,7 @@ class UseSiteTransformer(WrittenTargets, FStringQuotes, OperandGroups):
         """``getattr``/``hasattr``/``setattr`` with a literal backing-field name."""
         func = original.func
         if not isinstance(func, cst.Name) or func.value not in ("getattr", "hasattr", "setattr") \
-                or func.value in self._builtins_shadowed:
+                or self._shadowed(func.value):
             return None
         args = updated.args
         if len(args) < 2 or any(a.keyword or a.star for a in args) or \
@@ -621,6 +638,22 @@ class UseSiteTransformer(WrittenTargets, FStringQuotes, OperandGroups):
             cst.SimpleStatementLine(body=[]), cst.SimpleStatementLine(body=updated_node.body))
         lines = list(line.nodes) if isinstance(line, cst.FlattenSentinel) else [line]
         return cst.IndentedBlock(body=lines)
+
+
+#: Builtins whose calls a rewrite relies on.
+_REWRITTEN_BUILTINS = ("isinstance", "issubclass", "type", "getattr", "hasattr", "setattr")
+
+
+def _rebound_builtins(params: cst.Parameters, body: cst.BaseSuite | None) -> set[str]:
+    """The rewritten builtins a function binds in its own scope: as a parameter or by a
+    statement of its body (nested functions and classes bind in their own)."""
+    names = {p.name.value for p in [*params.posonly_params, *params.params, *params.kwonly_params]}
+    for star in (params.star_arg, params.star_kwarg):
+        if isinstance(star, cst.Param):
+            names.add(star.name.value)
+    if body is not None:
+        names |= names_bound([body])  # type: ignore[list-item]  # a suite binds as its statements
+    return names & set(_REWRITTEN_BUILTINS)
 
 
 def _code(node: cst.CSTNode) -> str:

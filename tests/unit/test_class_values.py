@@ -165,6 +165,22 @@ def test_a_table_read_in_another_module_through_a_reexport(tmp_path):
     assert found is not None and "table `TABLE` read at reader.py:4 -> isinstance at reader.py:4" in found, found
 
 
+def test_a_table_reexported_under_another_name_is_followed(tmp_path):
+    """``from m import T as U`` re-exports ``T`` as ``U``: a file importing ``U`` from
+    there mentions only ``U``. Before, its reads were never looked at and the class was
+    converted: ``isinstance(p, relay(k))`` then raised ``TypeError``."""
+    files = {
+        "tables": "from pkg.params import Kind\nKINDS = {'a': Kind}\n",
+        "reexport": "from pkg.tables import KINDS as TABLE\n",
+        "reader": "from pkg.reexport import TABLE\n\ndef pick(k):\n    return TABLE[k]\n\n"
+                  "def relay(k):\n    return pick(k)\n",
+        "checks": "from pkg.reader import relay\n\ndef is_kind(p, k):\n    return isinstance(p, relay(k))\n",
+    }
+    found = _kind(tmp_path, "", **files)
+    assert found is not None and "table `KINDS` read at reader.py:4 -> returned by pick()" in found, found
+    assert "isinstance at checks.py:4" in found, found
+
+
 def test_a_class_attribute_is_not_a_module_level_name(tmp_path):
     use = """
         kind = None

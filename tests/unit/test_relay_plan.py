@@ -217,3 +217,108 @@ class Holder(Base):
         '    param.pieces["first"] = param.scale',
     ]
     assert 'check_param_kwargs("Holder", kwargs, ("loader",))' in text
+
+
+def test_statements_with_calls_before_the_super_call_keep_their_order(tmp_path):
+    """A call before ``super().__init__()`` (a log, a counter) ran before the bases'
+    bodies; the class becomes a relay, whose wrap runs it before the bases' wraps (before,
+    every wrap ran whole in reverse MRO order: the base's body first). In a diamond
+    position that is refused, saying why."""
+    plan = _plan(tmp_path, '''
+
+LOG = []
+
+
+class Noisy(Base):
+    def __init__(self, **kwargs):
+        LOG.append("noisy")
+        super().__init__(**kwargs)
+
+
+class NoisyColumn(Base):
+    def __init__(self, output_dim, **kwargs):
+        LOG.append(output_dim)
+        super().__init__(**kwargs)
+
+
+class Both(NoisyColumn, Row):
+    pass
+''')
+    assert _by_name(plan, "Noisy").refusal is None
+    assert _by_name(plan, "Noisy").init.relays
+    assert _by_name(plan, "Column").refusal is None and not _by_name(plan, "Column").init.relays
+    reason = _refusal(plan, "NoisyColumn")
+    assert "runs statements before super().__init__() that the bases' bodies must follow" in reason
+
+
+def test_a_forwarded_parameter_rebound_before_the_call_is_a_relay(tmp_path):
+    """``scale = scale * 2; super().__init__(scale=scale, **kwargs)`` passed the new value
+    (before, the factory gave the base wrap the caller's value)."""
+    plan = _plan(tmp_path, '''
+
+class Twice(Base):
+    def __init__(self, scale=1, **kwargs):
+        scale = scale * 2
+        super().__init__(scale=scale, **kwargs)
+''')
+    twice = _by_name(plan, "Twice")
+    assert twice.refusal is None and twice.relay is not None
+
+
+@pytest.mark.parametrize("line", [
+    'kwargs["scale"] = 9', 'self.dim = kwargs.pop("dim", 0)', 'kwargs.setdefault("scale", 9)',
+    'self.seen = sorted(kwargs)'])
+def test_an_init_that_reads_its_kwargs_is_refused(tmp_path, line):
+    """The keywords such an ``__init__`` takes are known only at run time (before,
+    ``kwargs.pop("dim")`` made the factory's keyword check reject ``dim=``, and
+    ``kwargs["scale"] = 9`` never reached the base)."""
+    plan = _plan(tmp_path, f'''
+
+class Reads(Base):
+    def __init__(self, **kwargs):
+        {line}
+        super().__init__(**kwargs)
+''')
+    assert "uses **kwargs before passing it on to super().__init__()" in _refusal(plan, "Reads")
+
+
+def test_an_init_that_keeps_or_reads_its_kwargs_after_the_call_converts(tmp_path):
+    """The last ``__init__`` storing what it collects, or a read after the call, passes
+    nothing different on."""
+    plan = _plan(tmp_path, '''
+
+class Collects(Base):
+    def __init__(self, data, loader, **extra):
+        super().__init__(data, loader)
+        self.extra = extra
+
+
+class After(Base):
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.seen = sorted(kwargs)
+''')
+    assert _by_name(plan, "Collects").refusal is None
+    assert _by_name(plan, "After").refusal is None
+
+
+def test_a_relay_to_a_refused_base_says_why_the_base_stays(tmp_path):
+    """A relay whose next ``__init__`` belongs to a refused class names that refusal
+    (before: only "Pinned.__init__ cannot be followed")."""
+    plan = _plan(tmp_path, '''
+
+class Pinned(Base):
+    def __init__(self, data, **kwargs):
+        super().__init__(data, **kwargs)
+
+    @property
+    def data(self):
+        return super().data
+
+
+class Relaying(Pinned):
+    def __init__(self, data, **kwargs):
+        super().__init__(data, scale=2, **kwargs)
+''')
+    reason = _refusal(plan, "Relaying")
+    assert reason.startswith("Pinned.__init__ cannot be followed: Pinned stays a class (overrides `data`"), reason

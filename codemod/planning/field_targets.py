@@ -1,0 +1,206 @@
+"""Writes of a backing field that no field rewrite reaches: the field as a nested target.
+
+What it does
+    ``field_target_uses`` finds, anywhere in the tree, a backing field of a converted
+    (or shadow) class's property written where ``set_param_field`` cannot stand: inside a
+    tuple, list or starred target (``p._f, x = v``), as a ``for``/``with``/comprehension
+    target (``for p._f in xs``, ``with cm as p._f``, ``[.. for p._f in xs]``), an augmented
+    assignment (``p._f += v``) or a ``del`` (``del p._f``). Each refuses every class whose
+    property the field backs, with the line and what it does (the planner keeps those
+    classes, and their subclasses, as classes).
+Why
+    A converted parameter holds the property's attribute, not its field: a plain
+    ``p._f = v`` becomes ``set_param_field(...)``, a call, which is no valid target in
+    those positions (before this rule the run stopped with "the converted text does not
+    compile"), ``p._f += v`` or ``del p._f`` left as they are would raise
+    ``AttributeError`` on a converted parameter, and a write through the dict gave the
+    converted parameter a field no longer read (its attribute kept the old value).
+Fix safety
+    The positions ``UseSiteTransformer`` rewrites are the ones screened: ``self._f`` of a
+    method of a class (and of functions nested in it) is the class's own field, which the
+    class's conversion (or an ordinary class) handles; a Parameter class kept as a class
+    only for its own instances is skipped, as the transformer skips it. Anything else is
+    screened, so the rule may refuse more than needed, never less.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+from codemod.analysis import python_trees
+from codemod.analysis.text_search import alternation
+from codemod.planning.plan import Plan
+from codemod.types import BlockingUse, UseForm
+
+
+def field_target_uses(plan: Plan, sources: dict[Path, str]) -> dict[str, BlockingUse]:
+    """Qualname of each class whose property's field is written as a nested target, an
+    augmented assignment or a ``del`` somewhere in ``sources`` -> the first such write."""
+    if not plan.fields:
+        return {}
+    mention = re.compile(rf"(?<!\w)(?:{alternation(frozenset(plan.fields))})(?!\w)")
+    found: dict[str, BlockingUse] = {}
+    for path, text in sorted(sources.items()):
+        if mention.search(text) is None:
+            continue
+        try:
+            tree = python_trees.parse(text)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            continue
+        walker = _Walker(plan, path)
+        walker.visit(tree)
+        for line, fld, how in sorted(walker.found):
+            prop = plan.fields[fld]
+            use = BlockingUse(path, line, _line_text(text, line), UseForm.ESCAPE,
+                              escape=f"writes the backing field {fld!r} of property {prop!r} "
+                                     f"{how}, where no field rewrite reaches")
+            for qual, cls in sorted(plan.classes.items()):
+                if (cls.converted or cls.shadow) and prop in cls.properties:
+                    found.setdefault(qual, use)
+    return found
+
+
+def _line_text(text: str, line: int) -> str:
+    """The stripped source of ``line`` (1-based)."""
+    lines = text.splitlines()
+    return lines[line - 1].strip() if 0 < line <= len(lines) else ""
+
+
+class _Walker(ast.NodeVisitor):
+    """Walks one module, knowing the enclosing class and method ``self`` name."""
+
+    def __init__(self, plan: Plan, path: Path) -> None:
+        self.plan = plan
+        #: Names of the Parameter classes of this file kept only for their own instances.
+        self._kept_here = {cls.facts.name for cls in plan.classes.values()
+                           if cls.facts.path == path and not cls.converted and not cls.shadow}
+        self.found: list[tuple[int, str, str]] = []
+        #: Names of the enclosing classes (innermost last).
+        self._classes: list[str] = []
+        #: The ``self`` names of the methods around the node (innermost last).
+        self._selves: list[str] = []
+        self._direct_in_class = False
+
+    # -- context --------------------------------------------------------------------------
+    def visit_ClassDef(self, node: ast.ClassDef) -> None:
+        self._classes.append(node.name)
+        outer, self._direct_in_class = self._direct_in_class, True
+        self.generic_visit(node)
+        self._direct_in_class = outer
+        self._classes.pop()
+
+    def _visit_function(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        params = [*node.args.posonlyargs, *node.args.args]
+        is_static = any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in node.decorator_list)
+        own = params[0].arg if self._direct_in_class and params and not is_static else None
+        if own is not None:
+            self._selves.append(own)
+        outer, self._direct_in_class = self._direct_in_class, False
+        self.generic_visit(node)
+        self._direct_in_class = outer
+        if own is not None:
+            self._selves.pop()
+
+    visit_FunctionDef = _visit_function
+    visit_AsyncFunctionDef = _visit_function
+
+    def _skipped(self, obj: ast.expr) -> bool:
+        """Whether ``obj._f`` here is left alone by the rewrites: ``self`` of a method
+        (its class's own field), or any object inside a Parameter class kept only for
+        its own instances."""
+        if self._selves and isinstance(obj, ast.Name) and obj.id == self._selves[-1]:
+            return True
+        return self._in_kept_class()
+
+    # -- targets ---------------------------------------------------------------------------
+    def _nested(self, target: ast.expr, how: str) -> None:
+        """Every field attribute inside ``target`` (itself included)."""
+        if isinstance(target, ast.Attribute):
+            if target.attr in self.plan.fields and not self._skipped(target.value):
+                self.found.append((target.lineno, target.attr, how))
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            for element in target.elts:
+                self._nested(element, how)
+        elif isinstance(target, ast.Starred):
+            self._nested(target.value, how)
+
+    def visit_Assign(self, node: ast.Assign) -> None:
+        for target in node.targets:
+            if isinstance(target, (ast.Tuple, ast.List, ast.Starred)):
+                self._nested(target, "inside an unpacking target")
+        self.generic_visit(node)
+
+    def visit_AugAssign(self, node: ast.AugAssign) -> None:
+        self._nested(node.target, "with an augmented assignment")
+        self.generic_visit(node)
+
+    def visit_Delete(self, node: ast.Delete) -> None:
+        for target in node.targets:
+            self._nested(target, "with `del`")
+        self.generic_visit(node)
+
+    def _visit_for(self, node: ast.For | ast.AsyncFor) -> None:
+        self._nested(node.target, "as a `for` target")
+        self.generic_visit(node)
+
+    visit_For = _visit_for
+    visit_AsyncFor = _visit_for
+
+    def _visit_with(self, node: ast.With | ast.AsyncWith) -> None:
+        for item in node.items:
+            if item.optional_vars is not None:
+                self._nested(item.optional_vars, "as a `with` target")
+        self.generic_visit(node)
+
+    visit_With = _visit_with
+    visit_AsyncWith = _visit_with
+
+    def visit_comprehension(self, node: ast.comprehension) -> None:
+        self._nested(node.target, "as a comprehension target")
+        self.generic_visit(node)
+
+    # -- through the attribute dict ---------------------------------------------------------
+    def _dict_key(self, holder: ast.expr, key: ast.expr | None, lineno: int) -> None:
+        """``holder`` is ``x.__dict__`` or ``vars(x)`` and ``key`` a literal field name."""
+        if isinstance(key, ast.Constant) and isinstance(key.value, str) and key.value in self.plan.fields \
+                and _owner_of_dict(holder) is not None and not self._in_kept_class():
+            self.found.append((lineno, key.value, "through the attribute dict"))
+
+    def visit_Subscript(self, node: ast.Subscript) -> None:
+        if isinstance(node.ctx, (ast.Store, ast.Del)):
+            self._dict_key(node.value, node.slice, node.lineno)
+        self.generic_visit(node)
+
+    def visit_Call(self, node: ast.Call) -> None:
+        func = node.func
+        if isinstance(func, ast.Attribute) and _owner_of_dict(func.value) is not None:
+            if func.attr == "update":
+                for keyword in node.keywords:
+                    if keyword.arg is not None:
+                        self._dict_key(func.value, ast.Constant(keyword.arg), node.lineno)
+                for arg in node.args:
+                    if isinstance(arg, ast.Dict):
+                        for key in arg.keys:
+                            self._dict_key(func.value, key, node.lineno)
+            elif func.attr in _DICT_WRITERS and node.args:
+                self._dict_key(func.value, node.args[0], node.lineno)
+        self.generic_visit(node)
+
+    def _in_kept_class(self) -> bool:
+        return bool(self._classes) and self._classes[-1] in self._kept_here
+
+
+#: Methods of a dict that write or remove the key given first.
+_DICT_WRITERS = frozenset({"setdefault", "pop", "__setitem__", "__delitem__"})
+
+
+def _owner_of_dict(expr: ast.expr) -> ast.expr | None:
+    """``x`` of ``x.__dict__`` or ``vars(x)``; None for anything else."""
+    if isinstance(expr, ast.Attribute) and expr.attr == "__dict__":
+        return expr.value
+    if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name) and expr.func.id == "vars" \
+            and len(expr.args) == 1 and not expr.keywords:
+        return expr.args[0]
+    return None

@@ -1,0 +1,59 @@
+"""A function that binds ``isinstance``/``type``/``getattr``... itself (a parameter, a
+local assignment, a nested ``def``) calls its own object, not the builtin: no rewrite
+applies there, so the use stays and refuses the class. Before, only module-level
+bindings were seen, and ``isinstance = lambda a, b: "mine"`` in a function had its call
+rewritten into a feature check (another answer)."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from codemod.cli import main
+
+FAMILY = '''
+    from torch.nn import Parameter
+
+
+    class Kind(Parameter):
+        def __new__(cls, data, **kwargs):
+            return super().__new__(cls, data=data, requires_grad=False)
+'''
+
+LOCAL = [
+    "def f(p):\n    isinstance = lambda a, b: 'mine'\n    return isinstance(p, Kind)\n",
+    "def f(p, type=type):\n    return type(p) is Kind\n",
+    "def f(p):\n    def isinstance(a, b):\n        return 'mine'\n    return isinstance(p, Kind)\n",
+    "def f(p):\n    from mylib import isinstance\n    return isinstance(p, Kind)\n",
+    "def f(p):\n    def g():\n        return isinstance(p, Kind)\n    isinstance = print\n    return g()\n",
+    "check = lambda p, isinstance=print: isinstance(p, Kind)\n",
+]
+
+
+@pytest.mark.parametrize("use", LOCAL)
+def test_a_locally_bound_builtin_is_not_rewritten(tmp_path: Path, use: str,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "params.py").write_text(textwrap.dedent(FAMILY).lstrip())
+    text = "from pkg.params import Kind\n\n\n" + use
+    (pkg / "use.py").write_text(text)
+    main(["apply", str(tmp_path)])
+    assert (pkg / "use.py").read_text() == text
+    assert "Kind: used as a class at" in capsys.readouterr().err
+
+
+def test_the_builtin_elsewhere_in_the_file_is_still_rewritten(tmp_path: Path) -> None:
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "params.py").write_text(textwrap.dedent(FAMILY).lstrip())
+    (pkg / "use.py").write_text(
+        "from pkg.params import Kind\n\n\ndef other(isinstance):\n    return isinstance\n\n\n"
+        "def f(p):\n    return isinstance(p, Kind), type(p) is Kind\n")
+    main(["apply", str(tmp_path)])
+    text = (pkg / "use.py").read_text()
+    assert "has_param_feature(p, Features.Kind), param_kind_is(p, Features.Kind)" in text

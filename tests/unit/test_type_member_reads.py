@@ -1,0 +1,72 @@
+"""A member of a converted class read through an instance's type (``type(p).CONST``,
+``p.__class__.load(p, w)``) refuses the class that defines it, naming the line: after
+conversion ``type(p)`` is ``torch.nn.Parameter``, which has no such member (before this
+rule the class was converted and the read raised ``AttributeError``)."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from codemod.cli import main
+
+FAMILY = '''
+    from torch.nn import Parameter
+
+
+    class BaseParam(Parameter):
+        PACK = 4
+
+        def __new__(cls, data, **kwargs):
+            return super().__new__(cls, data=data, requires_grad=False)
+
+        def load(self, w):
+            return w
+
+        @staticmethod
+        def helper(x):
+            return x
+
+
+    class ColumnParam(BaseParam):
+        pass
+'''
+
+READS = [
+    "type(p).PACK",
+    "p.__class__.PACK",
+    "type(p).load(p, 1)",
+    "p.__class__.helper(1)",
+    "type(make()).PACK",
+]
+
+
+def _tree(tmp_path: Path, use: str) -> Path:
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "params.py").write_text(textwrap.dedent(FAMILY).lstrip())
+    (pkg / "user.py").write_text(f"def read(p, make=None):\n    return {use}\n")
+    return pkg
+
+
+@pytest.mark.parametrize("use", READS)
+def test_a_member_read_through_the_type_refuses(tmp_path: Path, use: str,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    pkg = _tree(tmp_path, use)
+    main(["apply", str(tmp_path)])
+    err = capsys.readouterr().err
+    assert "class BaseParam(Parameter):" in (pkg / "params.py").read_text()
+    assert "BaseParam: used at " in err and "user.py:2" in err
+    assert "through the instance's type, which is torch.nn.Parameter after conversion" in err
+
+
+@pytest.mark.parametrize("use", ["type(p).__name__", "type(p).other", "p.__class__.mro()"])
+def test_other_attributes_of_the_type_convert(tmp_path: Path, use: str) -> None:
+    pkg = _tree(tmp_path, use)
+    (pkg / "holder.py").write_text(
+        "class Holder:\n    PACK = 1\n\n    def read(self):\n        return type(self).PACK\n")
+    main(["apply", str(tmp_path)])
+    assert "def BaseParam(" in (pkg / "params.py").read_text()
