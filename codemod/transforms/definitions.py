@@ -160,14 +160,15 @@ class DefinitionsTransformer(cst.CSTTransformer):
         methods = self._methods(node, plan)
         constants = self._constants(node, plan)
         factory = self._factory(node, plan)
-        wrap = self._wrap(node, plan)
+        # A wrap that would do nothing is not written, nor called (``wrap_does_nothing``).
+        wrap = [self._wrap(node, plan)] if plan.writes_wrap else []
         comments = [line for line in node.leading_lines if line.comment is not None]
         factory = factory.with_changes(
             leading_lines=[cst.EmptyLine(), cst.EmptyLine(), *comments]
         )
         fields = fields_registration(self.plan, plan, self.refs)
         kind = kind_registration(self.plan, plan, self.refs, next_to_fields=bool(fields) and not methods)
-        return [*constants, factory, wrap, *fields, *methods, *kind]
+        return [*constants, factory, *wrap, *fields, *methods, *kind]
 
     def _shadow_class(self, node: cst.ClassDef, plan: ClassPlan) -> cst.ClassDef:
         """A kept class whose functions converted parameters also carry: each
@@ -287,6 +288,8 @@ class DefinitionsTransformer(cst.CSTTransformer):
             body.extend(kwargs_check)
         for qualname in plan.wrap_chain:
             link = self.plan.classes[qualname]
+            if not link.writes_wrap:
+                continue
             args = [
                 cst.Arg(keyword=cst.Name(n), value=cst.Name(n),
                         equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")))
