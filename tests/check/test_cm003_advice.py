@@ -72,6 +72,17 @@ MINE = """
 """
 
 
+@pytest.fixture
+def fresh_pkg(monkeypatch: pytest.MonkeyPatch):
+    """``pkg`` imported afresh by the test, and no ``pkg`` module of it left behind for
+    later tests (the ones there before come back when ``monkeypatch`` undoes)."""
+    for name in [n for n in sys.modules if n == "pkg" or n.startswith("pkg.")]:
+        monkeypatch.delitem(sys.modules, name)
+    yield
+    for name in [n for n in sys.modules if n == "pkg" or n.startswith("pkg.")]:
+        del sys.modules[name]
+
+
 def test_the_help_names_what_apply_writes() -> None:
     advice = RULES_BY_CODE["CM003"].help
     assert "add_param_feature" not in advice
@@ -91,7 +102,7 @@ def test_the_finding_names_the_subclass_kind(tmp_path, capsys) -> None:
     assert "add_param_feature" not in result.out
 
 
-def test_the_advice_works_as_written(tmp_path, monkeypatch) -> None:
+def test_the_advice_works_as_written(tmp_path, monkeypatch, fresh_pkg) -> None:
     torch = pytest.importorskip("torch")
     root = write_tree(tmp_path, {"pkg/__init__.py": "", "pkg/params.py": PARAMS})
     assert main(["apply", str(root)]) == 1
@@ -102,8 +113,6 @@ def test_the_advice_works_as_written(tmp_path, monkeypatch) -> None:
     runtime.write_text(text.replace(member, member + '    Mine = "pkg.mine.Mine"\n'))
     (root / "pkg/mine.py").write_text(textwrap.dedent(MINE).lstrip("\n"))
     monkeypatch.syspath_prepend(str(root))
-    for name in [n for n in sys.modules if n == "pkg" or n.startswith("pkg.")]:
-        monkeypatch.delitem(sys.modules, name)
     mine = importlib.import_module("pkg.mine")
     features = importlib.import_module("pkg.params_features")
     p = mine.Mine(torch.zeros(2), loader=print, packed_dim=1, extra=3)

@@ -45,7 +45,19 @@ PLUGIN = """
 """
 
 
-def test_the_factory_imports_what_its_annotations_name(tmp_path, capsys, monkeypatch) -> None:
+@pytest.fixture
+def fresh_pkg(monkeypatch: pytest.MonkeyPatch):
+    """``pkg`` imported afresh by the test, and no ``pkg`` module of it left behind for
+    later tests (the ones there before come back when ``monkeypatch`` undoes)."""
+    for name in [n for n in sys.modules if n == "pkg" or n.startswith("pkg.")]:
+        monkeypatch.delitem(sys.modules, name)
+    yield
+    for name in [n for n in sys.modules if n == "pkg" or n.startswith("pkg.")]:
+        del sys.modules[name]
+
+
+def test_the_factory_imports_what_its_annotations_name(tmp_path, capsys, monkeypatch,
+                                                       fresh_pkg) -> None:
     torch = pytest.importorskip("torch")
     pkg = tmp_path / "pkg"
     pkg.mkdir()
@@ -58,7 +70,5 @@ def test_the_factory_imports_what_its_annotations_name(tmp_path, capsys, monkeyp
     assert "import torch\n" in plugin
     assert "def Mine(data: torch.Tensor, scale=None, **kwargs) -> Parameter:" in plugin
     monkeypatch.syspath_prepend(str(tmp_path))
-    for name in [n for n in sys.modules if n == "pkg" or n.startswith("pkg.")]:
-        monkeypatch.delitem(sys.modules, name)
     mine = importlib.import_module("pkg.plugin").Mine(torch.zeros(2), extra=1)
     assert mine.extra == 1 and mine.loader is None
