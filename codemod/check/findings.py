@@ -102,12 +102,16 @@ def use_findings(path: Path, place: tuple[int, int], kind: UseKind, label: str,
             path, line, col, True,
         ))
     if factories and is_base:
-        spelled, _ = factories[0]
+        spelled, target = factories[0]
+        own = label.removeprefix("class ")
         out.append(Finding(
             "CM003",
             f"{label} derives from {_names(factories)}, a factory function now "
             f"(converted by `codemod apply`): subclassing a function fails at import; "
-            f"write a factory that calls `{spelled}(...)` and then its own wrap function",
+            f"write what `apply` writes for a subclass: a factory `{own}` that builds a "
+            f"`Parameter`, calls `init_param_kind(param, Features.{own})`, the wraps of "
+            f"`{spelled}`'s chain and then its own, and below it "
+            f"`register_param_kind(Features.{own}, bases=(Features.{target.feature},))`",
             path, line, col, False,
         ))
     elif factories and rule.factory_code is not None:

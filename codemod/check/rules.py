@@ -45,9 +45,12 @@ RULES: tuple[Rule, ...] = (
         "CM003", "factory-subclassed",
         "A class derives from a name that `codemod apply` turned into a factory function; "
         "subclassing a function fails at import.",
-        "Write a factory `def Y(data, **kwargs)` that calls `X(data, **kwargs)` and then a "
-        "wrap function `wrap_y(param, ...)` that adds `Features.Y` with `add_param_feature` "
-        "and the new attributes and methods. `codemod apply` cannot fix this.",
+        "Write what `apply` writes for a subclass: a factory `def Y(data, **kwargs)` that "
+        "builds `Parameter(data=data, requires_grad=False)`, gives it its kind with "
+        "`init_param_kind(param, Features.Y)`, calls the wraps of `X`'s chain base first "
+        "and then its own `wrap_y(param, **kwargs)` (the former `__init__` body), and "
+        "returns it; below it, `register_param_kind(Features.Y, bases=(Features.X,), "
+        "methods={...})` once. `codemod apply` cannot fix this.",
         False,
     ),
     Rule(

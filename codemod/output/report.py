@@ -161,8 +161,9 @@ def _class_entry(qualname: str, plan: Plan, result: RunResult) -> dict[str, Any]
         "status": status,
         "mro": [q for q in cp.mro if q in plan.classes],
         "factory": cp.name if status == "converted" else None,
-        "wrap": cp.wrap_name if live else None,
-        "wrapChain": list(cp.wrap_chain) if status == "converted" else [],
+        "wrap": cp.wrap_name if live and cp.writes_wrap else None,
+        "wrapChain": [q for q in cp.wrap_chain if plan.classes[q].writes_wrap]
+        if status == "converted" else [],
         "functions": {
             "methods": dict(cp.method_funcs) if live else {},
             "staticmethods": dict(cp.static_funcs) if live else {},
@@ -332,7 +333,8 @@ def _definition_changes(path: Path, result: RunResult) -> list[dict[str, Any]]:
         if cp.facts.path != path or not (cp.converted or cp.shadow):
             continue
         if cp.converted:
-            what = f"class {cp.name} became the factory {cp.name}() and {cp.wrap_name}()"
+            what = (f"class {cp.name} became the factory {cp.name}() and {cp.wrap_name}()"
+                    if cp.writes_wrap else f"class {cp.name} became the factory {cp.name}()")
         else:
             what = f"class {cp.name} stays a class and gains {cp.wrap_name}() for converted subclasses"
         out.append({"lineNumber": cp.facts.line, "diffSide": "left",

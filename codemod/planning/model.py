@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import libcst as cst
+import libcst.matchers as m
 
 from codemod.analysis.class_values import ClassValues
 from codemod.analysis.classes import ClassFacts
@@ -85,6 +86,9 @@ class ClassPlan:
     #: Keywords the old constructor accepted beyond ``__new__``'s own names, in MRO order;
     #: None when it accepted any keyword.
     accepted_keywords: tuple[str, ...] | None = None
+    #: Whether ``apply`` writes the wrap function (and the calls to it): False for a class
+    #: whose wrap would do nothing (``wrap_does_nothing``) and that no relay calls.
+    writes_wrap: bool = True
 
     @property
     def converted(self) -> bool:
@@ -159,6 +163,24 @@ class Plan:
         """Whether ``qualname`` names a class kept as a class that also has a wrap."""
         plan = self.classes.get(qualname) if qualname else None
         return plan is not None and plan.shadow
+
+
+def wrap_does_nothing(plan: ClassPlan) -> bool:
+    """Whether the wrap of ``plan`` would be ``def wrap_x(param, **kwargs): pass``: the class
+    is converted (a kept class's wrap says whom it serves), has no constants or static
+    methods to store, and no ``__init__`` of its own, or one that takes no argument by
+    name, has no docstring, does nothing but ``pass`` and passes everything on unchanged
+    to ``super().__init__`` (not a relay). Calling such a wrap cannot raise (it takes any
+    keyword) and changes nothing, so the factory need not call it."""
+    if plan.shadow or plan.constants or plan.static_funcs:
+        return False
+    init = plan.init
+    if init is None:
+        return True
+    if init.relays or init.param_names or init.docstring is not None:
+        return False
+    return all(m.matches(stmt, m.SimpleStatementLine(body=[m.Pass()]))
+               for stmt in (*init.pre, *init.post))
 
 
 def property_fields_of(mro: list[str], plans: dict[str, ClassPlan]) -> set[str]:

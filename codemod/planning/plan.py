@@ -53,7 +53,7 @@ from codemod.analysis.init_shapes import (
 from codemod.planning import naming
 from codemod.planning.class_rules import CLASS_RULES, RuleInputs
 from codemod.planning.hierarchy_checks import HierarchyChecks
-from codemod.planning.model import ClassPlan, NewFacts, Plan, RelayLink
+from codemod.planning.model import ClassPlan, NewFacts, Plan, RelayLink, wrap_does_nothing
 from codemod.planning.refuse import Refuse
 from codemod.planning.settle import Settling
 from codemod.runtime.emit import FEATURES_NAME, RuntimeModule, runtime_module_for, written_members
@@ -115,6 +115,7 @@ class Planner(HierarchyChecks, Settling):
             # one, settling again gives the same plan (same refusals in, same out).
             self._settle(plans)
             runtimes = self._assign_runtime(plans)
+        _mark_written_wraps(plans)
         return Plan(idx, plans, {f: p for f, p in fields.items()
                                  if any((pl.converted or pl.shadow) and p in pl.properties
                                         for pl in plans.values())}, set(runtimes),
@@ -265,6 +266,17 @@ class Planner(HierarchyChecks, Settling):
                         )
                     break
                 seen.add(name)
+
+
+def _mark_written_wraps(plans: dict[str, ClassPlan]) -> None:
+    """A converted class whose wrap would do nothing (``wrap_does_nothing``) gets none, and
+    no factory calls it, unless a relay's wrap calls it (a relay may give it arguments,
+    which must still be evaluated where the relay passed them)."""
+    relayed = {q for p in plans.values() if p.converted and p.relay is not None
+               for q in p.relay.chain}
+    for qualname, plan in plans.items():
+        plan.writes_wrap = not (plan.converted and qualname not in relayed
+                                and wrap_does_nothing(plan))
 
 
 def _written_members(path: Path) -> dict[str, str] | None:

@@ -1,25 +1,33 @@
-"""Lay out the header of each function a conversion wrote, when it is too long for a line.
+"""Lay out what a conversion wrote that is too long for a line: function headers and
+rewritten lines.
 
 What it does
     A generated ``def`` (a factory, a wrap, a former method now a module-level function)
     whose header is longer than ``LINE_LENGTH`` (88, as ``code_layout`` lays out) gets
     one parameter per line, each followed by a comma, and the closing parenthesis on a
-    line of its own: the layout ruff and black give such a header.
+    line of its own: the layout ruff and black give such a header. A line a rewrite made
+    longer than that (``isinstance(p, X)`` became ``has_param_feature(p, Features.X)``)
+    is split as black and ruff format split it (``code_layout.lay_out_line``).
 Why
     Generated code is code people will own (docs/ARCHITECTURE.md, "Generated code"): a
     wrap taking the former ``__init__``'s parameters, or a method renamed after its class
     and moved out of it, may otherwise run past the line length the engine's linter keeps.
 Fix safety
-    Layout only: the same parameters, defaults, annotations and order. Statements the
-    conversion left alone, headers it did not change and headers already spread over
-    several lines keep every byte.
+    Layout only: the same parameters, defaults, annotations and order; a re-laid line
+    gives the same syntax tree (compared with ``ast``, else the text stays as it was).
+    Statements the conversion left alone, headers it did not change, headers already
+    spread over several lines and lines as long as the file had them keep every byte.
 """
 
 from __future__ import annotations
 
+import ast
+import io
+import tokenize
+
 import libcst as cst
 
-from codemod.transforms.code_layout import LINE_LENGTH, one_param_per_line
+from codemod.transforms.code_layout import LINE_LENGTH, lay_out_line, one_param_per_line
 
 
 def _header(module: cst.Module, fn: cst.FunctionDef) -> str:
@@ -27,6 +35,14 @@ def _header(module: cst.Module, fn: cst.FunctionDef) -> str:
     bare = fn.with_changes(leading_lines=(), decorators=(),
                            body=cst.SimpleStatementSuite(body=[cst.Pass()]))
     return module.code_for_node(bare).rstrip("\r\n").removesuffix(" pass")
+
+
+def _comment(fn: cst.FunctionDef) -> str:
+    """The comment after ``fn``'s colon, with the spaces before it ("" when none)."""
+    body = fn.body
+    if isinstance(body, cst.IndentedBlock) and body.header.comment is not None:
+        return body.header.whitespace.value + body.header.comment.value
+    return ""
 
 
 def lay_out_long_defs(original: cst.Module, tree: cst.Module,
@@ -42,7 +58,7 @@ def lay_out_long_defs(original: cst.Module, tree: cst.Module,
     for stmt in tree.body:
         if id(stmt) not in own and isinstance(stmt, cst.FunctionDef):
             header = _header(tree, stmt)
-            if "\n" not in header and len(header) > limit:
+            if "\n" not in header and len(header) + len(_comment(stmt)) > limit:
                 if own_headers is None:
                     own_headers = {fn.name.value: _header(original, fn) for fn in original.body
                                    if isinstance(fn, cst.FunctionDef)}
@@ -51,3 +67,80 @@ def lay_out_long_defs(original: cst.Module, tree: cst.Module,
                     changed = True
         body.append(stmt)
     return tree.with_changes(body=body) if changed else tree
+
+
+def _line_starts(text: str) -> list[tuple[int, bool]] | None:
+    """Per line of ``text`` (and one past the last): the bracket depth where it starts, and
+    whether it starts inside a string; None when ``text`` does not tokenize."""
+    count = text.count("\n") + 2
+    depth_at = [0] * count
+    in_string = [False] * count
+    depth = 0
+    line = 0  # the last line whose start is known
+    strings: list[int] = []
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(text).readline):
+            row = tok.start[0]
+            for n in range(line + 1, min(row, count - 1) + 1):
+                depth_at[n - 1] = depth
+                in_string[n - 1] = bool(strings)
+            line = max(line, row)
+            name = tokenize.tok_name[tok.type]
+            if tok.type == tokenize.OP and tok.string in "([{":
+                depth += 1
+            elif tok.type == tokenize.OP and tok.string in ")]}":
+                depth -= 1
+            elif name == "FSTRING_START":
+                strings.append(row)
+            elif name == "FSTRING_END":
+                strings.pop()
+            if tok.type == tokenize.STRING or name == "FSTRING_END":
+                for n in range(tok.start[0] + 1, min(tok.end[0], count - 1) + 1):
+                    in_string[n - 1] = True
+    except (tokenize.TokenError, SyntaxError, IndentationError):
+        return None
+    for n in range(line + 1, count + 1):
+        depth_at[n - 1] = depth
+    return list(zip(depth_at, in_string))
+
+
+def lay_out_long_lines(original: str, text: str) -> str:
+    """``text`` with each line longer than ``LINE_LENGTH`` that the conversion wrote (its
+    content is on no line of ``original``) laid out as black and ruff format would
+    (``lay_out_line``): a whole statement, or one operand inside brackets. A line with a
+    comment, one inside a string or a continued line stays as it is; so does the whole
+    text when the re-laid one would not give the same syntax tree."""
+    lines = text.splitlines(keepends=True)
+    own: set[str] | None = None
+    candidates: list[int] = []
+    for i, line in enumerate(lines):
+        body = line.rstrip("\r\n")
+        if len(body) > LINE_LENGTH and "#" not in body and not body.endswith("\\"):
+            if own is None:
+                own = {old.strip() for old in original.splitlines()}
+            if body.strip() not in own:
+                candidates.append(i)
+    if not candidates:
+        return text
+    starts = _line_starts(text)
+    if starts is None:
+        return text
+    changed = False
+    for i in candidates:
+        (depth, in_string), (after, _) = starts[i], starts[i + 1]
+        if in_string or depth != after or (i and lines[i - 1].rstrip("\r\n").endswith("\\")):
+            continue
+        body = lines[i].rstrip("\r\n")
+        new = lay_out_line(body, inside_brackets=depth > 0)
+        if new:
+            ending = lines[i][len(body):]
+            lines[i] = (ending or "\n").join(new) + ending
+            changed = True
+    if not changed:
+        return text
+    new_text = "".join(lines)
+    try:
+        same = ast.dump(ast.parse(new_text)) == ast.dump(ast.parse(text))
+    except (SyntaxError, ValueError):
+        return text
+    return new_text if same else text

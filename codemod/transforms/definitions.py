@@ -25,12 +25,15 @@ Fix safety
 
 from __future__ import annotations
 
+import builtins
+
 import libcst as cst
 import libcst.matchers as m
 from libcst.codemod import CodemodContext
+from libcst.codemod.visitors import AddImportsVisitor
 
 from codemod.analysis.classes import FileFacts, docstring_and_body
-from codemod.analysis.names import dotted
+from codemod.analysis.names import dotted, variables_used
 from codemod.planning.plan import ClassPlan, Plan
 from codemod.transforms.class_code import (
     FieldsAsAttributes,
@@ -160,14 +163,15 @@ class DefinitionsTransformer(cst.CSTTransformer):
         methods = self._methods(node, plan)
         constants = self._constants(node, plan)
         factory = self._factory(node, plan)
-        wrap = self._wrap(node, plan)
+        # A wrap that would do nothing is not written, nor called (``wrap_does_nothing``).
+        wrap = [self._wrap(node, plan)] if plan.writes_wrap else []
         comments = [line for line in node.leading_lines if line.comment is not None]
         factory = factory.with_changes(
             leading_lines=[cst.EmptyLine(), cst.EmptyLine(), *comments]
         )
         fields = fields_registration(self.plan, plan, self.refs)
         kind = kind_registration(self.plan, plan, self.refs, next_to_fields=bool(fields) and not methods)
-        return [*constants, factory, wrap, *fields, *methods, *kind]
+        return [*constants, factory, *wrap, *fields, *methods, *kind]
 
     def _shadow_class(self, node: cst.ClassDef, plan: ClassPlan) -> cst.ClassDef:
         """A kept class whose functions converted parameters also carry: each
@@ -258,6 +262,7 @@ class DefinitionsTransformer(cst.CSTTransformer):
                 "def f(data=None, requires_grad=True): pass"
             ), cst.FunctionDef).params
             call_args = [cst.Arg(cst.Name("data")), cst.Arg(cst.Name("requires_grad"))]
+        params = self._annotations_here(plan, params)
         named = [p.name.value for p in [*params.params, *params.kwonly_params]]
         star_kwarg = params.star_kwarg.name.value if isinstance(params.star_kwarg, cst.Param) else None
         prelude = list(plan.new.prelude) if plan.new is not None else []
@@ -287,6 +292,8 @@ class DefinitionsTransformer(cst.CSTTransformer):
             body.extend(kwargs_check)
         for qualname in plan.wrap_chain:
             link = self.plan.classes[qualname]
+            if not link.writes_wrap:
+                continue
             args = [
                 cst.Arg(keyword=cst.Name(n), value=cst.Name(n),
                         equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace("")))
@@ -306,6 +313,57 @@ class DefinitionsTransformer(cst.CSTTransformer):
             returns=cst.Annotation(cst.parse_expression(parameter)),
             **laid_out(params, plan.name, parameter),  # type: ignore[arg-type]
         )
+
+    def _annotations_here(self, plan: ClassPlan, params: cst.Parameters) -> cst.Parameters:
+        """``__new__``'s parameters, when another module defines that ``__new__``, with
+        annotations this module can evaluate: each name an annotation uses is imported as
+        that module bound it (``import torch``, ``from typing import Optional``, a name it
+        defines); an annotation with a name that cannot be (bound here to something else,
+        or imported under another name there) is left out. A name the module cannot
+        resolve would raise ``NameError`` when the factory is defined."""
+        owner = next((self.plan.classes[q] for q in plan.mro if q in self.plan.classes
+                      and self.plan.classes[q].facts.new is not None), None)
+        if owner is None or owner.facts.module == self.ff.module_name:
+            return params
+        there = self.plan.index.files.get(owner.facts.module)
+        if there is None:
+            return params
+
+        def placed(param: cst.Param) -> cst.Param:
+            if param.annotation is None:
+                return param
+            names = variables_used([param.annotation]) - set(dir(builtins))
+            sources = {name: self._source_of(name, there) for name in names}
+            if any(source is None for source in sources.values()):
+                return param.with_changes(annotation=None, equal=cst.AssignEqual(
+                    cst.SimpleWhitespace(""), cst.SimpleWhitespace(""),
+                ) if param.default is not None else cst.MaybeSentinel.DEFAULT)
+            for name, source in sources.items():
+                if name not in self.ff.bindings and source is not None:
+                    module, _, imported = source.rpartition(".")
+                    if module:
+                        AddImportsVisitor.add_needed_import(self.context, module, imported)
+                    else:
+                        AddImportsVisitor.add_needed_import(self.context, imported)
+            return param
+
+        return params.with_changes(
+            params=[placed(p) for p in params.params],
+            kwonly_params=[placed(p) for p in params.kwonly_params],
+        )
+
+    def _source_of(self, name: str, there: FileFacts) -> str | None:
+        """What ``name`` is in the module ``there`` (its qualified name), if this module
+        can write it with the same name: it binds it to the same object already, or can
+        import it as ``import name`` / ``from module import name``."""
+        source = there.bindings.get(name) or (
+            f"{there.module_name}.{name}" if name in there.globals else None)
+        if source is None:
+            return None
+        here = self.ff.bindings.get(name)
+        if here is not None or name in self.ff.globals:
+            return source if here == source else None
+        return source if source == name or source.endswith(f".{name}") else None
 
     def _kwargs_check(self, plan: ClassPlan, star_kwarg: str, named: list[str]) -> list[cst.BaseStatement]:
         """Keywords the old ``__init__`` chain rejected raised ``TypeError`` there.
