@@ -25,6 +25,7 @@ from pathlib import Path
 
 from codemod.analysis import python_trees
 from codemod.analysis.text_search import alternation
+from codemod.planning.method_selves import MethodSelves
 from codemod.planning.plan import Plan
 from codemod.types import BlockingUse, UseForm
 
@@ -41,10 +42,10 @@ def type_member_uses(plan: Plan, sources: dict[Path, str]) -> dict[str, Blocking
                 owners.setdefault(name, []).append(qual)
     if not owners:
         return {}
-    mention = re.compile(rf"\.\s*(?:{alternation(frozenset(owners))})(?!\w)")
+    member = _member_pattern(frozenset(owners))
     found: dict[str, BlockingUse] = {}
     for path, text in sorted(sources.items()):
-        if ("type(" not in text and "__class__" not in text) or mention.search(text) is None:
+        if ("type(" not in text and "__class__" not in text) or not _may_read_through_type(text, member):
             continue
         try:
             tree = python_trees.parse(text)
@@ -63,38 +64,50 @@ def type_member_uses(plan: Plan, sources: dict[Path, str]) -> dict[str, Blocking
     return found
 
 
-class _Walker(ast.NodeVisitor):
+def _member_pattern(names: frozenset[str]) -> re.Pattern[str]:
+    """``.name`` for each of ``names``, across whitespace, line continuations and comment
+    lines after the dot."""
+    return re.compile(rf"\.{_GAP}(?:{alternation(names)})(?!\w)")
+
+
+#: What may stand between tokens of an expression in brackets: whitespace, line
+#: continuations and whole comment lines. Each repetition starts at a ``#`` and ends at a
+#: line end, so the pattern matches in one way only (no backtracking blow-up).
+_GAP = r"[\s\\]*(?:#[^\r\n]*[\r\n][\s\\]*)*"
+
+#: Characters that may stand between ``type(x)`` and the dot of ``.name``.
+_SPACE = " \t\f\r\n\\"
+
+
+def _may_read_through_type(text: str, member: re.Pattern[str]) -> bool:
+    """A lexical superset of ``type(x).name`` and ``x.__class__.name`` in ``text``:
+    some ``.name`` right after a closing parenthesis or ``__class__``, or after a line
+    ending in a comment (``(type(x)  # why\\n .name)``). Only files where it holds are
+    parsed and walked: method calls on a parameter (``param.load(...)``) name the same
+    members on nearly every file of an engine and are not type reads."""
+    for match in member.finditer(text):
+        end = start = match.start()
+        while end > 0 and text[end - 1] in _SPACE:
+            end -= 1
+        if text.endswith((")", "__class__"), 0, end):
+            return True
+        line_start = max(text.rfind("\n", 0, end), text.rfind("\r", 0, end)) + 1
+        if any(c in "\r\n" for c in text[end:start]) and "#" in text[line_start:end]:
+            return True
+    return False
+
+
+class _Walker(MethodSelves):
     """``type(x).name`` / ``x.__class__.name`` reads, ``self`` of a method excepted."""
 
     def __init__(self, names: frozenset[str]) -> None:
+        super().__init__()
         self.names = names
         self.found: list[tuple[int, str]] = []
-        self._selves: list[str] = []
-        self._direct_in_class = False
-
-    def visit_ClassDef(self, node: ast.ClassDef) -> None:
-        outer, self._direct_in_class = self._direct_in_class, True
-        self.generic_visit(node)
-        self._direct_in_class = outer
-
-    def _visit_function(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
-        params = [*node.args.posonlyargs, *node.args.args]
-        own = params[0].arg if self._direct_in_class and params else None
-        if own is not None:
-            self._selves.append(own)
-        outer, self._direct_in_class = self._direct_in_class, False
-        self.generic_visit(node)
-        self._direct_in_class = outer
-        if own is not None:
-            self._selves.pop()
-
-    visit_FunctionDef = _visit_function
-    visit_AsyncFunctionDef = _visit_function
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
         subject = _type_subject(node.value)
-        if node.attr in self.names and subject is not None and not (
-                self._selves and isinstance(subject, ast.Name) and subject.id == self._selves[-1]):
+        if node.attr in self.names and subject is not None and not self.is_self(subject):
             self.found.append((node.lineno, node.attr))
         self.generic_visit(node)
 

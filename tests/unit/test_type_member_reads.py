@@ -40,6 +40,11 @@ READS = [
     "type(p).load(p, 1)",
     "p.__class__.helper(1)",
     "type(make()).PACK",
+    # Across a comment line and a line continuation: the lexical gate before the parse
+    # must let these through.
+    "(type(p)  # why\n        .PACK)",
+    "(p.__class__.\n        # why\n        load(p, 1))",
+    "type(p) \\\n        .PACK",
 ]
 
 
@@ -70,3 +75,16 @@ def test_other_attributes_of_the_type_convert(tmp_path: Path, use: str) -> None:
         "class Holder:\n    PACK = 1\n\n    def read(self):\n        return type(self).PACK\n")
     main(["apply", str(tmp_path)])
     assert "def BaseParam(" in (pkg / "params.py").read_text()
+
+
+def test_a_static_methods_first_parameter_is_not_self(tmp_path: Path,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    """``self`` of a method is left alone (its class's own rules apply); a static
+    method's first parameter is an ordinary argument and is screened."""
+    pkg = _tree(tmp_path, "p")
+    (pkg / "holder.py").write_text(
+        "class Holder:\n    @staticmethod\n    def read(p):\n        return type(p).PACK\n")
+    main(["apply", str(tmp_path)])
+    err = capsys.readouterr().err
+    assert "class BaseParam(Parameter):" in (pkg / "params.py").read_text()
+    assert "holder.py:4" in err

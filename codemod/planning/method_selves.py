@@ -1,0 +1,57 @@
+"""Which name is ``self`` where: the context the tree-wide screens share.
+
+What it does
+    ``MethodSelves`` is an ``ast.NodeVisitor`` that knows, at every node, the enclosing
+    class names and the ``self`` name of the innermost method around it (the first
+    parameter of a function written directly in a class body). Functions nested in a
+    method keep the method's ``self``; a ``@staticmethod`` has none.
+Why
+    The screens for backing-field targets and for members read through ``type(x)``
+    leave ``self`` of a method alone (its class's own rules handle it); they must agree
+    on what ``self`` is, so it is decided here once.
+Fix safety
+    A static method's first parameter is an ordinary argument: treating it as ``self``
+    would skip reads the screens must refuse, so it is never taken for ``self``.
+"""
+
+from __future__ import annotations
+
+import ast
+
+
+class MethodSelves(ast.NodeVisitor):
+    """Tracks the enclosing classes and the innermost method's ``self`` name."""
+
+    def __init__(self) -> None:
+        #: Names of the enclosing classes (innermost last).
+        self._classes: list[str] = []
+        #: The ``self`` names of the methods around the node (innermost last).
+        self._selves: list[str] = []
+        self._direct_in_class = False
+
+    def visit_ClassDef(self, node: ast.ClassDef) -> None:
+        self._classes.append(node.name)
+        outer, self._direct_in_class = self._direct_in_class, True
+        self.generic_visit(node)
+        self._direct_in_class = outer
+        self._classes.pop()
+
+    def _visit_function(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        params = [*node.args.posonlyargs, *node.args.args]
+        is_static = any(isinstance(d, ast.Name) and d.id == "staticmethod"
+                        for d in node.decorator_list)
+        own = params[0].arg if self._direct_in_class and params and not is_static else None
+        if own is not None:
+            self._selves.append(own)
+        outer, self._direct_in_class = self._direct_in_class, False
+        self.generic_visit(node)
+        self._direct_in_class = outer
+        if own is not None:
+            self._selves.pop()
+
+    visit_FunctionDef = _visit_function
+    visit_AsyncFunctionDef = _visit_function
+
+    def is_self(self, expr: ast.expr) -> bool:
+        """Whether ``expr`` is the ``self`` name of the innermost method around it."""
+        return bool(self._selves) and isinstance(expr, ast.Name) and expr.id == self._selves[-1]

@@ -1,0 +1,49 @@
+"""The lexical gates before the tree-wide screens parse a file: each must let through
+every file where its walker could find something (a superset), and keep out the common
+text that is not a hit (method calls on a parameter, names that merely contain a field)."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from codemod.analysis.text_search import alternation
+from codemod.planning.field_targets import _mentions
+from codemod.planning.type_members import _may_read_through_type, _member_pattern
+
+FIELD = re.compile(rf"(?:{alternation({'_dim', '_loader'})})(?!\w)")
+
+
+@pytest.mark.parametrize(("text", "hit"), [
+    ("p._dim, x = v", True),
+    ("del p._loader", True),
+    ("p.__dict__['_dim'] = 1", True),
+    ("_dim += 1", True),
+    ("p.out_dim = 1", False),            # ends with a field, not the field
+    ("p._dims = 1", False),
+    ("x.in_dim + p.weight_loader", False),
+    ("x.in_dim + p._dim", True),          # a rejected match does not hide a later one
+])
+def test_field_mentions_are_whole_words(text: str, hit: bool) -> None:
+    assert _mentions(text, FIELD) is hit
+
+
+MEMBER = _member_pattern(frozenset({"PACK", "load"}))
+
+
+@pytest.mark.parametrize(("text", "hit"), [
+    ("type(p).PACK", True),
+    ("p.__class__.load(p, w)", True),
+    ("(type(p)  # why\n  .PACK)", True),
+    ("(type(p) # a\n  # b\n  .PACK)", True),
+    ("(p.__class__.\n  # why\n  load(p, w))", True),
+    ("type(p) \\\n  .PACK", True),
+    ('x = f("#") + (type(p)  # c\n .PACK)', True),
+    ("p.load(w)", False),
+    ("param.PACK", False),
+    ("f(p).PACKED", False),
+    ("type(p).PACK_SIZE", False),
+])
+def test_type_reads_are_let_through(text: str, hit: bool) -> None:
+    assert _may_read_through_type(text, MEMBER) is hit
