@@ -1,9 +1,17 @@
 """Names that statements bind in the function they belong to, read from LibCST's nodes:
-assignment, loop, ``with``/``except`` and walrus targets, ``del``, imports, nested
+assignment, loop, ``with``/``except`` and walrus targets, ``match`` captures, ``del``, imports, nested
 ``def`` and ``class`` (whose bodies bind in their own scope and are not entered).
+
+``bound_in_some_function`` answers the module-wide question first, from the text and
+CPython's symbol table: most modules bind none of the names asked about in any function,
+and then no function body needs a walk.
 """
 
 from __future__ import annotations
+
+import re
+import symtable
+from collections.abc import Iterable
 
 import libcst as cst
 
@@ -16,6 +24,10 @@ _BINDING_FIELDS: dict[type[cst.CSTNode], str] = {
     cst.For: "target",
     cst.AsName: "name",
     cst.Del: "target",
+    # ``match`` captures: ``case name:``, ``case [*name]``, ``case {**name}``, ``... as name``.
+    cst.MatchAs: "name",
+    cst.MatchStar: "name",
+    cst.MatchMapping: "rest",
 }
 
 
@@ -67,3 +79,49 @@ def names_bound(stmts: tuple[cst.BaseStatement, ...] | list[cst.BaseStatement]) 
     for stmt in stmts:
         stmt.visit(bound)
     return bound.names
+
+
+def bound_in_some_function(text: str, names: Iterable[str]) -> frozenset[str]:
+    """Those of ``names`` that some function, ``lambda`` or comprehension of the module
+    ``text`` may bind in its own scope (a superset: each one returned needs the exact
+    answer of ``names_bound``; one not returned is bound by none).
+
+    A name every mention of which is a call (``isinstance(...)``, not after a dot and not
+    ``def isinstance(``) is bound nowhere; the others are looked up in CPython's symbol
+    table, which knows every binding form (parameters, targets, imports, ``except``/
+    ``with``/``match`` captures). A text the symbol table cannot read keeps them all.
+    """
+    wanted = frozenset(names)
+    if not wanted:
+        return wanted
+    pattern = _non_call_mentions(wanted)
+    mentioned = {match.group("name") or match.group("defined") for match in pattern.finditer(text)}
+    if not mentioned:
+        return frozenset()
+    try:
+        table = symtable.symtable(text, "<module>", "exec")
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return frozenset(mentioned)
+    bound: set[str] = set()
+    scopes = list(table.get_children())
+    while scopes:
+        scope = scopes.pop()
+        scopes.extend(scope.get_children())
+        if scope.get_type() != "function":
+            continue
+        for name in mentioned - bound:
+            try:
+                symbol = scope.lookup(name)
+            except KeyError:
+                continue
+            if symbol.is_local() or symbol.is_parameter():
+                bound.add(name)
+    return frozenset(bound)
+
+
+def _non_call_mentions(names: frozenset[str]) -> re.Pattern[str]:
+    """A mention of one of ``names`` that is not a call of it: not after a dot, not
+    followed by ``(``; or the name of a ``def``/``class``."""
+    alternation = "|".join(sorted(map(re.escape, names)))
+    return re.compile(rf"(?<![\w.])(?P<name>{alternation})(?!\w)(?!\s*\()"
+                      rf"|\b(?:def|class)\s+(?P<defined>{alternation})(?!\w)")

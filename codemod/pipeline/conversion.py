@@ -23,7 +23,7 @@ from codemod.pipeline.indexing import hierarchy_names
 from codemod.planning.plan import Plan
 from codemod.prefilters import prefilter
 from codemod.transforms import matcher_cache
-from codemod.transforms.def_layout import lay_out_long_defs, lay_out_long_lines
+from codemod.transforms.def_layout import lay_out_long_defs, lay_out_long_statements
 from codemod.transforms.definitions import DefinitionsTransformer
 from codemod.transforms.dict_copies import DictCopyTransformer
 from codemod.transforms.field_screen import fields_untouched
@@ -128,10 +128,11 @@ def convert_with_leftovers(ff: FileFacts, plan: Plan, stop_at_leftovers: bool,
         tree = lay_out_long_defs(ff.module, tree)
     new_text, generated = ff.code_and_generated(tree, made)
     if counts:
-        laid_out = lay_out_long_lines(source, new_text)
-        if laid_out is not new_text:
-            # Lines of the file's own statements were split: LibCST parses all of it.
-            new_text, generated = laid_out, None
+        laid_out, statements = lay_out_long_statements(source, new_text)
+        if statements:
+            # The re-laid statements are generated code too: LibCST parses them.
+            new_text = laid_out
+            generated = None if generated is None else [*generated, *statements]
     return FileConversion(new_text, counts, leftovers, generated), leftovers
 
 

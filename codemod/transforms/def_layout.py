@@ -22,6 +22,7 @@ Fix safety
 from __future__ import annotations
 
 import ast
+import bisect
 import io
 import tokenize
 
@@ -105,11 +106,22 @@ def _line_starts(text: str) -> list[tuple[int, bool]] | None:
 
 
 def lay_out_long_lines(original: str, text: str) -> str:
+    """``text`` with each line longer than ``LINE_LENGTH`` that the conversion wrote laid
+    out (``lay_out_long_statements``); ``text`` itself when none is."""
+    laid_out, statements = lay_out_long_statements(original, text)
+    return laid_out if statements else text
+
+
+def lay_out_long_statements(original: str, text: str) -> tuple[str, list[str]]:
     """``text`` with each line longer than ``LINE_LENGTH`` that the conversion wrote (its
     content is on no line of ``original``) laid out as black and ruff format would
-    (``lay_out_line``): a whole statement, or one operand inside brackets. A line with a
-    comment, one inside a string or a continued line stays as it is; so does the whole
-    text when the re-laid one would not give the same syntax tree."""
+    (``lay_out_line``): a whole statement, or one operand inside brackets; and the code of
+    each top-level statement so changed. A line with a comment, one inside a string or a
+    continued line stays as it is; so does a whole statement whose re-laid code would not
+    give the same syntax tree.
+
+    Only the top-level statements holding such a line are tokenized, re-parsed and
+    compared: a large file with one long generated line costs one statement's work."""
     lines = text.splitlines(keepends=True)
     own: set[str] | None = None
     candidates: list[int] = []
@@ -121,12 +133,46 @@ def lay_out_long_lines(original: str, text: str) -> str:
             if body.strip() not in own:
                 candidates.append(i)
     if not candidates:
-        return text
-    starts = _line_starts(text)
-    if starts is None:
-        return text
-    changed = False
+        return text, []
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return text, []
+    # 0-based [first, last) line span of each top-level statement, decorators included.
+    firsts = [min([stmt.lineno, *(d.lineno for d in getattr(stmt, "decorator_list", ()))]) - 1
+              for stmt in tree.body]
+    groups: dict[int, list[int]] = {}
     for i in candidates:
+        k = bisect.bisect_right(firsts, i) - 1
+        if k >= 0 and i < (tree.body[k].end_lineno or 0):
+            groups.setdefault(k, []).append(i)
+    statements: list[str] = []
+    for k, members in groups.items():
+        first, last = firsts[k], tree.body[k].end_lineno or 0
+        relaid = _relaid(lines[first:last], [i - first for i in members])
+        if relaid is None:
+            continue
+        code = "".join(relaid)
+        try:
+            alone = ast.parse(code)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            continue
+        if len(alone.body) != 1 or ast.dump(alone.body[0]) != ast.dump(tree.body[k]):
+            continue
+        lines[first:last] = relaid
+        statements.append(code if code.endswith(("\n", "\r")) else code + "\n")
+    return ("".join(lines), statements) if statements else (text, [])
+
+
+def _relaid(lines: list[str], long_lines: list[int]) -> list[str] | None:
+    """The lines of one top-level statement with each of ``long_lines`` (indexes into
+    them) laid out, each still one item of the list; None when none could be."""
+    starts = _line_starts("".join(lines))
+    if starts is None:
+        return None
+    relaid = list(lines)
+    changed = False
+    for i in long_lines:
         (depth, in_string), (after, _) = starts[i], starts[i + 1]
         if in_string or depth != after or (i and lines[i - 1].rstrip("\r\n").endswith("\\")):
             continue
@@ -134,13 +180,6 @@ def lay_out_long_lines(original: str, text: str) -> str:
         new = lay_out_line(body, inside_brackets=depth > 0)
         if new:
             ending = lines[i][len(body):]
-            lines[i] = (ending or "\n").join(new) + ending
+            relaid[i] = (ending or "\n").join(new) + ending
             changed = True
-    if not changed:
-        return text
-    new_text = "".join(lines)
-    try:
-        same = ast.dump(ast.parse(new_text)) == ast.dump(ast.parse(text))
-    except (SyntaxError, ValueError):
-        return text
-    return new_text if same else text
+    return relaid if changed else None

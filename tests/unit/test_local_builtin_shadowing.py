@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from codemod.analysis.bound_names import bound_in_some_function
 from codemod.cli import main
 
 FAMILY = '''
@@ -29,6 +30,12 @@ LOCAL = [
     "def f(p):\n    from mylib import isinstance\n    return isinstance(p, Kind)\n",
     "def f(p):\n    def g():\n        return isinstance(p, Kind)\n    isinstance = print\n    return g()\n",
     "check = lambda p, isinstance=print: isinstance(p, Kind)\n",
+    "def f(p):\n    match p:\n        case type:\n            pass\n    return type(p) is Kind\n",
+    "def f(p):\n    try:\n        pass\n    except E as isinstance:\n        pass\n"
+    "    return isinstance(p, Kind)\n",
+    "def f(p):\n    (type := print)\n    return type(p) is Kind\n",
+    "def f(p):\n    for _, isinstance in g():\n        pass\n    return isinstance(p, Kind)\n",
+    "def f(p):\n    match p:\n        case [*isinstance]:\n            pass\n    return isinstance(p, Kind)\n",
 ]
 
 
@@ -57,3 +64,23 @@ def test_the_builtin_elsewhere_in_the_file_is_still_rewritten(tmp_path: Path) ->
     main(["apply", str(tmp_path)])
     text = (pkg / "use.py").read_text()
     assert "has_param_feature(p, Features.Kind), param_kind_is(p, Features.Kind)" in text
+
+
+BUILTINS = ("isinstance", "type", "getattr")
+
+
+@pytest.mark.parametrize(("text", "bound"), [
+    ("isinstance(x, int)\n", set()),
+    ("isinstance = print\n", set()),                          # module level: not a function's
+    ('def f():\n    """the type of it"""\n    return type(x)\n', set()),
+    ("def f():\n    def type(x):\n        pass\n", {"type"}),
+    ("def f(isinstance):\n    pass\n", {"isinstance"}),
+    ("def f():\n    del getattr\n", {"getattr"}),
+    ("def f():\n    [type for type in x]\n", {"type"}),       # a comprehension's scope
+    ("def f():\n    global type\n    type = 1\n", set()),
+    ("def f(:\n    type = 1\n", {"type"}),                     # unreadable: all kept
+])
+def test_the_module_wide_gate(text: str, bound: set[str]) -> None:
+    """The gate before any function body is walked: a name it leaves out is bound by no
+    function; one it keeps is looked at exactly."""
+    assert bound_in_some_function(text, BUILTINS) == bound
