@@ -9,6 +9,7 @@ following re-exports (``canonical``, ``resolved``, ``definition``); nothing is i
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -31,7 +32,6 @@ class ParsedModule:
         self.is_package = path.name == "__init__.py"
         self.lines = physical_lines(text)
         self.tree = tree
-        self.parent, self.reads = parents_and_reads(tree)
         self.imports: dict[str, set[str]] = {}
         for local, target in import_targets(tree, module, self.is_package):
             self.imports.setdefault(local, set()).add(target)
@@ -44,6 +44,22 @@ class ParsedModule:
         #: which object the name holds when called depends on the order, so none is assumed.
         self.rebound = {name for name in self.functions
                         if name in self.assigned or name in self.imports or name in self.classes}
+
+    @functools.cached_property
+    def _parents_and_reads(self) -> tuple[dict[int, ast.AST], dict[str, list[ast.expr]]]:
+        return parents_and_reads(self.tree)
+
+    @property
+    def parent(self) -> dict[int, ast.AST]:
+        """id(node) -> its parent. Made on first use: most modules are read only to
+        resolve a name (their imports and definitions), and walking every node of each
+        cost a third of the proofs' time on a large tree."""
+        return self._parents_and_reads[0]
+
+    @property
+    def reads(self) -> dict[str, list[ast.expr]]:
+        """Identifier -> its reads (``Name`` nodes, ``Attribute`` nodes by attribute)."""
+        return self._parents_and_reads[1]
 
     def has_star_import(self) -> bool:
         """Whether the module has a top-level star import (its names may come from anywhere)."""
