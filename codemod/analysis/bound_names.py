@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 import symtable
+import unicodedata
 from collections.abc import Iterable
 
 import libcst as cst
@@ -78,50 +79,76 @@ def names_bound(stmts: tuple[cst.BaseStatement, ...] | list[cst.BaseStatement]) 
     bound = _Bound()
     for stmt in stmts:
         stmt.visit(bound)
-    return bound.names
+    # CPython reads identifiers in NFKC form; LibCST keeps them as written.
+    return {name if name.isascii() else unicodedata.normalize("NFKC", name) for name in bound.names}
 
 
 def bound_in_some_function(text: str, names: Iterable[str]) -> frozenset[str]:
     """Those of ``names`` that some function, ``lambda`` or comprehension of the module
     ``text`` may bind in its own scope (a superset: each one returned needs the exact
-    answer of ``names_bound``; one not returned is bound by none).
+    answer of ``names_bound``; one not returned is bound by none). A function that
+    declares one ``global`` and assigns it counts too (``names_bound`` sees the
+    assignment); ``assigned_as_global`` tells those apart.
 
     A name every mention of which is a call (``isinstance(...)``, not after a dot and not
     ``def isinstance(``) is bound nowhere; the others are looked up in CPython's symbol
     table, which knows every binding form (parameters, targets, imports, ``except``/
     ``with``/``match`` captures). A text the symbol table cannot read keeps them all.
     """
+    found = _function_bindings(text, names)
+    return frozenset(found) if found is not None else frozenset(names)
+
+
+def assigned_as_global(text: str, names: Iterable[str]) -> frozenset[str]:
+    """Those of ``names`` that a function of ``text`` declares ``global`` and assigns
+    (``global isinstance; isinstance = f``): after that call, every function of the
+    module calls what was assigned, as if the module had bound it. A text the symbol
+    table cannot read gives them all."""
+    found = _function_bindings(text, names)
+    if found is None:
+        return frozenset(names)
+    return frozenset(name for name, as_global in found.items() if as_global)
+
+
+def _function_bindings(text: str, names: Iterable[str]) -> dict[str, bool] | None:
+    """Each of ``names`` some function of ``text`` binds -> whether one binds it as a
+    global; None when the symbol table cannot read ``text``."""
     wanted = frozenset(names)
     if not wanted:
-        return wanted
+        return {}
     pattern = _non_call_mentions(wanted)
-    mentioned = {match.group("name") or match.group("defined") for match in pattern.finditer(text)}
+    # CPython reads identifiers in NFKC form (``ｔｙｐｅ`` is ``type``): so does the search.
+    spelled = text if text.isascii() else unicodedata.normalize("NFKC", text)
+    mentioned = {match.group("name") or match.group("defined") for match in pattern.finditer(spelled)}
     if not mentioned:
-        return frozenset()
+        return {}
     try:
         table = symtable.symtable(text, "<module>", "exec")
     except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return frozenset(mentioned)
-    bound: set[str] = set()
+        return None
+    bound: dict[str, bool] = {}
     scopes = list(table.get_children())
     while scopes:
         scope = scopes.pop()
         scopes.extend(scope.get_children())
         if scope.get_type() != "function":
             continue
-        for name in mentioned - bound:
+        for name in mentioned:
             try:
                 symbol = scope.lookup(name)
             except KeyError:
                 continue
-            if symbol.is_local() or symbol.is_parameter():
-                bound.add(name)
-    return frozenset(bound)
+            if symbol.is_local() or symbol.is_parameter() or symbol.is_assigned() \
+                    or symbol.is_imported():
+                bound[name] = bound.get(name, False) or symbol.is_global()
+    return bound
 
 
 def _non_call_mentions(names: frozenset[str]) -> re.Pattern[str]:
     """A mention of one of ``names`` that is not a call of it: not after a dot, not
-    followed by ``(``; or the name of a ``def``/``class``."""
+    followed by ``(`` on the same line (``del isinstance`` then a line that starts with
+    ``(`` is no call); or the name of a ``def``/``class``, also across a line
+    continuation."""
     alternation = "|".join(sorted(map(re.escape, names)))
-    return re.compile(rf"(?<![\w.])(?P<name>{alternation})(?!\w)(?!\s*\()"
-                      rf"|\b(?:def|class)\s+(?P<defined>{alternation})(?!\w)")
+    return re.compile(rf"(?<![\w.])(?P<name>{alternation})(?!\w)(?![ \t\f]*\()"
+                      rf"|\b(?:def|class)[\s\\]+(?P<defined>{alternation})(?!\w)")

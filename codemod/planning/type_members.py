@@ -45,7 +45,7 @@ def type_member_uses(plan: Plan, sources: dict[Path, str]) -> dict[str, Blocking
     member = _member_pattern(frozenset(owners))
     found: dict[str, BlockingUse] = {}
     for path, text in sorted(sources.items()):
-        if ("type(" not in text and "__class__" not in text) or not _may_read_through_type(text, member):
+        if not _may_read_through_type(text, member):
             continue
         try:
             tree = python_trees.parse(text)
@@ -84,7 +84,13 @@ def _may_read_through_type(text: str, member: re.Pattern[str]) -> bool:
     some ``.name`` right after a closing parenthesis or ``__class__``, or after a line
     ending in a comment (``(type(x)  # why\\n .name)``). Only files where it holds are
     parsed and walked: method calls on a parameter (``param.load(...)``) name the same
-    members on nearly every file of an engine and are not type reads."""
+    members on nearly every file of an engine and are not type reads. A text with
+    non-ASCII characters always passes: CPython reads identifiers in NFKC form
+    (``ｔｙｐｅ(p).ＰＡＣＫ`` is ``type(p).PACK``)."""
+    if not text.isascii():
+        return True
+    if "type" not in text and "__class__" not in text:
+        return False
     for match in member.finditer(text):
         end = start = match.start()
         while end > 0 and text[end - 1] in _SPACE:

@@ -122,7 +122,9 @@ def lay_out_long_statements(original: str, text: str) -> tuple[str, list[str]]:
 
     Only the top-level statements holding such a line are tokenized, re-parsed and
     compared: a large file with one long generated line costs one statement's work."""
-    lines = text.splitlines(keepends=True)
+    # Lines as CPython numbers them: ``str.splitlines`` also splits at a form feed,
+    # ``\x85`` or ``\u2028``, which would shift every line after one.
+    lines = io.StringIO(text, newline="").readlines()
     own: set[str] | None = None
     candidates: list[int] = []
     for i, line in enumerate(lines):

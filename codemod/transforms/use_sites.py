@@ -33,12 +33,13 @@ from __future__ import annotations
 
 import functools
 import re
+import unicodedata
 from collections import Counter
 
 import libcst as cst
 import libcst.matchers as m
 
-from codemod.analysis.bound_names import bound_in_some_function, names_bound
+from codemod.analysis.bound_names import assigned_as_global, bound_in_some_function, names_bound
 from codemod.analysis.class_specs import class_spec_members
 from codemod.analysis.classes import FileFacts
 from codemod.analysis.names import dotted
@@ -78,7 +79,7 @@ class UseSiteTransformer(WrittenTargets, FStringQuotes, OperandGroups):
         self._annotation_depth = 0
         self._builtins_shadowed = {
             n for n in _REWRITTEN_BUILTINS if n in ff.globals or n in ff.bindings
-        }
+        } | assigned_as_global(ff.text, _REWRITTEN_BUILTINS)
         #: Per enclosing function or ``lambda``: the builtins above it binds itself.
         self._locally_shadowed: list[_LocalBuiltins] = []
         #: ids of ``isinstance`` calls an earlier run of this rewrite wrote.
@@ -170,6 +171,19 @@ class UseSiteTransformer(WrittenTargets, FStringQuotes, OperandGroups):
     def leave_Lambda(self, original_node: cst.Lambda, updated_node: cst.Lambda) -> cst.BaseExpression:
         self._locally_shadowed.pop()
         return updated_node
+
+    def _visit_comprehension(self, node: _Comprehension) -> None:
+        # ``[type(p) is X for type in ...]``: the loop names are the comprehension's own
+        # (its first iterable, read outside, is taken as inside too: no rewrite there).
+        self._locally_shadowed.append(_LocalBuiltins.of_comprehension(node.for_in))
+
+    def _leave_comprehension(self, original_node: _Comprehension,
+                             updated_node: _Comprehension) -> cst.BaseExpression:
+        self._locally_shadowed.pop()
+        return updated_node
+
+    visit_ListComp = visit_SetComp = visit_DictComp = visit_GeneratorExp = _visit_comprehension
+    leave_ListComp = leave_SetComp = leave_DictComp = leave_GeneratorExp = _leave_comprehension
 
     def _shadowed(self, builtin: str) -> bool:
         """Whether ``builtin`` here names something else: the file binds it at module
@@ -651,6 +665,8 @@ class UseSiteTransformer(WrittenTargets, FStringQuotes, OperandGroups):
         return cst.IndentedBlock(body=lines)
 
 
+_Comprehension = cst.ListComp | cst.SetComp | cst.DictComp | cst.GeneratorExp
+
 #: Builtins whose calls a rewrite relies on.
 _REWRITTEN_BUILTINS = ("isinstance", "issubclass", "type", "getattr", "hasattr", "setattr")
 
@@ -661,20 +677,45 @@ class _LocalBuiltins:
     own). Worked out on the first question only: most functions hold no call a rewrite
     would touch, and walking every body cost a quarter of the rewrite's time."""
 
-    def __init__(self, params: cst.Parameters, body: cst.BaseSuite | None) -> None:
+    def __init__(self, params: cst.Parameters | None, body: cst.BaseSuite | None,
+                 loops: cst.CompFor | None = None) -> None:
         self._params = params
         self._body = body
+        self._loops = loops
+
+    @classmethod
+    def of_comprehension(cls, loops: cst.CompFor) -> _LocalBuiltins:
+        """The names the ``for`` clauses of one comprehension bind."""
+        return cls(None, None, loops)
 
     @functools.cached_property
     def names(self) -> set[str]:
+        names: set[str] = set()
         params = self._params
-        names = {p.name.value for p in [*params.posonly_params, *params.params, *params.kwonly_params]}
-        for star in (params.star_arg, params.star_kwarg):
-            if isinstance(star, cst.Param):
-                names.add(star.name.value)
+        if params is not None:
+            names |= {p.name.value for p in [*params.posonly_params, *params.params, *params.kwonly_params]}
+            for star in (params.star_arg, params.star_kwarg):
+                if isinstance(star, cst.Param):
+                    names.add(star.name.value)
         if self._body is not None:
             names |= names_bound([self._body])  # type: ignore[list-item]  # a suite binds as its statements
+        loop = self._loops
+        while loop is not None:
+            names |= _loop_targets(loop.target)
+            loop = loop.inner_for_in
+        names = {name if name.isascii() else unicodedata.normalize("NFKC", name) for name in names}
         return names & set(_REWRITTEN_BUILTINS)
+
+
+def _loop_targets(target: cst.BaseExpression) -> set[str]:
+    """The names a ``for`` target binds (tuples, lists and starred ones unpacked)."""
+    if isinstance(target, cst.Name):
+        return {target.value}
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return set().union(*(_loop_targets(element.value) for element in target.elements))
+    if isinstance(target, cst.StarredElement):
+        return _loop_targets(target.value)
+    return set()
 
 
 def _code(node: cst.CSTNode) -> str:

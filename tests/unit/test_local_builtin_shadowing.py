@@ -34,6 +34,15 @@ LOCAL = [
     "def f(p):\n    try:\n        pass\n    except E as isinstance:\n        pass\n"
     "    return isinstance(p, Kind)\n",
     "def f(p):\n    (type := print)\n    return type(p) is Kind\n",
+    # another function assigns the module's ``isinstance``: after it ran, this call is not
+    # the builtin either
+    "def g():\n    global isinstance\n    isinstance = print\n\n\n"
+    "def f(p):\n    return isinstance(p, Kind)\n",
+    "def f(p):\n    return [type(p) is Kind for type in (print,)]\n",
+    # CPython reads the parameter's name in NFKC form: it is ``isinstance``
+    "def f(p, \uff49\uff53\uff49\uff4e\uff53\uff54\uff41\uff4e\uff43\uff45=print):\n"
+    "    return isinstance(p, Kind)\n",
+    "def f(p):\n    def \\\n  isinstance(a, b):\n        return 'mine'\n    return isinstance(p, Kind)\n",
     "def f(p):\n    for _, isinstance in g():\n        pass\n    return isinstance(p, Kind)\n",
     "def f(p):\n    match p:\n        case [*isinstance]:\n            pass\n    return isinstance(p, Kind)\n",
 ]
@@ -77,8 +86,11 @@ BUILTINS = ("isinstance", "type", "getattr")
     ("def f(isinstance):\n    pass\n", {"isinstance"}),
     ("def f():\n    del getattr\n", {"getattr"}),
     ("def f():\n    [type for type in x]\n", {"type"}),       # a comprehension's scope
-    ("def f():\n    global type\n    type = 1\n", set()),
-    ("def f(:\n    type = 1\n", {"type"}),                     # unreadable: all kept
+    ("def f():\n    global type\n    type = 1\n", {"type"}),     # assigns the module's
+    ("def f():\n    def \\\n  type(x):\n        pass\n", {"type"}),
+    ("def f():\n    del isinstance\n    (a, b) = 1, 2\n", {"isinstance"}),
+    ("def f(\uff49\uff53\uff49\uff4e\uff53\uff54\uff41\uff4e\uff43\uff45):\n    pass\n", {"isinstance"}),
+    ("def f(:\n    type = 1\n", set(BUILTINS)),                # unreadable: all kept
 ])
 def test_the_module_wide_gate(text: str, bound: set[str]) -> None:
     """The gate before any function body is walked: a name it leaves out is bound by no

@@ -10,6 +10,8 @@ their bytes, however long.
 
 from __future__ import annotations
 
+import ast
+
 import shutil
 import subprocess
 import sys
@@ -169,3 +171,16 @@ def test_conversion_writes_no_line_over_88(tmp_path, capsys) -> None:
             text = path.read_text()
             assert all(len(line) <= 88 for line in text.splitlines()), text
     assert "def unpack_of_packed_column_parameter(\n" in (pkg / "params.py").read_text()
+
+
+def test_lines_are_numbered_as_python_numbers_them() -> None:
+    """A form feed inside a string is no line end for CPython: a copy of a long line
+    inside the string stays as it is, and the real one is laid out."""
+    long_call = "    has_param_feature(param, Features.ModelWeightParameter) and has_param_feature(param, Features.Row)"
+    statement = f"y = (\n{long_call}\n)\n"
+    original = 'y = (\n    isinstance(param, ModelWeightParameter) and isinstance(param, Row)\n)\n'
+    text = f's = """\x0c\x0c\x0c\x0c\n{statement}"""\n{statement}'
+    out = lay_out_long_lines(original, text)
+    assert out.startswith(f's = """\x0c\x0c\x0c\x0c\n{statement}"""\n')   # the string is untouched
+    assert long_call not in out.split('"""')[-1]                            # the real line was laid out
+    assert ast.dump(ast.parse(out)) == ast.dump(ast.parse(text))

@@ -24,6 +24,11 @@ FIELD = re.compile(rf"(?:{alternation({'_dim', '_loader'})})(?!\w)")
     ("p._dims = 1", False),
     ("x.in_dim + p.weight_loader", False),
     ("x.in_dim + p._dim", True),          # a rejected match does not hide a later one
+    # a dict key spelled another way: any attribute dict is screened
+    ("p.__dict__['_d' 'im'] = 1", True),
+    ("vars(p)['\\x5fdim'] = 1", True),
+    ("p.\uff3fdim += 1", True),            # NFKC: CPython reads ``p._dim``
+    ("invars = 1", False),
 ])
 def test_field_mentions_are_whole_words(text: str, hit: bool) -> None:
     assert _mentions(text, FIELD) is hit
@@ -44,6 +49,10 @@ MEMBER = _member_pattern(frozenset({"PACK", "load"}))
     ("param.PACK", False),
     ("f(p).PACKED", False),
     ("type(p).PACK_SIZE", False),
+    ("type (p).PACK", True),
+    ("type\\\n(p).PACK", True),
+    ("type(p).\uff30ACK", True),           # NFKC: CPython reads ``PACK``
+    ("x.__\uff43lass__.load", True),
 ])
 def test_type_reads_are_let_through(text: str, hit: bool) -> None:
     assert _may_read_through_type(text, MEMBER) is hit
