@@ -102,12 +102,18 @@ def bound_in_some_function(text: str, names: Iterable[str]) -> frozenset[str]:
 def assigned_as_global(text: str, names: Iterable[str]) -> frozenset[str]:
     """Those of ``names`` that a function of ``text`` declares ``global`` and assigns
     (``global isinstance; isinstance = f``): after that call, every function of the
-    module calls what was assigned, as if the module had bound it. A text the symbol
-    table cannot read gives them all."""
+    module calls what was assigned, as if the module had bound it. In a text the symbol
+    table cannot read (syntax of a newer Python), each one a ``global`` statement names."""
     found = _function_bindings(text, names)
     if found is None:
-        return frozenset(names)
+        declared = {word for statement in _GLOBAL.finditer(text)
+                    for word in re.findall(r"\w+", statement.group("names"))}
+        return frozenset(names) & declared
     return frozenset(name for name, as_global in found.items() if as_global)
+
+
+#: A ``global`` statement and the names it declares (across line continuations).
+_GLOBAL = re.compile(r"(?<![\w.])global[ \t\\]+(?P<names>(?:[^\n;\\]|\\\r?\n)*)")
 
 
 def _function_bindings(text: str, names: Iterable[str]) -> dict[str, bool] | None:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from codemod.analysis.bound_names import bound_in_some_function
+from codemod.analysis.bound_names import assigned_as_global, bound_in_some_function
 from codemod.cli import main
 
 FAMILY = '''
@@ -96,3 +96,15 @@ def test_the_module_wide_gate(text: str, bound: set[str]) -> None:
     """The gate before any function body is walked: a name it leaves out is bound by no
     function; one it keeps is looked at exactly."""
     assert bound_in_some_function(text, BUILTINS) == bound
+
+
+@pytest.mark.parametrize(("text", "assigned"), [
+    ("def f():\n    global isinstance\n    isinstance = print\n", {"isinstance"}),
+    ("def f():\n    isinstance = print\n", set()),                 # a local, not the module's
+    ("def f():\n    return isinstance(1, int)\n", set()),
+    # syntax of a newer Python: each name a ``global`` statement declares
+    ("type X = int\ndef f():\n    global a, \\\n  type\n    type = 1\n", {"type"}),
+    ("type X = int\ndef f():\n    return isinstance(1, int)\n", set()),
+])
+def test_a_global_assigned_in_a_function(text: str, assigned: set[str]) -> None:
+    assert assigned_as_global(text, BUILTINS) == assigned
