@@ -16,6 +16,8 @@ from collections.abc import Iterable
 
 import libcst as cst
 
+from codemod.analysis.text_search import nfkc_text
+
 #: Each node type that binds the names in one of its fields, and that field.
 _BINDING_FIELDS: dict[type[cst.CSTNode], str] = {
     cst.AssignTarget: "target",
@@ -124,7 +126,7 @@ def _function_bindings(text: str, names: Iterable[str]) -> dict[str, bool] | Non
         return {}
     pattern = _non_call_mentions(wanted)
     # CPython reads identifiers in NFKC form (``ｔｙｐｅ`` is ``type``): so does the search.
-    spelled = text if text.isascii() else unicodedata.normalize("NFKC", text)
+    spelled = nfkc_text(text)
     mentioned = {match.group("name") or match.group("defined") for match in pattern.finditer(spelled)}
     if not mentioned:
         return {}

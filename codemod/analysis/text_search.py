@@ -18,7 +18,19 @@ import ast
 import bisect
 import functools
 import re
+import unicodedata
 from collections.abc import Iterable
+
+
+def nfkc_text(text: str) -> str:
+    """``text`` with every character in NFKC form, as CPython reads identifiers
+    (``ｔｙｐｅ`` is ``type``): a search for identifiers in it finds what the parser
+    sees. Only the code outside strings and comments must be read this way, and it is
+    ASCII but for identifiers, so normalising the whole text finds no fewer; an ASCII
+    or already normalised text (nearly every file) is returned as it is."""
+    if text.isascii() or unicodedata.is_normalized("NFKC", text):
+        return text
+    return unicodedata.normalize("NFKC", text)
 
 
 def alternation(names: Iterable[str]) -> str:
@@ -29,11 +41,16 @@ def alternation(names: Iterable[str]) -> str:
 def lines_matching(text: str, pattern: re.Pattern[str]) -> list[int]:
     """Sorted 1-based numbers of the lines where ``pattern`` matches, as CPython numbers
     them."""
+    return lines_at(text, (match.start() for match in pattern.finditer(text)))
+
+
+def lines_at(text: str, offsets: Iterable[int]) -> list[int]:
+    """Sorted 1-based numbers of the lines holding ``offsets`` (ascending), as CPython
+    numbers them (``\\r\\n``, ``\\r`` and ``\\n`` each end a line)."""
     lines: list[int] = []
     line, pos = 1, 0
     carriage_returns = "\r" in text
-    for match in pattern.finditer(text):
-        start = match.start()
+    for start in offsets:
         line += text.count("\n", pos, start)
         if carriage_returns:
             line += text.count("\r", pos, start) - text.count("\r\n", pos, start)

@@ -8,7 +8,8 @@ What it does
 Why
     The screens for backing-field targets and for members read through ``type(x)``
     leave ``self`` of a method alone (its class's own rules handle it); they must agree
-    on what ``self`` is, so it is decided here once.
+    on what ``self`` is, so it is decided here once. Given the lines where their text
+    search found something, it enters only the statements that span one of them.
 Fix safety
     A static method's first parameter is an ordinary argument: treating it as ``self``
     would skip reads the screens must refuse, so it is never taken for ``self``.
@@ -18,16 +19,26 @@ from __future__ import annotations
 
 import ast
 
+from codemod.analysis.text_search import misses_lines
+
 
 class MethodSelves(ast.NodeVisitor):
     """Tracks the enclosing classes and the innermost method's ``self`` name."""
 
-    def __init__(self) -> None:
+    def __init__(self, lines: list[int] | None = None) -> None:
+        #: Sorted line numbers where a hit may be (None: anywhere): a statement spanning
+        #: none of them is not entered.
+        self._lines = lines
         #: Names of the enclosing classes (innermost last).
         self._classes: list[str] = []
         #: The ``self`` names of the methods around the node (innermost last).
         self._selves: list[str] = []
         self._direct_in_class = False
+
+    def visit(self, node: ast.AST) -> None:
+        if self._lines is not None and isinstance(node, ast.stmt) and misses_lines(node, self._lines):
+            return
+        super().visit(node)
 
     def visit_ClassDef(self, node: ast.ClassDef) -> None:
         self._classes.append(node.name)

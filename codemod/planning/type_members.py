@@ -24,7 +24,7 @@ import re
 from pathlib import Path
 
 from codemod.analysis import python_trees
-from codemod.analysis.text_search import alternation
+from codemod.analysis.text_search import alternation, lines_at, nfkc_text
 from codemod.planning.method_selves import MethodSelves
 from codemod.planning.plan import Plan
 from codemod.types import BlockingUse, UseForm
@@ -45,13 +45,14 @@ def type_member_uses(plan: Plan, sources: dict[Path, str]) -> dict[str, Blocking
     member = _member_pattern(frozenset(owners))
     found: dict[str, BlockingUse] = {}
     for path, text in sorted(sources.items()):
-        if not _may_read_through_type(text, member):
+        hit_lines = type_read_lines(text, member)
+        if not hit_lines:
             continue
         try:
             tree = python_trees.parse(text)
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             continue
-        walker = _Walker(frozenset(owners))
+        walker = _Walker(frozenset(owners), hit_lines)
         walker.visit(tree)
         lines = text.splitlines()
         for line, name in sorted(walker.found):
@@ -79,18 +80,27 @@ _GAP = r"[\s\\]*(?:#[^\r\n]*[\r\n][\s\\]*)*"
 _SPACE = " \t\f\r\n\\"
 
 
-def _may_read_through_type(text: str, member: re.Pattern[str]) -> bool:
-    """A lexical superset of ``type(x).name`` and ``x.__class__.name`` in ``text``:
-    some ``.name`` right after a closing parenthesis or ``__class__``, or after a line
-    ending in a comment (``(type(x)  # why\\n .name)``). Only files where it holds are
-    parsed and walked: method calls on a parameter (``param.load(...)``) name the same
-    members on nearly every file of an engine and are not type reads. A text with
-    non-ASCII characters always passes: CPython reads identifiers in NFKC form
-    (``ｔｙｐｅ(p).ＰＡＣＫ`` is ``type(p).PACK``)."""
-    if not text.isascii():
-        return True
+def type_read_lines(text: str, member: re.Pattern[str]) -> list[int]:
+    """The lines of a lexical superset of ``type(x).name`` and ``x.__class__.name`` in
+    ``text``: each ``.name`` right after a closing parenthesis or ``__class__``, or after
+    a line ending in a comment (``(type(x)  # why\\n .name)``). Only files with some are
+    parsed, and only the statements spanning one are walked: method calls on a parameter
+    (``param.load(...)``) name the same members on nearly every file of an engine and are
+    not type reads. A text with non-ASCII characters is searched in NFKC form, as CPython
+    reads identifiers (``ｔｙｐｅ(p).ＰＡＣＫ`` is ``type(p).PACK``)."""
+    text = nfkc_text(text)
     if "type" not in text and "__class__" not in text:
-        return False
+        return []
+    hits: list[int] = []
+    for match in member.finditer(text):
+        end = start = match.start()
+        while end > 0 and text[end - 1] in _SPACE:
+            end -= 1
+        line_start = max(text.rfind("\n", 0, end), text.rfind("\r", 0, end)) + 1
+        if text.endswith((")", "__class__"), 0, end) or (
+                any(c in "\r\n" for c in text[end:start]) and "#" in text[line_start:end]):
+            hits.append(start)
+    return lines_at(text, hits)
     for match in member.finditer(text):
         end = start = match.start()
         while end > 0 and text[end - 1] in _SPACE:
@@ -106,8 +116,8 @@ def _may_read_through_type(text: str, member: re.Pattern[str]) -> bool:
 class _Walker(MethodSelves):
     """``type(x).name`` / ``x.__class__.name`` reads, ``self`` of a method excepted."""
 
-    def __init__(self, names: frozenset[str]) -> None:
-        super().__init__()
+    def __init__(self, names: frozenset[str], lines: list[int] | None = None) -> None:
+        super().__init__(lines)
         self.names = names
         self.found: list[tuple[int, str]] = []
 

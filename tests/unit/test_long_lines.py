@@ -11,7 +11,6 @@ their bytes, however long.
 from __future__ import annotations
 
 import ast
-
 import shutil
 import subprocess
 import sys

@@ -4,15 +4,12 @@ text that is not a hit (method calls on a parameter, names that merely contain a
 
 from __future__ import annotations
 
-import re
-
 import pytest
 
-from codemod.analysis.text_search import alternation
-from codemod.planning.field_targets import _mentions
-from codemod.planning.type_members import _may_read_through_type, _member_pattern
+from codemod.planning.field_targets import FieldGate
+from codemod.planning.type_members import _member_pattern, type_read_lines
 
-FIELD = re.compile(rf"(?:{alternation({'_dim', '_loader'})})(?!\w)")
+FIELD = FieldGate(frozenset({"_dim", "_loader"}))
 
 
 @pytest.mark.parametrize(("text", "hit"), [
@@ -26,12 +23,18 @@ FIELD = re.compile(rf"(?:{alternation({'_dim', '_loader'})})(?!\w)")
     ("x.in_dim + p._dim", True),          # a rejected match does not hide a later one
     # a dict key spelled another way: any attribute dict is screened
     ("p.__dict__['_d' 'im'] = 1", True),
+    ("p.__dict__[('_'  # why\n    'dim')] = 1", True),
+    ("vars(p)['\\137dim'] = 1", True),
+    ("vars(p)['\\N{LOW LINE}dim'] = 1", True),
+    ("p.__dict__['_di\\\nm'] = 1", True),
+    ("p.__dict__['_di'] = 1", False),       # a prefix alone is no field
+    ("p.__dict__['x\\n'] = 1", False),      # a newline is no identifier character
     ("vars(p)['\\x5fdim'] = 1", True),
     ("p.\uff3fdim += 1", True),            # NFKC: CPython reads ``p._dim``
     ("invars = 1", False),
 ])
 def test_field_mentions_are_whole_words(text: str, hit: bool) -> None:
-    assert _mentions(text, FIELD) is hit
+    assert FIELD(text) is hit
 
 
 MEMBER = _member_pattern(frozenset({"PACK", "load"}))
@@ -55,4 +58,4 @@ MEMBER = _member_pattern(frozenset({"PACK", "load"}))
     ("x.__\uff43lass__.load", True),
 ])
 def test_type_reads_are_let_through(text: str, hit: bool) -> None:
-    assert _may_read_through_type(text, MEMBER) is hit
+    assert bool(type_read_lines(text, MEMBER)) is hit
