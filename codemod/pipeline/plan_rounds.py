@@ -97,14 +97,10 @@ def settle_plan(result: RunResult, index: ClassIndex, options: Options,
         plan = build_plan(index, options.allow_classes, forced,
                           allow_value_uses=options.allow_value_uses,
                           feature_prefix=options.feature_prefix)
-        unreached = {qual: use for uses in (field_target_uses(plan, texts), type_member_uses(plan, texts))
-                     for qual, use in uses.items() if qual not in forced}
-        if unreached:
-            # A field written where no field rewrite reaches, or a member read through
-            # ``type(x)``, refuses its classes: plan again before converting (such a
-            # rewrite would not compile; the member is not on ``Parameter``).
-            forced = {**forced, **unreached}
-            continue
+        # The tree-wide screens read every file: a forked process runs them while this
+        # one looks for candidates and parses them.
+        screening = parallel.Background(functools.partial(_unreached_uses, plan, texts),
+                                        options.jobs)
         # Leftovers are uses of class names: files that only write a backing field (or
         # copy an attribute dict) cannot have any. ``check`` needs only leftovers, so it
         # leaves them out; ``apply`` converts them in the round too, since a round
@@ -120,9 +116,16 @@ def settle_plan(result: RunResult, index: ClassIndex, options: Options,
 
             loaded_by = loaded_by_runtime(plan, result)
         if values is None:
-            _parse_while(proving, [result.sources[p].text for p in candidates],
+            _parse_while([proving, screening], [result.sources[p].text for p in candidates],
                          warm_matchers=convert)
             values = proving.result()
+        unreached = {qual: use for qual, use in screening.result().items() if qual not in forced}
+        if unreached:
+            # A field written where no field rewrite reaches, or a member read through
+            # ``type(x)``, refuses its classes: plan again before converting (such a
+            # rewrite would not compile; the member is not on ``Parameter``).
+            forced = {**forced, **unreached}
+            continue
         plan.values = values
         # Asked only if the round finds no leftover; a forked process looks for them
         # while the candidates are converted.
@@ -155,17 +158,18 @@ def settle_plan(result: RunResult, index: ClassIndex, options: Options,
     return plan, candidates, conversions
 
 
-def _parse_while(waiting: parallel.Background, texts: list[str], warm_matchers: bool = True) -> None:
-    """While ``waiting`` is computed elsewhere, search LibCST's import codemods for
+def _parse_while(waiting: list[parallel.Background], texts: list[str],
+                 warm_matchers: bool = True) -> None:
+    """While any of ``waiting`` is computed elsewhere, search LibCST's import codemods for
     matcher decorators (``matcher_cache.warm``, when ``warm_matchers``), then make
-    CPython's trees of ``texts`` (the candidates, which the screens read): the workers forked
-    after inherit both instead of each doing its own."""
-    if warm_matchers and waiting.pending():
+    CPython's trees of ``texts`` (the candidates): the workers forked after inherit both
+    instead of each doing its own."""
+    if warm_matchers and any(w.pending() for w in waiting):
         from codemod.transforms import matcher_cache
 
         matcher_cache.warm()
     for text in texts:
-        if not waiting.pending():
+        if not any(w.pending() for w in waiting):
             return
         _parse_texts([text])
 
@@ -200,6 +204,13 @@ def class_value_proofs(result: RunResult, index: ClassIndex, texts: dict[Path, s
     names = hierarchy_names(index, result.facts.values())
     seeds = [path for path, text in sorted(readable.items()) if result.mentions.any(path, text, names)]
     return prove_class_values(readable, modules, names, seeds)
+
+
+def _unreached_uses(plan: Plan, texts: dict[Path, str]) -> dict[str, BlockingUse]:
+    """The classes whose backing fields are written, or members read through ``type(x)``,
+    where no rewrite reaches (the tree-wide screens; a member read wins for a class that
+    has both)."""
+    return {**field_target_uses(plan, texts), **type_member_uses(plan, texts)}
 
 
 def _escaped_list(plan: Plan, result: RunResult, net: SafetyNet) -> list[tuple[Path, Escape]]:

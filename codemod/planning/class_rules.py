@@ -9,6 +9,7 @@ Rules that also record what the class keeps (dropped members, generated names) s
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -202,6 +203,27 @@ def uses_private_names(facts: ClassFacts, inputs: RuleInputs) -> Refuse | None:
                   "a module-level function would not", line)
 
 
+def uses_names_read_otherwise(facts: ClassFacts, inputs: RuleInputs) -> Refuse | None:
+    """A name in the class body that is not in NFKC form (``self._ｗ = w``): CPython reads
+    it as its NFKC form (``_w``), while the conversion writes member and field names into
+    strings (``setattr``, the field table), which keep the spelling: the converted code
+    would store one attribute and read another."""
+    odd: list[cst.Name] = []
+
+    class Names(cst.CSTVisitor):
+        def visit_Name(self, node: cst.Name) -> None:
+            if not node.value.isascii() and unicodedata.normalize("NFKC", node.value) != node.value:
+                odd.append(node)
+
+    facts.node.visit(Names())
+    if not odd:
+        return None
+    line = facts.file.line_of(odd[0]) if facts.file is not None else 0
+    normal = unicodedata.normalize("NFKC", odd[0].value)
+    return Refuse(f"uses the name {odd[0].value!r}, which Python reads as {normal!r}; the "
+                  "conversion names attributes in strings, which would keep the spelling", line)
+
+
 #: The class rules, in the order they are asked.
 CLASS_RULES: tuple[Callable[[ClassFacts, RuleInputs], Refuse | None], ...] = (
     used_where_no_rewrite_reaches,
@@ -215,4 +237,5 @@ CLASS_RULES: tuple[Callable[[ClassFacts, RuleInputs], Refuse | None], ...] = (
     defines_special_method,
     reads_own_class_names,
     uses_private_names,
+    uses_names_read_otherwise,
 )

@@ -101,16 +101,6 @@ def type_read_lines(text: str, member: re.Pattern[str]) -> list[int]:
                 any(c in "\r\n" for c in text[end:start]) and "#" in text[line_start:end]):
             hits.append(start)
     return lines_at(text, hits)
-    for match in member.finditer(text):
-        end = start = match.start()
-        while end > 0 and text[end - 1] in _SPACE:
-            end -= 1
-        if text.endswith((")", "__class__"), 0, end):
-            return True
-        line_start = max(text.rfind("\n", 0, end), text.rfind("\r", 0, end)) + 1
-        if any(c in "\r\n" for c in text[end:start]) and "#" in text[line_start:end]:
-            return True
-    return False
 
 
 class _Walker(MethodSelves):

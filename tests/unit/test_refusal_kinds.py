@@ -88,3 +88,24 @@ def test_exit_code_follows_the_kind(tmp_path: Path, capsys: pytest.CaptureFixtur
     err = capsys.readouterr().err
     assert "allow-classes" in err
     assert rc == expected_rc
+
+
+@pytest.mark.parametrize("body", [
+    "    def __init__(self, data, **kwargs):\n        self._\uff57eight = 1\n",   # a full-width w
+    "    \uff30ACK = 4\n",
+])
+def test_a_name_python_reads_otherwise_refuses(tmp_path: Path, body: str,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    """CPython reads ``self._ｗeight`` as ``self._weight``; the conversion names fields and
+    members in strings, which keep the spelling: one attribute stored, another read."""
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "params.py").write_text(
+        "from torch.nn import Parameter\n\n\nclass Kind(Parameter):\n"
+        "    def __new__(cls, data, **kwargs):\n"
+        "        return super().__new__(cls, data=data, requires_grad=False)\n\n" + body,
+        encoding="utf-8")
+    main(["apply", str(tmp_path)])
+    assert "class Kind(Parameter):" in (pkg / "params.py").read_text(encoding="utf-8")
+    assert "which Python reads as" in capsys.readouterr().err
