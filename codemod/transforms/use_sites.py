@@ -31,19 +31,17 @@ Fix safety
 
 from __future__ import annotations
 
-import functools
 import re
-import unicodedata
 from collections import Counter
 
 import libcst as cst
 import libcst.matchers as m
 
-from codemod.analysis.bound_names import assigned_as_global, bound_in_some_function, names_bound
 from codemod.analysis.class_specs import class_spec_members
 from codemod.analysis.classes import FileFacts
 from codemod.analysis.names import dotted
 from codemod.planning.plan import Plan
+from codemod.transforms.builtin_scopes import BuiltinScopes
 from codemod.transforms.operand_groups import OperandGroups
 from codemod.transforms.refs import FileRefs, FStringQuotes
 from codemod.transforms.store_targets import WrittenTargets
@@ -56,7 +54,7 @@ def is_simple(expr: cst.BaseExpression) -> bool:
     return m.matches(expr, _SIMPLE)
 
 
-class UseSiteTransformer(WrittenTargets, FStringQuotes, OperandGroups):
+class UseSiteTransformer(WrittenTargets, FStringQuotes, OperandGroups, BuiltinScopes):
     """Rewrites class-style uses of converted classes in one file."""
 
     def __init__(self, ff: FileFacts, plan: Plan, refs: FileRefs) -> None:
@@ -77,11 +75,7 @@ class UseSiteTransformer(WrittenTargets, FStringQuotes, OperandGroups):
         #: Per enclosing class: the name of the undecorated function visited directly in it.
         self._method_names: list[str] = []
         self._annotation_depth = 0
-        self._builtins_shadowed = {
-            n for n in _REWRITTEN_BUILTINS if n in ff.globals or n in ff.bindings
-        } | assigned_as_global(ff.text, _REWRITTEN_BUILTINS)
-        #: Per enclosing function or ``lambda``: the builtins above it binds itself.
-        self._locally_shadowed: list[_LocalBuiltins] = []
+        self.track_builtins(ff.text, {*ff.globals, *ff.bindings})
         #: ids of ``isinstance`` calls an earlier run of this rewrite wrote.
         self._own_checks: set[int] = set()
         #: ids of the parameter annotations of ``@f.register`` functions (dispatch keys).
@@ -148,7 +142,7 @@ class UseSiteTransformer(WrittenTargets, FStringQuotes, OperandGroups):
                                  and not is_static else "")
         if directly_in_class:
             self._method_names[-1] = "" if node.decorators else node.name.value
-        self._locally_shadowed.append(_LocalBuiltins(node.params, node.body))
+        self.enter_function(node)
         if any(m.matches(d.decorator, m.Attribute(attr=m.Name("register"))) for d in node.decorators):
             # ``@dispatch.register`` (``functools.singledispatch``) reads a parameter's
             # annotation as the class to dispatch on: ``Parameter`` there would take every
@@ -162,44 +156,8 @@ class UseSiteTransformer(WrittenTargets, FStringQuotes, OperandGroups):
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef, updated_node: cst.FunctionDef) -> cst.FunctionDef:
         self._method_self.pop()
-        self._locally_shadowed.pop()
+        self.leave_scope()
         return updated_node
-
-    def visit_Lambda(self, node: cst.Lambda) -> None:
-        self._locally_shadowed.append(_LocalBuiltins(node.params, None))
-
-    def leave_Lambda(self, original_node: cst.Lambda, updated_node: cst.Lambda) -> cst.BaseExpression:
-        self._locally_shadowed.pop()
-        return updated_node
-
-    def _visit_comprehension(self, node: _Comprehension) -> None:
-        # ``[type(p) is X for type in ...]``: the loop names are the comprehension's own
-        # (its first iterable, read outside, is taken as inside too: no rewrite there).
-        self._locally_shadowed.append(_LocalBuiltins.of_comprehension(node.for_in))
-
-    def _leave_comprehension(self, original_node: _Comprehension,
-                             updated_node: _Comprehension) -> cst.BaseExpression:
-        self._locally_shadowed.pop()
-        return updated_node
-
-    visit_ListComp = visit_SetComp = visit_DictComp = visit_GeneratorExp = _visit_comprehension
-    leave_ListComp = leave_SetComp = leave_DictComp = leave_GeneratorExp = _leave_comprehension
-
-    def _shadowed(self, builtin: str) -> bool:
-        """Whether ``builtin`` here names something else: the file binds it at module
-        level, or a function around this point binds it (a parameter, a local
-        ``isinstance = ...``): the call is then not the builtin, and no rewrite applies."""
-        if builtin not in _REWRITTEN_BUILTINS:
-            return False
-        if builtin in self._builtins_shadowed:
-            return True
-        return builtin in self._bound_in_functions and any(
-            builtin in scope.names for scope in self._locally_shadowed)
-
-    @functools.cached_property
-    def _bound_in_functions(self) -> frozenset[str]:
-        """The rewritten builtins some function of this file may bind locally."""
-        return bound_in_some_function(self.ff.text, _REWRITTEN_BUILTINS)
 
     def visit_Import(self, node: cst.Import) -> bool:
         return False
@@ -213,7 +171,7 @@ class UseSiteTransformer(WrittenTargets, FStringQuotes, OperandGroups):
         if field_access is not None:
             return field_access
         func = original_node.func
-        if not isinstance(func, cst.Name) or self._shadowed(func.value):
+        if not isinstance(func, cst.Name) or self.shadowed(func.value):
             return updated_node
         args = original_node.args
         if len(args) != 2 or any(a.keyword or a.star for a in args):
@@ -320,7 +278,7 @@ class UseSiteTransformer(WrittenTargets, FStringQuotes, OperandGroups):
     # -- type(p) is X ---------------------------------------------------------------------------
     def _type_subject(self, expr: cst.BaseExpression) -> cst.BaseExpression | None:
         if m.matches(expr, m.Call(func=m.Name("type"), args=[m.Arg(keyword=None, star="")])) \
-                and not self._shadowed("type"):
+                and not self.shadowed("type"):
             return expr.args[0].value  # type: ignore[attr-defined]
         if m.matches(expr, m.Attribute(attr=m.Name("__class__"))):
             return expr.value  # type: ignore[attr-defined]
@@ -549,7 +507,7 @@ class UseSiteTransformer(WrittenTargets, FStringQuotes, OperandGroups):
         """``getattr``/``hasattr``/``setattr`` with a literal backing-field name."""
         func = original.func
         if not isinstance(func, cst.Name) or func.value not in ("getattr", "hasattr", "setattr") \
-                or self._shadowed(func.value):
+                or self.shadowed(func.value):
             return None
         args = updated.args
         if len(args) < 2 or any(a.keyword or a.star for a in args) or \
@@ -663,59 +621,6 @@ class UseSiteTransformer(WrittenTargets, FStringQuotes, OperandGroups):
             cst.SimpleStatementLine(body=[]), cst.SimpleStatementLine(body=updated_node.body))
         lines = list(line.nodes) if isinstance(line, cst.FlattenSentinel) else [line]
         return cst.IndentedBlock(body=lines)
-
-
-_Comprehension = cst.ListComp | cst.SetComp | cst.DictComp | cst.GeneratorExp
-
-#: Builtins whose calls a rewrite relies on.
-_REWRITTEN_BUILTINS = ("isinstance", "issubclass", "type", "getattr", "hasattr", "setattr")
-
-
-class _LocalBuiltins:
-    """The rewritten builtins a function (or ``lambda``) binds in its own scope: as a
-    parameter or by a statement of its body (nested functions and classes bind in their
-    own). Worked out on the first question only: most functions hold no call a rewrite
-    would touch, and walking every body cost a quarter of the rewrite's time."""
-
-    def __init__(self, params: cst.Parameters | None, body: cst.BaseSuite | None,
-                 loops: cst.CompFor | None = None) -> None:
-        self._params = params
-        self._body = body
-        self._loops = loops
-
-    @classmethod
-    def of_comprehension(cls, loops: cst.CompFor) -> _LocalBuiltins:
-        """The names the ``for`` clauses of one comprehension bind."""
-        return cls(None, None, loops)
-
-    @functools.cached_property
-    def names(self) -> set[str]:
-        names: set[str] = set()
-        params = self._params
-        if params is not None:
-            names |= {p.name.value for p in [*params.posonly_params, *params.params, *params.kwonly_params]}
-            for star in (params.star_arg, params.star_kwarg):
-                if isinstance(star, cst.Param):
-                    names.add(star.name.value)
-        if self._body is not None:
-            names |= names_bound([self._body])  # type: ignore[list-item]  # a suite binds as its statements
-        loop = self._loops
-        while loop is not None:
-            names |= _loop_targets(loop.target)
-            loop = loop.inner_for_in
-        names = {name if name.isascii() else unicodedata.normalize("NFKC", name) for name in names}
-        return names & set(_REWRITTEN_BUILTINS)
-
-
-def _loop_targets(target: cst.BaseExpression) -> set[str]:
-    """The names a ``for`` target binds (tuples, lists and starred ones unpacked)."""
-    if isinstance(target, cst.Name):
-        return {target.value}
-    if isinstance(target, (cst.Tuple, cst.List)):
-        return set().union(*(_loop_targets(element.value) for element in target.elements))
-    if isinstance(target, cst.StarredElement):
-        return _loop_targets(target.value)
-    return set()
 
 
 def _code(node: cst.CSTNode) -> str:

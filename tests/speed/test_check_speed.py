@@ -27,9 +27,10 @@ FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 
 @pytest.mark.skipif(not parallel.fork_available(), reason="needs fork")
 def test_check_forks_the_proofs_and_escapes_and_screens_in_one_process(monkeypatch):
-    """``check`` (no conversion) with 2 jobs: the value proofs and the escape search each
-    run in a forked process (beside the planning and the screens), and the screens, which
-    convert nothing, run in this process (no pool). ``apply`` still converts in a pool."""
+    """``check`` (no conversion) with 2 jobs: the value proofs, the tree-wide screens and
+    the escape search each run in a forked process (beside the planning), and the
+    leftover screens, which convert nothing, run in this process (no pool). ``apply``
+    still converts in a pool."""
     tree = FIXTURES / "engine"
     backgrounds: list[tuple[str, int]] = []
     pools: list[int] = []
@@ -51,7 +52,8 @@ def test_check_forks_the_proofs_and_escapes_and_screens_in_one_process(monkeypat
         result = api.read_tree([tree], Options(jobs=2))
         index = api.analyse(result.sources, result)
         api.settle_plan(result, index, Options(jobs=2), convert=convert)
-        assert backgrounds[:2] == [("class_value_proofs", 2), ("_escaped_list", 2)]
+        assert backgrounds[:3] == [("class_value_proofs", 2), ("_unreached_uses", 2),
+                                   ("_escaped_list", 2)]
         assert pools and set(pools) == {jobs}
 
 
@@ -155,4 +157,4 @@ def test_settle_plan_imports_the_conversion_machinery_after_forking_the_proofs(m
     result = api.read_tree([FIXTURES / "engine"], Options(jobs=2))
     index = api.analyse(result.sources, result)
     api.settle_plan(result, index, Options(jobs=2), convert=False)
-    assert events[:3] == ["class_value_proofs", "import", "_escaped_list"]
+    assert events[:4] == ["class_value_proofs", "import", "_unreached_uses", "_escaped_list"]
