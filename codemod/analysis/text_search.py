@@ -22,12 +22,14 @@ import unicodedata
 from collections.abc import Iterable
 
 
+@functools.lru_cache(maxsize=8192)
 def nfkc_text(text: str) -> str:
     """``text`` with every character in NFKC form, as CPython reads identifiers
     (``ｔｙｐｅ`` is ``type``): a search for identifiers in it finds what the parser
     sees. Only the code outside strings and comments must be read this way, and it is
     ASCII but for identifiers, so normalising the whole text finds no fewer; an ASCII
-    or already normalised text (nearly every file) is returned as it is."""
+    or already normalised text (nearly every file) is returned as it is. Remembered per
+    text: both tree-wide screens ask for every file."""
     if text.isascii() or unicodedata.is_normalized("NFKC", text):
         return text
     return unicodedata.normalize("NFKC", text)

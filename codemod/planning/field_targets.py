@@ -100,16 +100,20 @@ class FieldGate:
         and where a key may be spelled otherwise, those of every attribute-dict read (the
         statement writing through one spans its line)."""
         text = nfkc_text(text)
-        hits = [match.start() for match in self._mention.finditer(text)
-                if match.start() == 0 or not (text[match.start() - 1].isalnum()
-                                              or text[match.start() - 1] == "_")]
-        dict_reads = [match.start() for match in _DICT_READ.finditer(text)] \
-            if "__dict__" in text or "vars" in text else []
-        if dict_reads and (_IDENTIFIER_ESCAPE.search(text) or (
+        hits: list[int] = []
+        for match in self._mention.finditer(text):
+            start = match.start()
+            if start == 0:
+                hits.append(start)
+            else:
+                before = text[start - 1]
+                if not (before.isalnum() or before == "_"):
+                    hits.append(start)
+        if ("__dict__" in text or "vars" in text) and (_IDENTIFIER_ESCAPE.search(text) or (
                 self._prefix is not None and self._suffix is not None
                 and self._prefix.search(text) is not None
                 and self._suffix.search(text) is not None)):
-            hits = sorted({*hits, *dict_reads})
+            hits = sorted({*hits, *_dict_reads(text)})
         return lines_at(text, hits)
 
 
@@ -220,8 +224,23 @@ class _Walker(MethodSelves):
         return bool(self._classes) and self._classes[-1] in self._kept_here
 
 
-#: ``__dict__``, or ``vars`` as a word (``vars(p)`` is the attribute dict too).
-_DICT_READ = re.compile(r"__dict__|(?<![\w.])vars(?!\w)")
+def _dict_reads(text: str) -> list[int]:
+    """Offsets of ``__dict__`` and of ``vars`` as a name (``vars(p)`` is the attribute
+    dict too), the words searched for literally (a look-behind is tried everywhere)."""
+    found: list[int] = []
+    at = text.find("__dict__")
+    while at >= 0:
+        found.append(at)
+        at = text.find("__dict__", at + 1)
+    for match in _VARS.finditer(text):
+        start = match.start()
+        if start == 0 or not (text[start - 1].isalnum() or text[start - 1] in "_."):
+            found.append(start)
+    return found
+
+
+#: ``vars`` not followed by a word character (the start is tested in ``_dict_reads``).
+_VARS = re.compile(r"vars(?!\w)")
 
 #: Methods of a dict that write or remove the key given first.
 _DICT_WRITERS = frozenset({"setdefault", "pop", "__setitem__", "__delitem__"})

@@ -76,6 +76,11 @@ def _member_pattern(names: frozenset[str]) -> re.Pattern[str]:
 #: line end, so the pattern matches in one way only (no backtracking blow-up).
 _GAP = r"[\s\\]*(?:#[^\r\n]*[\r\n][\s\\]*)*"
 
+
+#: A call of ``type`` (``dtype(`` too: a superset), also across spaces, continuations
+#: and comment lines. A pattern that starts with a literal is searched for by it.
+_TYPE_CALL = re.compile(rf"type{_GAP}\(")
+
 #: Characters that may stand between ``type(x)`` and the dot of ``.name``.
 _SPACE = " \t\f\r\n\\"
 
@@ -89,7 +94,7 @@ def type_read_lines(text: str, member: re.Pattern[str]) -> list[int]:
     not type reads. A text with non-ASCII characters is searched in NFKC form, as CPython
     reads identifiers (``ｔｙｐｅ(p).ＰＡＣＫ`` is ``type(p).PACK``)."""
     text = nfkc_text(text)
-    if "type" not in text and "__class__" not in text:
+    if "__class__" not in text and _TYPE_CALL.search(text) is None:
         return []
     hits: list[int] = []
     for match in member.finditer(text):

@@ -59,3 +59,12 @@ MEMBER = _member_pattern(frozenset({"PACK", "load"}))
 ])
 def test_type_reads_are_let_through(text: str, hit: bool) -> None:
     assert bool(type_read_lines(text, MEMBER)) is hit
+
+
+@pytest.mark.parametrize("text", [
+    "(type  # why\n  (p)).PACK",
+    "(type\n  # why\n  (p)).PACK",
+    "type \\\n(p).PACK",
+])
+def test_a_type_call_across_comments_and_continuations_is_let_through(text: str) -> None:
+    assert type_read_lines(text, MEMBER) == [text.count("\n", 0, text.index(".PACK")) + 1]
