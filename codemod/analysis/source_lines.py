@@ -18,6 +18,12 @@ def physical_lines(text: str) -> list[str]:
     return _PHYSICAL_LINE.findall(text)
 
 
+def line_text(text: str, line: int) -> str:
+    """The stripped code of ``line`` (1-based, as CPython numbers lines); "" past the end."""
+    lines = physical_lines(text)
+    return lines[line - 1].strip() if 0 < line <= len(lines) else ""
+
+
 def char_column(line: str, byte_offset: int) -> int:
     """The 1-based column, in characters, of CPython's ``col_offset`` (UTF-8 bytes) in ``line``."""
     if line.isascii():

@@ -29,9 +29,9 @@ import ast
 import re
 from pathlib import Path
 
-from codemod.analysis import python_trees
+from codemod.analysis.source_lines import line_text
 from codemod.analysis.text_search import alternation, lines_at, nfkc_text
-from codemod.planning.method_selves import MethodSelves
+from codemod.planning.method_selves import MethodSelves, walked_files
 from codemod.planning.plan import Plan
 from codemod.types import BlockingUse, UseForm
 
@@ -43,19 +43,11 @@ def field_target_uses(plan: Plan, sources: dict[Path, str]) -> dict[str, Blockin
         return {}
     may_write = FieldGate(frozenset(plan.fields))
     found: dict[str, BlockingUse] = {}
-    for path, text in sorted(sources.items()):
-        hit_lines = may_write.lines(text)
-        if not hit_lines:
-            continue
-        try:
-            tree = python_trees.parse(text)
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
-            continue
-        walker = _Walker(plan, path, hit_lines)
-        walker.visit(tree)
+    for path, text, walker in walked_files(sources, may_write.lines,
+                                           lambda path, lines: _Walker(plan, path, lines)):
         for line, fld, how in sorted(walker.found):
             prop = plan.fields[fld]
-            use = BlockingUse(path, line, _line_text(text, line), UseForm.ESCAPE,
+            use = BlockingUse(path, line, line_text(text, line), UseForm.ESCAPE,
                               escape=f"writes the backing field {fld!r} of property {prop!r} "
                                      f"{how}, where no field rewrite reaches")
             for qual, cls in sorted(plan.classes.items()):
@@ -121,12 +113,6 @@ class FieldGate:
 #: ``\U``, ``\N{...}``, an octal digit) or continue it on the next line; ``\n``, ``\t``,
 #: ``\\`` and quotes cannot give one.
 _IDENTIFIER_ESCAPE = re.compile(r"\\(?:[xuUN0-7]|\r?\n|\r)")
-
-
-def _line_text(text: str, line: int) -> str:
-    """The stripped source of ``line`` (1-based)."""
-    lines = text.splitlines()
-    return lines[line - 1].strip() if 0 < line <= len(lines) else ""
 
 
 class _Walker(MethodSelves):

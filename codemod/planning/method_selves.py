@@ -18,7 +18,11 @@ Fix safety
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import TypeVar
 
+from codemod.analysis import python_trees
 from codemod.analysis.text_search import misses_lines
 
 
@@ -66,3 +70,24 @@ class MethodSelves(ast.NodeVisitor):
     def is_self(self, expr: ast.expr) -> bool:
         """Whether ``expr`` is the ``self`` name of the innermost method around it."""
         return bool(self._selves) and isinstance(expr, ast.Name) and expr.id == self._selves[-1]
+
+
+Walker = TypeVar("Walker", bound=MethodSelves)
+
+
+def walked_files(sources: dict[Path, str], hit_lines: Callable[[str], list[int]],
+                 walker: Callable[[Path, list[int]], Walker]) -> Iterator[tuple[Path, str, Walker]]:
+    """Each file of ``sources`` (in path order) whose text search finds lines
+    (``hit_lines``), parsed and walked by ``walker(path, lines)`` over the statements
+    spanning those lines; a file CPython cannot parse is left to the stages that read it."""
+    for path, text in sorted(sources.items()):
+        lines = hit_lines(text)
+        if not lines:
+            continue
+        try:
+            tree = python_trees.parse(text)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            continue
+        visitor = walker(path, lines)
+        visitor.visit(tree)
+        yield path, text, visitor

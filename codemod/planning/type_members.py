@@ -23,9 +23,9 @@ import ast
 import re
 from pathlib import Path
 
-from codemod.analysis import python_trees
+from codemod.analysis.source_lines import line_text
 from codemod.analysis.text_search import alternation, lines_at, nfkc_text
-from codemod.planning.method_selves import MethodSelves
+from codemod.planning.method_selves import MethodSelves, walked_files
 from codemod.planning.plan import Plan
 from codemod.types import BlockingUse, UseForm
 
@@ -44,20 +44,11 @@ def type_member_uses(plan: Plan, sources: dict[Path, str]) -> dict[str, Blocking
         return {}
     member = _member_pattern(frozenset(owners))
     found: dict[str, BlockingUse] = {}
-    for path, text in sorted(sources.items()):
-        hit_lines = type_read_lines(text, member)
-        if not hit_lines:
-            continue
-        try:
-            tree = python_trees.parse(text)
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
-            continue
-        walker = _Walker(frozenset(owners), hit_lines)
-        walker.visit(tree)
-        lines = text.splitlines()
+    names = frozenset(owners)
+    for path, text, walker in walked_files(sources, lambda text: type_read_lines(text, member),
+                                           lambda _path, lines: _Walker(names, lines)):
         for line, name in sorted(walker.found):
-            code = lines[line - 1].strip() if 0 < line <= len(lines) else ""
-            use = BlockingUse(path, line, code, UseForm.ESCAPE,
+            use = BlockingUse(path, line, line_text(text, line), UseForm.ESCAPE,
                               escape=f"reads `{name}` through the instance's type, which is "
                                      "torch.nn.Parameter after conversion")
             for qual in owners[name]:

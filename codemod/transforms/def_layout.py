@@ -28,6 +28,7 @@ import tokenize
 
 import libcst as cst
 
+from codemod.analysis.source_lines import physical_lines
 from codemod.transforms.code_layout import LINE_LENGTH, lay_out_line, one_param_per_line
 
 
@@ -124,7 +125,7 @@ def lay_out_long_statements(original: str, text: str) -> tuple[str, list[str]]:
     compared: a large file with one long generated line costs one statement's work."""
     # Lines as CPython numbers them: ``str.splitlines`` also splits at a form feed,
     # ``\x85`` or ``\u2028``, which would shift every line after one.
-    lines = io.StringIO(text, newline="").readlines()
+    lines = physical_lines(text)
     own: set[str] | None = None
     candidates: list[int] = []
     for i, line in enumerate(lines):
