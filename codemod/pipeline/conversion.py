@@ -23,7 +23,7 @@ from codemod.pipeline.indexing import hierarchy_names
 from codemod.planning.plan import Plan
 from codemod.prefilters import prefilter
 from codemod.transforms import matcher_cache
-from codemod.transforms.def_layout import lay_out_long_defs, lay_out_long_statements
+from codemod.transforms.def_layout import lay_out_long_defs, lay_out_long_statements, with_relaid
 from codemod.transforms.definitions import DefinitionsTransformer
 from codemod.transforms.dict_copies import DictCopyTransformer
 from codemod.transforms.field_screen import fields_untouched
@@ -130,9 +130,10 @@ def convert_with_leftovers(ff: FileFacts, plan: Plan, stop_at_leftovers: bool,
     if counts:
         laid_out, statements = lay_out_long_statements(source, new_text)
         if statements:
-            # The re-laid statements are generated code too: LibCST parses them.
+            # The re-laid statements are generated code too: LibCST parses them, in place
+            # of the code they replace.
             new_text = laid_out
-            generated = None if generated is None else [*generated, *statements]
+            generated = None if generated is None else with_relaid(generated, statements)
     return FileConversion(new_text, counts, leftovers, generated), leftovers
 
 

@@ -30,6 +30,11 @@ import libcst as cst
 
 from codemod.analysis.source_lines import physical_lines
 from codemod.transforms.code_layout import LINE_LENGTH, lay_out_line, one_param_per_line
+from codemod.transforms.statement_visits import part_statements
+
+#: A top-level statement the layout changed: its lines before, and after (an item of
+#: which may hold several lines).
+Relaid = tuple[list[str], list[str]]
 
 
 def _header(module: cst.Module, fn: cst.FunctionDef) -> str:
@@ -113,13 +118,14 @@ def lay_out_long_lines(original: str, text: str) -> str:
     return laid_out if statements else text
 
 
-def lay_out_long_statements(original: str, text: str) -> tuple[str, list[str]]:
+def lay_out_long_statements(original: str, text: str) -> tuple[str, list[Relaid]]:
     """``text`` with each line longer than ``LINE_LENGTH`` that the conversion wrote (its
     content is on no line of ``original``) laid out as black and ruff format would
     (``lay_out_line``): a whole statement, or one operand inside brackets; and the code of
-    each top-level statement so changed. A line with a comment, one inside a string or a
-    continued line stays as it is; so does a whole statement whose re-laid code would not
-    give the same syntax tree.
+    each top-level statement so changed, line by line before and after (an item of the
+    latter may hold several lines). A line with a comment, one
+    inside a string or a continued line stays as it is; so does a whole statement whose
+    re-laid code would not give the same syntax tree.
 
     Only the top-level statements holding such a line are tokenized, re-parsed and
     compared: a large file with one long generated line costs one statement's work."""
@@ -149,7 +155,7 @@ def lay_out_long_statements(original: str, text: str) -> tuple[str, list[str]]:
         k = bisect.bisect_right(firsts, i) - 1
         if k >= 0 and i < (tree.body[k].end_lineno or 0):
             groups.setdefault(k, []).append(i)
-    statements: list[str] = []
+    statements: list[Relaid] = []
     for k, members in groups.items():
         first, last = firsts[k], tree.body[k].end_lineno or 0
         relaid = _relaid(lines[first:last], [i - first for i in members])
@@ -162,9 +168,60 @@ def lay_out_long_statements(original: str, text: str) -> tuple[str, list[str]]:
             continue
         if len(alone.body) != 1 or ast.dump(alone.body[0]) != ast.dump(tree.body[k]):
             continue
+        statements.append((lines[first:last], relaid))
         lines[first:last] = relaid
-        statements.append(code if code.endswith(("\n", "\r")) else code + "\n")
     return ("".join(lines), statements) if statements else (text, [])
+
+
+def with_relaid(generated: list[str], relaid: list[Relaid]) -> list[str]:
+    """The code of the ``generated`` statements once ``relaid`` (``lay_out_long_statements``),
+    so that each part of the final text that is not the file's own is parsed once, in its
+    final form:
+
+    * a generated statement whose code ends with a re-laid one's former code (the lines
+      above it, blank or comments, begin a statement's code) gets the new code;
+    * else, when every re-laid line lies inside spliced parts of the statement
+      (``part_statements``: the rest of it is the file's own text), those parts get their
+      re-laid lines;
+    * else the re-laid statement is added whole."""
+    codes = list(generated)
+    for before_lines, after_lines in relaid:
+        before, after = "".join(before_lines), "".join(after_lines)
+        whole = next((i for i, code in enumerate(codes) if code.endswith(before)), None)
+        if whole is not None:
+            codes[whole] = codes[whole][:len(codes[whole]) - len(before)] + after
+            continue
+        parts = _relaid_parts(codes, before_lines, after_lines)
+        if parts is None:
+            codes.append(after if after.endswith(("\n", "\r")) else after + "\n")
+        else:
+            for i, code in parts.items():
+                codes[i] = code
+    return codes
+
+
+def _relaid_parts(codes: list[str], before_lines: list[str],
+                  after_lines: list[str]) -> dict[int, str] | None:
+    """Index in ``codes`` -> new code, for the spliced parts holding the re-laid lines of
+    one statement; None unless each re-laid line lies inside one of them."""
+    before = "".join(before_lines)
+    starts = [0]
+    for line in before_lines:
+        starts.append(starts[-1] + len(line))
+    line_at = {start: n for n, start in enumerate(starts)}
+    changed = {n for n, (old, new) in enumerate(zip(before_lines, after_lines)) if old != new}
+    parts: dict[int, str] = {}
+    for i, code in enumerate(codes):
+        statements = part_statements(code)
+        if not statements:
+            continue
+        offset = before.find(statements)
+        first, end = line_at.get(offset), line_at.get(offset + len(statements))
+        if offset < 0 or first is None or end is None or not changed.intersection(range(first, end)):
+            continue
+        parts[i] = code[:len(code) - len(statements)] + "".join(after_lines[first:end])
+        changed -= set(range(first, end))
+    return parts if parts and not changed else None
 
 
 def _relaid(lines: list[str], long_lines: list[int]) -> list[str] | None:

@@ -266,10 +266,27 @@ def _splice(old: Compound, new: Compound, replaced: dict[int, list[cst.BaseState
         parts.append(code[position:start])
         parts.append(new_code)
         if new_code:
-            generated.append(f"if True:{module.default_newline}{new_code}")
+            generated.append(f"{PART_HEADER}{module.default_newline}{new_code}")
         position = start + len(old_code)
     parts.append(code[position:])
     return "".join(parts), generated
+
+
+#: The line above a spliced part's statements, so that LibCST parses them as a module
+#: with their own indentation.
+PART_HEADER = "if True:"
+
+
+def part_statements(code: str) -> str | None:
+    """The statements of a part ``_splice`` generated (as they stand in the new text), or
+    None for any other generated code."""
+    if not code.startswith(PART_HEADER):
+        return None
+    rest = code[len(PART_HEADER):]
+    for newline in ("\r\n", "\n", "\r"):
+        if rest.startswith(newline):
+            return rest[len(newline):]
+    return None
 
 
 def _same_but_body(old: Compound, new: Compound) -> bool:
