@@ -26,11 +26,15 @@ from codemod.transforms import matcher_cache
 from codemod.transforms.def_layout import lay_out_long_defs, lay_out_long_statements, with_relaid
 from codemod.transforms.definitions import DefinitionsTransformer
 from codemod.transforms.dict_copies import DictCopyTransformer
+from codemod.transforms.dict_copies import added_names as dict_added_names
+from codemod.transforms.dict_copies import may_rewrite as may_rewrite_attr_dict
 from codemod.transforms.field_screen import fields_untouched
 from codemod.transforms.import_edits import add_imports, remove_imports, request_import_removals
 from codemod.transforms.import_format import format_imports, group_added_imports
 from codemod.transforms.refs import FileRefs
 from codemod.transforms.statement_visits import Made, visit_mentioning
+from codemod.transforms.type_compares import HELPER as TYPE_HELPER
+from codemod.transforms.type_compares import TypeCompareTransformer, compares_types, may_compare_types
 from codemod.transforms.use_scanner import unconverted_uses
 from codemod.transforms.use_sites import UseSiteTransformer
 
@@ -97,16 +101,8 @@ def convert_with_leftovers(ff: FileFacts, plan: Plan, stop_at_leftovers: bool,
     # something else) is left as it is: no second call, no shadowed name.
     if plan.runtime_modules and DICT_COPY.search(source) and \
             "rebind_param_methods" not in source and "param_attr_dict" not in source:
-        # The helper comes from a runtime module that does not load this file while it
-        # is imported (a top-level import of it would be a cycle); failing that, it is
-        # imported inside the function that copies.
-        # The runtime of the most classes first (the main hierarchy's defining module).
-        served = Counter(p.runtime_module for p in plan.classes.values() if p.converted or p.shadow)
-        runtimes = sorted(plan.runtime_modules, key=lambda r: (-served[r], r))
-        loaded_by = loaded_by or {}
-        free = [r for r in runtimes if ff.path not in loaded_by.get(r, ())]
-        copies = DictCopyTransformer(refs, free[0] if free else runtimes[0],
-                                     local=not free or refs.is_runtime)
+        runtime, local = _runtime_for(ff, plan, loaded_by)
+        copies = DictCopyTransformer(refs, runtime, local=local or refs.is_runtime)
         before = tree
         tree = visit_mentioning(tree, copies, frozenset({"__dict__", "vars"}),
                                 [ff.statement_code(before, stmt, made) for stmt in before.body])
@@ -114,6 +110,14 @@ def convert_with_leftovers(ff: FileFacts, plan: Plan, stop_at_leftovers: bool,
             counts["dict-copy"] += copies.count
         if copies.reads:
             counts["dict-read"] += copies.reads
+    if plan.runtime_modules and may_compare_types(source) and TYPE_HELPER not in source:
+        runtime, local = _runtime_for(ff, plan, loaded_by)
+        compares = TypeCompareTransformer(refs, runtime, local=local)
+        before = tree
+        tree = visit_mentioning(tree, compares, frozenset({"type", "__class__"}),
+                                [ff.statement_code(before, stmt, made) for stmt in before.body])
+        if compares.count:
+            counts["type-compare"] += compares.count
     if counts:
         tree = add_imports(tree, context)
         heads = uses.handled_heads | definitions.base_heads
@@ -135,6 +139,33 @@ def convert_with_leftovers(ff: FileFacts, plan: Plan, stop_at_leftovers: bool,
             new_text = laid_out
             generated = None if generated is None else with_relaid(generated, statements)
     return FileConversion(new_text, counts, leftovers, generated), leftovers
+
+
+def _runtime_for(ff: FileFacts, plan: Plan,
+                 loaded_by: dict[str, frozenset[Path]] | None) -> tuple[str, bool]:
+    """The runtime module a helper of a rewrite not tied to a class (an attribute-dict
+    copy or read, a comparison of types) comes from in ``ff``, and whether it must be
+    imported inside the function that calls it: one that does not load this file while
+    it is imported (a top-level import of it would be a cycle); of those, one whose
+    package holds the file, else the one sharing the most leading package names with it
+    (another subsystem's package may need what this file's does not), then the runtime
+    of the most classes (the main hierarchy's defining module); failing that, the first,
+    then imported locally."""
+    served = Counter(p.runtime_module for p in plan.classes.values() if p.converted or p.shadow)
+    here = ff.module_name.split(".")
+
+    def distance(runtime: str) -> int:
+        package = runtime.split(".")[:-1]
+        if here[:len(package)] == package:
+            return 0
+        shared = 0
+        while shared < min(len(here), len(package)) and here[shared] == package[shared]:
+            shared += 1
+        return len(here) - shared
+
+    runtimes = sorted(plan.runtime_modules, key=lambda r: (distance(r), -served[r], r))
+    free = [r for r in runtimes if ff.path not in (loaded_by or {}).get(r, ())]
+    return (free[0], False) if free else (runtimes[0], True)
 
 
 #: ``t.__dict__ = ...``, ``t.__dict__.update(...)``, a ``setattr`` loop over ``.items()``: a
@@ -174,10 +205,20 @@ def param_classes_of(path: Path, plan: Plan) -> frozenset[str]:
     return frozenset(p.name for p in plan.classes.values() if p.facts.module == module)
 
 
+def may_rewrite_shapes(text: str, plan: Plan, param_classes: frozenset[str] | None = None) -> bool:
+    """Whether a file chosen only for a rewrite not tied to a class name can be changed by
+    one: an attribute-dict copy or read ``DictCopyTransformer`` acts on
+    (``may_rewrite_attr_dict``, given the names of the Parameter classes the file
+    defines when known), or a comparison of two objects' types (``compares_types``)."""
+    if DICT_COPY.search(text) and may_rewrite_attr_dict(text, dict_added_names(plan), param_classes):
+        return True
+    return may_compare_types(text) and compares_types(text)
+
+
 def only_use_sites(path: Path, text: str, plan: Plan) -> bool:
     """Whether only ``UseSiteTransformer``'s class-name rewrites could change ``path``:
     it defines no Parameter class, names no backing field where a rewrite may act on it
-    (``field_screen``), and copies no attribute dict
+    (``field_screen``), copies no attribute dict and compares no two objects' types
     (the transformers and the field rewrites of ``convert_with_leftovers`` act on nothing else), and
     holds no carriage return alone (LibCST does not give such a text back as it was)."""
     if text.count("\r") != text.count("\r\n"):
@@ -187,7 +228,7 @@ def only_use_sites(path: Path, text: str, plan: Plan) -> bool:
     if plan.fields and prefilter(text, frozenset(plan.fields)) and \
             not fields_untouched(text, frozenset(plan.fields)):
         return False
-    return not (plan.runtime_modules and DICT_COPY.search(text))
+    return not (plan.runtime_modules and (DICT_COPY.search(text) or may_compare_types(text)))
 
 
 def verify_text(text: str, path: Path, generated: list[str] | None = None) -> str | None:

@@ -51,6 +51,13 @@ def _dict_copy() -> re.Pattern[str]:
     return DICT_COPY
 
 
+def _may_compare_types(text: str) -> bool:
+    """``type_compares.may_compare_types``: a text that may compare two objects' types."""
+    from codemod.transforms.type_compares import may_compare_types
+
+    return may_compare_types(text)
+
+
 def _import_conversion() -> None:
     """Import what converting and screening a file needs (see ``convert_all``)."""
     import codemod.pipeline.workers  # noqa: F401
@@ -108,10 +115,11 @@ def settle_plan(result: RunResult, index: ClassIndex, options: Options,
         # then converted in one parallel map, and again only if the plan changes.
         # Whether a file that only copies an attribute dict can be changed at all
         # (``may_rewrite_attr_dict``) is asked by the worker that converts it.
-        candidates, dict_only = _candidate_files(plan, result, fields=convert)
+        candidates, shape_only = _candidate_files(plan, result, fields=convert)
         loaded_by = None
         if convert and plan.runtime_modules and any(
-                _dict_copy().search(result.sources[p].text) for p in candidates):
+                _dict_copy().search(result.sources[p].text)
+                or _may_compare_types(result.sources[p].text) for p in candidates):
             from codemod.pipeline.workers import loaded_by_runtime
 
             loaded_by = loaded_by_runtime(plan, result)
@@ -134,7 +142,7 @@ def settle_plan(result: RunResult, index: ClassIndex, options: Options,
         # ``check`` only screens for leftovers (CPython's trees, parsed above): one process
         # does that while the forked one looks for escapes; ``apply`` converts in a pool.
         conversions = convert_all(candidates, plan, result, options.jobs if convert else 1, progress,
-                                  convert=convert, loaded_by=loaded_by, dict_only=dict_only)
+                                  convert=convert, loaded_by=loaded_by, shape_only=shape_only)
         candidates = [p for p in candidates if not conversions[p].not_candidate]
         conversions = {p: conversions[p] for p in candidates}
         new_forced = dict(forced)
@@ -253,24 +261,24 @@ def _escaped_uses(plan: Plan, result: RunResult, net: SafetyNet) -> Iterator[tup
 
 def rewrite_candidates(plan: Plan, result: RunResult, progress: Progress | None = None,
                        fields: bool = True) -> list[Path]:
-    """Files a rewrite can touch (``_candidate_files``, each attribute-dict copy screened)."""
-    from codemod.transforms.dict_copies import added_names as dict_added_names
-    from codemod.transforms.dict_copies import may_rewrite as may_rewrite_attr_dict
+    """Files a rewrite can touch (``_candidate_files``, each chosen only for a rewrite not
+    tied to a class name screened)."""
+    from codemod.pipeline.conversion import may_rewrite_shapes
 
-    chosen, dict_only = _candidate_files(plan, result, fields)
-    keys = dict_added_names(plan)
+    chosen, shape_only = _candidate_files(plan, result, fields)
     return [path for path in chosen
-            if path not in dict_only or may_rewrite_attr_dict(result.sources[path].text, keys)]
+            if path not in shape_only or may_rewrite_shapes(result.sources[path].text, plan)]
 
 
 def _candidate_files(plan: Plan, result: RunResult,
                      fields: bool = True) -> tuple[list[Path], frozenset[Path]]:
     """Files a rewrite can touch: they define Parameter classes, or name a converted
     class (or an alias of one) or, with ``fields``, a backing field, in a way that is
-    not ``inert``, or (also with ``fields``: never a leftover) copy an attribute dict.
-    Those the analysis did not parse are parsed where they are converted. Returns them
-    in path order, and those chosen only for an attribute-dict copy that
-    ``may_rewrite_attr_dict`` has yet to screen (the caller does)."""
+    not ``inert``, or (also with ``fields``: never a leftover) copy or read an attribute
+    dict, or compare two objects' types. Those the analysis did not parse are parsed where
+    they are converted. Returns them in path order, and those chosen only for a rewrite
+    not tied to a class name, which ``may_rewrite_shapes`` has yet to screen (the caller
+    does)."""
     from codemod.pipeline.conversion import rewritten_classes
 
     names = hierarchy_names(plan.index, result.facts.values(), rewritten_classes(plan))
@@ -279,16 +287,17 @@ def _candidate_files(plan: Plan, result: RunResult,
     defining = {p.facts.path for p in plan.classes.values()}
     failed = {f.path for f in result.failed()}
     chosen: list[Path] = []
-    dict_only: set[Path] = set()
+    shape_only: set[Path] = set()
     for path, source in sorted(result.sources.items()):
         if path in failed:
             continue
         if path in defining or (result.mentions.any(path, source.text, either)
                                 and not inert(source.text, names, backing)):
             chosen.append(path)
-        elif fields and plan.runtime_modules and \
-                ("__dict__" in source.text or "vars" in source.text) and \
-                _dict_copy().search(source.text) is not None:
+        elif fields and plan.runtime_modules and ((
+                ("__dict__" in source.text or "vars" in source.text)
+                and _dict_copy().search(source.text) is not None)
+                or _may_compare_types(source.text)):
             chosen.append(path)
-            dict_only.add(path)
-    return chosen, frozenset(dict_only)
+            shape_only.add(path)
+    return chosen, frozenset(shape_only)

@@ -18,6 +18,7 @@ from codemod.pipeline.conversion import (
     Leftovers,
     class_spellings,
     convert_with_leftovers,
+    may_rewrite_shapes,
     only_use_sites,
     param_classes_of,
     rewritable_names,
@@ -26,8 +27,6 @@ from codemod.pipeline.conversion import (
 from codemod.pipeline.reading import parse_facts
 from codemod.pipeline.results import Progress, RunResult
 from codemod.planning.plan import Plan
-from codemod.transforms.dict_copies import added_names as dict_added_names
-from codemod.transforms.dict_copies import may_rewrite as may_rewrite_attr_dict
 from codemod.transforms.leftover_screen import screen_file
 from codemod.transforms.skeleton import MARKER, skeleton_text
 from codemod.types import FileResult, Outcome
@@ -45,8 +44,8 @@ class Converted:
     #: The file was parsed here (not in the parent), or could not be: why.
     parsed_here: bool = False
     parse_error: str | None = None
-    #: A file chosen only for copying an attribute dict, which no rewrite can change
-    #: (``may_rewrite_attr_dict``): not a candidate after all.
+    #: A file chosen only for a rewrite not tied to a class name, which none can change
+    #: (``may_rewrite_shapes``): not a candidate after all.
     not_candidate: bool = False
 
 
@@ -66,10 +65,9 @@ def _convert_one(state: tuple[dict[Path, FileFacts], Plan, dict[Path, SourceFile
     file exactly; LibCST then runs only to convert, and not at all when the round
     converts nothing (``check``) or already has leftovers.
     """
-    facts, plan, sources, names, class_names, convert, loaded_by, dict_only = state
+    facts, plan, sources, names, class_names, convert, loaded_by, shape_only = state
     text = sources[path].text
-    if path in dict_only and not may_rewrite_attr_dict(text, dict_added_names(plan),
-                                                      param_classes_of(path, plan)):
+    if path in shape_only and not may_rewrite_shapes(text, plan, param_classes_of(path, plan)):
         return Converted(None, [], not_candidate=True)
     screened, untouched = screen_file(path, text, plan, class_names)
     if screened is not None and (screened or not convert or parallel.stopping()):
@@ -125,10 +123,11 @@ def _converted(ff: FileFacts, text: str, plan: Plan, names: frozenset[str], conv
 def convert_all(paths: list[Path], plan: Plan, result: RunResult, jobs: int,
                 progress: Progress | None, convert: bool = True,
                 loaded_by: dict[str, frozenset[Path]] | None = None,
-                dict_only: frozenset[Path] = frozenset()) -> dict[Path, Converted]:
+                shape_only: frozenset[Path] = frozenset()) -> dict[Path, Converted]:
     """Convert every candidate file, in parallel when ``jobs`` > 1; keyed by path.
-    ``dict_only``: files chosen only for copying an attribute dict, each screened by
-    ``may_rewrite_attr_dict`` first (``Converted.not_candidate`` when no rewrite can act).
+    ``shape_only``: files chosen only for a rewrite not tied to a class name (an
+    attribute-dict copy or read, a comparison of types), each screened by
+    ``may_rewrite_shapes`` first (``Converted.not_candidate`` when no rewrite can act).
 
     Files the analysis did not parse are parsed by the worker that converts them
     (counted once in ``result.parsed``, however many rounds convert them)."""
@@ -140,7 +139,7 @@ def convert_all(paths: list[Path], plan: Plan, result: RunResult, jobs: int,
 
     converted = parallel.pmap(
         _convert_one, (result.facts, plan, sources, rewritable_names(plan), class_spellings(plan),
-                       convert, loaded_by or {}, dict_only), paths, jobs,
+                       convert, loaded_by or {}, shape_only), paths, jobs,
         weight=lambda path: len(sources[path].text), progress=report,
         stop_when=lambda done: bool(done.leftovers),
     )

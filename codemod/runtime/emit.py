@@ -10,7 +10,7 @@ What it does
 Why
     The engine's own modules stay as their authors wrote them, apart from the classes
     that became functions; the helpers live in one module of their own that imports only
-    ``copy``, ``weakref`` and ``torch``, so any engine module can import it at the top.
+    ``copy``, ``sys``, ``weakref`` and ``torch``, so any engine module can import it at the top.
 Fix safety
     A file of that name that ``apply`` did not write is never replaced (the planner
     refuses the family); one it wrote keeps its members, so a run resumed after a kill

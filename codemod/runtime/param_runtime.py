@@ -30,6 +30,7 @@ Why this shape (measured on torch 2.13 CPU):
 """
 
 import copy
+import sys
 import weakref
 
 import torch
@@ -37,6 +38,7 @@ import torch
 # BEGIN RUNTIME
 
 _WEAK_REF = weakref.ref
+_INTERN = sys.intern
 
 
 class BoundParamMethod:
@@ -346,6 +348,18 @@ def param_kind_is(obj, *features):
     """What ``type(obj) in (X, ...)`` (or ``type(obj) is X``) answered for the former
     classes."""
     return getattr(obj, "_param_kind", None) in features
+
+
+def param_type(obj):
+    """What ``type(obj)`` answered where it is compared with another object's type
+    (``type(a) is type(b)``): for a converted parameter its former class's kind (one
+    object per kind, also after a copy or pickling), for anything else ``type(obj)``."""
+    cls = type(obj)
+    if cls is torch.nn.Parameter:
+        kind = obj.__dict__.get("_param_kind")
+        if kind is not None:
+            return _INTERN(kind)
+    return cls
 
 
 def _install_copy_hooks(param):

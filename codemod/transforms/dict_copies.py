@@ -19,10 +19,9 @@ Example
 Fix safety
     ``rebind_param_methods`` changes only methods made by a converted module (objects
     without them, such as modules, keep their attributes as the copy left them). A copy
-    is followed by it only where a parameter can take part (``may_copy_param``): an
+    is followed by it wherever a parameter can take part (``may_copy_param``): only an
     object copying into its own dict (``self.__dict__.update(state)`` in an ordinary
-    class) or out of it, and files that neither import torch nor name a parameter, a
-    weight or a tensor in the copy, are left byte-identical. ``t`` is evaluated a second
+    class) or out of it is left byte-identical. ``t`` is evaluated a second
     time, so only a plain name or a short attribute chain qualifies; other targets, and
     copies written differently (``vars(t).update``), are left alone: docs/fix-safety.md "Known
     limits". The helper is imported at module level unless the runtime module loads this
@@ -31,12 +30,10 @@ Fix safety
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 
 import libcst as cst
 
-from codemod.analysis.names import dotted
 from codemod.planning.plan import Plan
 from codemod.transforms.dict_copy_screen import may_rewrite as may_rewrite
 from codemod.transforms.dict_forms import DICT_VIEWS, attr_dict_of, copied_object, copy_target, setattr_copy
@@ -44,11 +41,6 @@ from codemod.transforms.refs import FileRefs
 
 _HELPER = "rebind_param_methods"
 _VIEW = "param_attr_dict"
-
-#: A file that imports torch can hold tensors anywhere.
-_IMPORTS_TORCH = re.compile(r"^\s*(?:import\s+torch\b|from\s+torch\b)", re.MULTILINE)
-#: Names that tie an expression to parameters even in a file that does not import torch.
-_PARAM_WORDS = re.compile(r"param|weight|tensor", re.IGNORECASE)
 
 
 class DictCopyTransformer(cst.CSTTransformer):
@@ -88,10 +80,6 @@ class DictCopyTransformer(cst.CSTTransformer):
         #: Keys a converted parameter's dict has that the old instance's did not, and the
         #: backing fields it no longer holds (the view answers them).
         self.added_names = added_names(refs.plan)
-        text = refs.ff.text or refs.ff.module.code
-        names = {p.name for p in refs.plan.classes.values() if p.converted or p.shadow}
-        self._imports_torch = bool(_IMPORTS_TORCH.search(text)) or any(
-            re.search(rf"\b{re.escape(name)}\b", text) for name in names)
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         self._scopes.append(("class", node.name.value in self._param_classes))
@@ -124,17 +112,15 @@ class DictCopyTransformer(cst.CSTTransformer):
 
         Not when an ordinary object copies into or out of its own attribute dict
         (``self`` of a method of a class that is not a Parameter class: pickling's
-        ``__setstate__``, lazy modules, proxies). Otherwise yes in a file that imports
-        torch or names a converted class, and elsewhere only when the copy names a parameter, weight or tensor.
+        ``__setstate__``, lazy modules, proxies). Otherwise yes, in any file: a
+        parameter can reach any function, whatever the file imports or its names say
+        (the helpers answer as before for every other object).
         """
         own = self._scopes[-1][1] if self._scopes and self._scopes[-1][0] == "def" else None
         for side in sides:
             if own is not None and isinstance(side, cst.Name) and side.value == own:
                 return False
-        if self._imports_torch:
-            return True
-        words = [dotted(side) or "" for side in sides if side is not None]
-        return any(_PARAM_WORDS.search(w) for w in words)
+        return True
 
     def _rebind(self, small: cst.BaseSmallStatement | None,
                 target: cst.BaseExpression) -> list[cst.BaseSmallStatement] | None:

@@ -82,3 +82,20 @@ def test_shared_parts_make_no_reference_cycle():
         assert alive() is None
     finally:
         gc.enable()
+
+
+def test_param_type_is_one_object_per_kind_also_after_a_copy_or_pickling():
+    """``type(a) is type(b)`` becomes ``param_type(a) is param_type(b)``: a deep copy and
+    an unpickled parameter are of the same former class as the original."""
+    weight = _build("Base", "Weight")
+    kind = "".join(["Wei", "ght"])  # an equal string that is not the tag object itself
+    copied = copy.deepcopy(weight)
+    unpickled = pickle.loads(pickle.dumps(weight))
+    assert unpickled._param_kind == "Weight"
+    assert rt.param_type(weight) is rt.param_type(copied) is rt.param_type(unpickled)
+    assert rt.param_type(weight) == kind
+    assert rt.param_type(weight) is not rt.param_type(_build("Base", "Scale"))
+    plain = torch.nn.Parameter(torch.zeros(2), requires_grad=False)
+    assert rt.param_type(plain) is torch.nn.Parameter is not rt.param_type(weight)
+    assert rt.param_type(torch.zeros(1)) is torch.Tensor
+    assert rt.param_type(3) is int and rt.param_type(None) is type(None)

@@ -1,0 +1,209 @@
+"""Comparisons of two objects' types: ``type(a) is type(b)`` -> ``param_type(a) is param_type(b)``.
+
+What it does
+    In a comparison of two operands that are each ``type(x)`` (the builtin, one argument)
+    or ``x.__class__``, with ``is``, ``is not``, ``==`` or ``!=``, each operand becomes
+    ``param_type(x)``, from the family's runtime module.
+Why
+    Every converted parameter is a plain ``Parameter``: left as it is, ``type(a) is
+    type(b)`` would hold for parameters of two former classes, and for a converted
+    parameter and a plain one. Engines ask it: vLLM's ``replace_parameter`` keeps the old
+    parameter in place when the types match (it registers a fresh plain one when they
+    differ), ``QKVCrossParallelLinear._is_same_param`` tells a weight from a scale of the
+    same shape. ``param_type`` answers the former class's kind for a converted parameter
+    and ``type(x)`` for anything else, so the comparison answers as before for every pair
+    of objects.
+Fix safety
+    Rewritten wherever such a comparison stands, in any file of the tree: a parameter can
+    reach any function, and for objects that are no converted parameter the answer is the
+    same. ``x`` is evaluated once, in the same order. Left as they are: a ``type`` the
+    code rebinds (``BuiltinScopes``), a chained comparison (``type(a) is type(b) is C``),
+    other uses of a parameter's type (``type(p).__name__``, ``type(p)`` as a dict key),
+    and, in a file the runtime module loads while it is imported, a comparison outside a
+    function (the helper cannot be imported there without a cycle; inside a function it
+    is imported at the top of the function).
+"""
+
+from __future__ import annotations
+
+import ast
+
+import libcst as cst
+
+from codemod.analysis import python_trees
+from codemod.transforms.builtin_scopes import BuiltinScopes
+from codemod.transforms.refs import FileRefs
+
+HELPER = "param_type"
+
+
+def may_compare_types(text: str) -> bool:
+    """Whether ``text`` may hold a comparison ``TypeCompareTransformer`` rewrites: a cheap
+    text test before any parse (``compares_types`` then decides).
+
+    True when a ``type(`` call follows ``is``, ``not``, ``==`` or ``!=`` (over blanks,
+    line breaks, backslashes and opening brackets: the right operand), or when
+    ``__class__`` is followed by one of them, or shares its line with one (the operator
+    of a comparison with a ``x.__class__`` operand stands there, unless the expression
+    before ``.__class__`` itself spans lines)."""
+    at = text.find("__class__")
+    while at >= 0:
+        end = at + len("__class__")
+        after = end
+        while after < len(text) and text[after] in " \t)":
+            after += 1
+        if text.startswith(("is", "==", "!="), after):
+            return True
+        line = text[text.rfind("\n", 0, at) + 1:at]
+        if " is " in line or "==" in line or "!=" in line or line.lstrip().startswith("is "):
+            return True
+        at = text.find("__class__", end)
+    at = text.find("type")
+    while at >= 0:
+        after = at + 4
+        while after < len(text) and text[after] in " \t":
+            after += 1
+        if after < len(text) and text[after] == "(" and (
+                at == 0 or not (text[at - 1].isalnum() or text[at - 1] in "_.")):
+            before = at - 1
+            while before >= 0 and text[before] in " \t\r\n\\(":
+                before -= 1
+            for operator in ("is", "not", "==", "!="):
+                if text.endswith(operator, 0, before + 1):
+                    start = before - len(operator)
+                    if operator[0] in "=!" or start < 0 or not (text[start].isalnum() or text[start] == "_"):
+                        return True
+        at = text.find("type", at + 4)
+    return False
+
+
+def compares_types(text: str) -> bool:
+    """Whether ``text`` holds a comparison of two objects' types as the transformer
+    rewrites it (``type`` taken as the builtin wherever it is: a superset); True for a
+    text CPython cannot parse."""
+    try:
+        tree = python_trees.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return True
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Compare) and len(node.ops) == 1 \
+                and isinstance(node.ops[0], (ast.Is, ast.IsNot, ast.Eq, ast.NotEq)) \
+                and _python_type_of(node.left) and _python_type_of(node.comparators[0]):
+            return True
+    return False
+
+
+def _python_type_of(operand: ast.expr) -> bool:
+    """Whether an operand is ``type(x)`` (one positional argument) or ``x.__class__``."""
+    if isinstance(operand, ast.Call):
+        return isinstance(operand.func, ast.Name) and operand.func.id == "type" \
+            and len(operand.args) == 1 and not operand.keywords \
+            and not isinstance(operand.args[0], ast.Starred)
+    return isinstance(operand, ast.Attribute) and operand.attr == "__class__"
+
+
+_OPERATORS = (cst.Is, cst.IsNot, cst.Equal, cst.NotEqual)
+
+
+class TypeCompareTransformer(BuiltinScopes):
+    """Rewrites each comparison of two objects' types to compare ``param_type`` of each.
+
+    ``runtime``: the runtime module to take ``param_type`` from. ``local``: this file must
+    not import it at module level (the runtime module loads this file while it is
+    imported); the helper is then imported at the top of each function that compares,
+    and a comparison outside every function is left alone (``skipped``).
+    """
+
+    def __init__(self, refs: FileRefs, runtime: str, local: bool = False) -> None:
+        super().__init__()
+        self.refs = refs
+        self.runtime = runtime
+        self.local = local and not refs.is_runtime
+        self.count = 0
+        self.skipped = 0
+        #: Per enclosing function: whether a comparison in it needs the local import.
+        self._functions: list[bool] = []
+        ff = refs.ff
+        self.track_builtins(ff.text or ff.module.code, {*ff.globals, *ff.bindings})
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.enter_function(node)
+        self._functions.append(False)
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef,
+                          updated_node: cst.FunctionDef) -> cst.FunctionDef:
+        self.leave_scope()
+        if not self._functions.pop():
+            return updated_node
+        return _with_import_first(updated_node, self.runtime)
+
+    def leave_Comparison(self, original_node: cst.Comparison,
+                         updated_node: cst.Comparison) -> cst.BaseExpression:
+        if len(updated_node.comparisons) != 1:
+            return updated_node
+        target = updated_node.comparisons[0]
+        if not isinstance(target.operator, _OPERATORS):
+            return updated_node
+        left, right = self._type_of(updated_node.left), self._type_of(target.comparator)
+        if left is None or right is None:
+            return updated_node
+        helper = self._helper()
+        if helper is None:
+            return updated_node
+        self.count += 1
+        return updated_node.with_changes(
+            left=_called(helper, left, updated_node.left),
+            comparisons=[target.with_changes(comparator=_called(helper, right, target.comparator))])
+
+    def _type_of(self, operand: cst.BaseExpression) -> cst.BaseExpression | None:
+        """``x`` of an operand ``type(x)`` (the builtin) or ``x.__class__``; else None."""
+        if isinstance(operand, cst.Call) and isinstance(operand.func, cst.Name) \
+                and operand.func.value == "type" and len(operand.args) == 1:
+            arg = operand.args[0]
+            if arg.keyword is None and not arg.star and not self.shadowed("type"):
+                return arg.value
+        if isinstance(operand, cst.Attribute) and operand.attr.value == "__class__":
+            return operand.value
+        return None
+
+    def _helper(self) -> cst.BaseExpression | None:
+        """``param_type`` as this place can call it (None: counted as ``skipped``)."""
+        if self.refs.is_runtime:
+            if not self._functions:
+                self.skipped += 1  # the runtime's own module level may run before it
+                return None
+            return cst.Name(HELPER)
+        if self.local:
+            if not self._functions:
+                self.skipped += 1
+                return None
+            self._functions[-1] = True
+            return cst.Name(HELPER)
+        return self.refs.name_in(self.runtime, HELPER)
+
+
+def _called(helper: cst.BaseExpression, obj: cst.BaseExpression,
+            operand: cst.BaseExpression) -> cst.Call:
+    """``helper(obj)`` in the place of ``operand``, keeping its parentheses."""
+    return cst.Call(func=helper, args=[cst.Arg(obj)], lpar=operand.lpar, rpar=operand.rpar)
+
+
+def _with_import_first(node: cst.FunctionDef, runtime: str) -> cst.FunctionDef:
+    """``node`` with ``from <runtime> import param_type`` as its first statement (after
+    its docstring)."""
+    body = node.body
+    if isinstance(body, cst.SimpleStatementSuite):  # ``def f(): return ...``
+        body = cst.IndentedBlock(body=[cst.SimpleStatementLine(body=body.body)])
+    statements = list(body.body)
+    at = 1 if statements and _is_docstring(statements[0]) else 0
+    module = cst.parse_expression(runtime)
+    imported = cst.SimpleStatementLine(body=[cst.ImportFrom(
+        module=module, names=[cst.ImportAlias(cst.Name(HELPER))])])  # type: ignore[arg-type]
+    statements.insert(at, imported)
+    return node.with_changes(body=body.with_changes(body=statements))
+
+
+def _is_docstring(statement: cst.CSTNode) -> bool:
+    return isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1 \
+        and isinstance(statement.body[0], cst.Expr) \
+        and isinstance(statement.body[0].value, (cst.SimpleString, cst.ConcatenatedString))

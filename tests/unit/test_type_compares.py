@@ -1,0 +1,142 @@
+"""``type(a) is type(b)`` -> ``param_type(a) is param_type(b)`` (inline before/after table),
+what is left alone, where the helper is imported from, and the text gate.
+
+What each rewritten form answers is proved side by side in
+``tests/behaviour/test_type_identity.py``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import libcst as cst
+import pytest
+
+from codemod.cli import main
+from codemod.transforms.type_compares import _with_import_first, compares_types, may_compare_types
+
+PARAMS = '''from torch.nn import Parameter
+
+
+class Packed(Parameter):
+    def __new__(cls, data, **kwargs):
+        return super().__new__(cls, data=data, requires_grad=False)
+
+    def __init__(self, data, pack_dim=0):
+        self.pack_dim = pack_dim
+'''
+
+IMPORT = "from pkg.params_features import param_type\n\n\n"
+
+#: (module text, its text after ``apply``; None: unchanged)
+CASES = [
+    ("def f(a, b):\n    return type(a) is type(b)\n",
+     IMPORT + "def f(a, b):\n    return param_type(a) is param_type(b)\n"),
+    ("def f(a, b):\n    return type(a) is not type(b) or a.__class__ != b.__class__\n",
+     IMPORT + "def f(a, b):\n    return param_type(a) is not param_type(b) or param_type(a) != param_type(b)\n"),
+    ("def f(a, b): return (type(a)) == type(b)\n",
+     IMPORT + "def f(a, b): return (param_type(a)) == param_type(b)\n"),
+    ("def f(a, b):\n    return type(a) is b.__class__\n",
+     IMPORT + "def f(a, b):\n    return param_type(a) is param_type(b)\n"),
+    # A rebound ``type`` is not the builtin.
+    ("def f(a, b, type=type):\n    return type(a) is type(b)\n", None),
+    # A chain, a membership test, a type compared with a class: not this rewrite.
+    ("def f(a, b, c):\n    return type(a) is type(b) is c\n", None),
+    ("def f(a, b):\n    return type(a) in (type(b),)\n", None),
+    ("def f(a):\n    return type(a) is int\n", None),
+]
+
+
+def _tree(root: Path, use: str, init: str = "") -> Path:
+    pkg = root / "pkg"
+    pkg.mkdir(parents=True)
+    (pkg / "__init__.py").write_text(init)
+    (pkg / "params.py").write_text(PARAMS)
+    (pkg / "use.py").write_text(use)
+    return pkg
+
+
+@pytest.mark.parametrize(("before", "after"), CASES)
+def test_type_comparisons(tmp_path: Path, before: str, after: str | None) -> None:
+    pkg = _tree(tmp_path, before)
+    assert main(["apply", str(pkg)]) == 1
+    assert (pkg / "use.py").read_text() == (before if after is None else after)
+
+
+@pytest.mark.parametrize(("before", "after"), [
+    ('def f(a, b):\n    """Same kind?"""\n    return a\n',
+     'def f(a, b):\n    """Same kind?"""\n    from pkg.params_features import param_type\n    return a\n'),
+    ("def f(a, b):\n    return a\n",
+     "def f(a, b):\n    from pkg.params_features import param_type\n    return a\n"),
+    ("def f(a, b): return a\n",
+     "def f(a, b):\n    from pkg.params_features import param_type\n    return a\n"),
+])
+def test_a_local_import_comes_first_in_the_function(before: str, after: str) -> None:
+    """Where the runtime module loads the file while it is imported (a second run over a
+    partly converted tree), the helper is imported inside the function that compares."""
+    function = cst.parse_module(before).body[0]
+    assert isinstance(function, cst.FunctionDef)
+    done = cst.Module(body=[_with_import_first(function, "pkg.params_features")])
+    assert done.code == after
+
+
+def test_a_second_apply_changes_nothing(tmp_path: Path) -> None:
+    pkg = _tree(tmp_path, CASES[0][0])
+    assert main(["apply", str(pkg)]) == 1
+    once = (pkg / "use.py").read_text()
+    assert main(["apply", str(pkg)]) == 0
+    assert (pkg / "use.py").read_text() == once
+
+
+#: Texts with a comparison the transformer rewrites, laid out in every way the gate
+#: must still see.
+COMPARING = [
+    "x = type(a) is type(b)\n",
+    "x = (type(a)\n     is type(b))\n",
+    "x = type(\n    a\n) is type(\n    b)\n",
+    "x = type(a) is \\\n    type(b)\n",
+    "x = type(a) != (type(b))\n",
+    "x = type(a) is not type(b)\n",
+    "x = type(a)==type(b)\n",
+    "x = a.__class__ == b.__class__\n",
+    "x = (\n    a.__class__\n    is type(b)\n)\n",
+    "x = type(a) is b.__class__\n",
+    "x = (a\n).__class__ is type(b)\n",
+    "x = (\n    type(first_operand_with_a_long_name)\n    is type(second_operand)\n)\n",
+]
+
+
+@pytest.mark.parametrize("text", COMPARING)
+def test_the_gate_sees_every_comparison(text: str) -> None:
+    assert compares_types(text)
+    assert may_compare_types(text)
+
+
+@pytest.mark.parametrize("text", [
+    "x = type(a).__name__\n",
+    "print(type(a), type(b))\n",
+    "x = isinstance(a, type(b))\n",
+    "x = mytype(a) is mytype(b)\n",
+    "name = a.__class__.__name__\n",
+])
+def test_the_gate_passes_over_other_uses_of_a_type(text: str) -> None:
+    assert not compares_types(text)
+    assert not may_compare_types(text)
+
+
+def test_the_helper_comes_from_the_nearest_runtime_module(tmp_path: Path) -> None:
+    """Two families in two subsystems: a file of the second takes the helper from its
+    subsystem's runtime, though the first's serves more classes (its package may need
+    what this subsystem does not)."""
+    root = tmp_path / "pkg"
+    for folder in ("", "big", "small", "small/layers", "small/cache"):
+        (root / folder).mkdir(parents=True, exist_ok=True)
+        (root / folder / "__init__.py").write_text("")
+    (root / "big" / "params.py").write_text(PARAMS + "\n\nclass Wide(Packed):\n    pass\n")
+    (root / "small" / "layers" / "params.py").write_text(PARAMS.replace("Packed", "Scale"))
+    (root / "small" / "cache" / "swap.py").write_text("def f(a, b):\n    return type(a) is type(b)\n")
+    (root / "big" / "swap.py").write_text("def f(a, b):\n    return type(a) is type(b)\n")
+    assert main(["apply", str(root)]) == 1
+    assert (root / "small" / "cache" / "swap.py").read_text().startswith(
+        "from pkg.small.layers.params_features import param_type\n")
+    assert (root / "big" / "swap.py").read_text().startswith("from pkg.big.params_features import param_type\n")
