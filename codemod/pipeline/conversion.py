@@ -114,8 +114,12 @@ def convert_with_leftovers(ff: FileFacts, plan: Plan, stop_at_leftovers: bool,
         runtime, local = _runtime_for(ff, plan, loaded_by)
         compares = TypeCompareTransformer(refs, runtime, local=local)
         before = tree
+        # Into the bodies of classes and functions, as the use sites (a class holding one
+        # comparison is not rebuilt whole), unless a function may gain an import of the
+        # helper, which a spliced body would not show.
         tree = visit_mentioning(tree, compares, frozenset({"type", "__class__"}),
-                                [ff.statement_code(before, stmt, made) for stmt in before.body])
+                                [ff.statement_code(before, stmt, made) for stmt in before.body],
+                                descend=not compares.local, made=made, may_change=may_compare_types)
         if compares.count:
             counts["type-compare"] += compares.count
     if counts:

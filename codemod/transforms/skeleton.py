@@ -14,7 +14,8 @@ Why
 Fix safety
     The output is the same. A body replaced here names none of the words the rewrites
     start from (``words``: the classes' spellings and backing fields), no ``__dict__``,
-    ``vars`` or ``import``, so no transformer visits or changes it, and the file's
+    ``vars`` or ``import`` and no comparison of types (``may_compare_types``), so no
+    transformer visits or changes it, and the file's
     bindings, globals and classes read the same (headers are kept). The text of each
     statement the conversion keeps is cut from the real text (``FileFacts.statement_codes``),
     never generated from the skeleton; the caller checks that it could be cut, and
@@ -37,6 +38,7 @@ import re
 
 from codemod.analysis import python_trees
 from codemod.prefilters import prefilter
+from codemod.transforms.type_compares import may_compare_types
 
 #: In every replaced body; never in a text this makes a skeleton of.
 MARKER = "__codemod_skeleton_body__"
@@ -115,7 +117,7 @@ def _body_lines(node: ast.stmt, next_first: int, lines: list[str], words: frozen
            for line in lines[last:next_first - 1]):
         return None  # a comment indented deeper (the block's own) or code follows
     code = "".join(lines[_first_line(node) - 1:last])
-    if any(word in code for word in _ALWAYS_KEPT) or prefilter(code, words):
+    if any(word in code for word in _ALWAYS_KEPT) or prefilter(code, words) or may_compare_types(code):
         return None
     opening = lines[first - 1]
     indent = opening[:len(opening) - len(opening.lstrip(" \t"))]

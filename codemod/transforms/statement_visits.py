@@ -57,12 +57,16 @@ Compound = cst.ClassDef | cst.FunctionDef
 
 def visit_mentioning(module: cst.Module, transformer: cst.CSTTransformer,
                      names: frozenset[str], codes: list[str] | None = None,
-                     descend: bool = False, made: Made | None = None) -> cst.Module:
+                     descend: bool = False, made: Made | None = None,
+                     may_change: Callable[[str], bool] | None = None) -> cst.Module:
     """``module.visit(transformer)`` for a transformer that can only change code that
     names one of ``names`` (see the module doc). ``codes``: the top-level statements'
     source, if known (``FileFacts.statement_codes``). ``descend``: also skip the body
     statements of a ``class`` or ``def`` that name none, for a transformer whose hooks
-    of other statements only act on code naming one; the spliced codes go to ``made``."""
+    of other statements only act on code naming one; the spliced codes go to ``made``.
+    ``may_change``: a narrower test of a statement's code than naming one of ``names``
+    (a top-level or body statement it rejects is not visited; it must hold for the
+    lines of any statement the transformer can change)."""
     hooks = ("visit_Module", "leave_Module")
     if any(getattr(type(transformer), hook, None) is not getattr(cst.CSTTransformer, hook, None)
            for hook in hooks):
@@ -70,7 +74,7 @@ def visit_mentioning(module: cst.Module, transformer: cst.CSTTransformer,
     body: list[cst.BaseStatement] = []
     for index, stmt in enumerate(module.body):
         code = codes[index] if codes is not None else module.code_for_node(stmt)
-        if not prefilter(code, names):
+        if not prefilter(code, names) or (may_change is not None and not may_change(code)):
             body.append(stmt)
             continue
         new: cst.BaseStatement | cst.FlattenSentinel[cst.BaseStatement] | cst.RemovalSentinel
@@ -78,7 +82,7 @@ def visit_mentioning(module: cst.Module, transformer: cst.CSTTransformer,
         if outline is None:
             new = stmt.visit(transformer)
         else:
-            descent = _Descent(transformer, names, code, outline)
+            descent = _Descent(transformer, names, code, outline, may_change)
             new = descent.visit(stmt, outline.tree, descent.replaced)
             if made is not None and isinstance(new, (cst.ClassDef, cst.FunctionDef)) and \
                     new is not stmt and isinstance(stmt, (cst.ClassDef, cst.FunctionDef)):
@@ -165,9 +169,10 @@ class _Descent:
     ``names`` inside every ``class``/``def`` whose header names none."""
 
     def __init__(self, transformer: cst.CSTTransformer, names: frozenset[str], code: str,
-                 outline: _Outline) -> None:
+                 outline: _Outline, may_change: Callable[[str], bool] | None = None) -> None:
         self.transformer = transformer
         self.names = names
+        self.may_change = may_change
         self.code = code
         self.starts = outline.starts
         #: Of the top-level statement: index of a replaced body statement -> what replaced it.
@@ -193,7 +198,8 @@ class _Descent:
             body: list[cst.BaseStatement] = []
             changed = False
             for index, (child, (first, last, child_tree)) in enumerate(zip(stmt.body.body, children)):
-                if prefilter(self.lines(first, last), self.names):
+                lines = self.lines(first, last)
+                if prefilter(lines, self.names) and (self.may_change is None or self.may_change(lines)):
                     new = self.visit(child, child_tree)
                 else:
                     new = child

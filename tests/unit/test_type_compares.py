@@ -13,6 +13,7 @@ import libcst as cst
 import pytest
 
 from codemod.cli import main
+from codemod.transforms.skeleton import MARKER, skeleton_text
 from codemod.transforms.type_compares import _with_import_first, compares_types, may_compare_types
 
 PARAMS = '''from torch.nn import Parameter
@@ -140,3 +141,35 @@ def test_the_helper_comes_from_the_nearest_runtime_module(tmp_path: Path) -> Non
     assert (root / "small" / "cache" / "swap.py").read_text().startswith(
         "from pkg.small.layers.params_features import param_type\n")
     assert (root / "big" / "swap.py").read_text().startswith("from pkg.big.params_features import param_type\n")
+
+
+def test_a_comparison_beside_a_use_of_a_class_is_rewritten_too(tmp_path: Path) -> None:
+    """A file that uses a converted class is converted from a skeleton (bodies that name
+    nothing rewritten stand in as one string): a body holding a comparison of types is
+    kept whole, so the comparison is rewritten and the file is not left half-done."""
+    use = ("from pkg.params import Packed\n\n\n"
+           "def make(data):\n    return Packed(data, pack_dim=1)\n\n\n"
+           "def same(a, b):\n    found = a\n    return type(found) is type(b)\n\n\n"
+           "class Holder:\n    def first(self):\n        return 1\n\n"
+           "    def same(self, a, b):\n        return a.__class__ == b.__class__\n\n"
+           "    def last(self):\n        return 2\n")
+    pkg = _tree(tmp_path, use)
+    assert main(["apply", str(pkg)]) == 1
+    text = (pkg / "use.py").read_text()
+    assert "return param_type(found) is param_type(b)" in text
+    assert "return param_type(a) == param_type(b)" in text
+    assert "type(found) is type(b)" not in text and "a.__class__ ==" not in text
+
+
+def test_the_skeleton_keeps_a_body_that_compares_types() -> None:
+    """A use-site file is parsed from a skeleton; a body holding a comparison of types
+    stays whole in it (else the rewrite would not see it, and the run would fall back to
+    parsing the whole file)."""
+    text = ("from pkg.params import Packed\n\n\n"
+            "def make(data):\n    return Packed(data)\n\n\n"
+            "def same(a, b):\n    return type(a) is type(b)\n\n\n"
+            "def other(a):\n    return a + 1\n\n\n"
+            "def last():\n    return 2\n")
+    skeleton = skeleton_text(text, frozenset({"Packed"}))
+    assert skeleton is not None and MARKER in skeleton
+    assert "    return type(a) is type(b)\n" in skeleton and "return a + 1" not in skeleton
