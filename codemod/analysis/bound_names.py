@@ -114,6 +114,34 @@ def assigned_as_global(text: str, names: Iterable[str]) -> frozenset[str]:
     return frozenset(name for name, as_global in found.items() if as_global)
 
 
+def bound_at_module_level(text: str, names: Iterable[str]) -> frozenset[str]:
+    """Those of ``names`` that the module ``text`` binds in its own scope anywhere (also
+    inside a module-level ``if``, ``for``, ``while``, ``with``, ``try`` or ``match``, or
+    as a ``def``/``class``), as CPython's symbol table reads it. In a text the symbol
+    table cannot read, each one mentioned otherwise than as a call."""
+    wanted = frozenset(names)
+    if not wanted:
+        return frozenset()
+    spelled = nfkc_text(text)
+    mentioned = {match.group("name") or match.group("defined")
+                 for match in _non_call_mentions(wanted).finditer(spelled)}
+    if not mentioned:
+        return frozenset()
+    try:
+        table = symtable.symtable(text, "<module>", "exec")
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return frozenset(mentioned)
+    found: set[str] = set()
+    for name in mentioned:
+        try:
+            symbol = table.lookup(name)
+        except KeyError:
+            continue
+        if symbol.is_assigned() or symbol.is_imported():
+            found.add(name)
+    return frozenset(found)
+
+
 #: A ``global`` statement and the names it declares (across line continuations).
 _GLOBAL = re.compile(r"(?<![\w.])global[ \t\\]+(?P<names>(?:[^\n;\\]|\\\r?\n)*)")
 

@@ -110,7 +110,7 @@ def convert_with_leftovers(ff: FileFacts, plan: Plan, stop_at_leftovers: bool,
             counts["dict-copy"] += copies.count
         if copies.reads:
             counts["dict-read"] += copies.reads
-    if plan.runtime_modules and may_compare_types(source) and TYPE_HELPER not in source:
+    if plan.runtime_modules and may_compare_types(source) and not prefilter(source, frozenset({TYPE_HELPER})):
         runtime, local = _runtime_for(ff, plan, loaded_by)
         compares = TypeCompareTransformer(refs, runtime, local=local)
         before = tree

@@ -3,7 +3,8 @@
 What it does
     ``BuiltinScopes`` is a LibCST transformer mixin that knows, at every node, whether
     ``isinstance``, ``issubclass``, ``type``, ``getattr``, ``hasattr`` or ``setattr``
-    is the builtin there (``shadowed``): not when the module binds it, when a function of
+    is the builtin there (``shadowed``): not when the module binds it (anywhere in its
+    own scope: inside a module-level ``if`` or ``for`` too), when a function of
     the module declares it ``global`` and assigns it, or when a function, ``lambda`` or
     comprehension around the node binds it (a parameter, an assignment, an import, a
     nested ``def``, a ``match`` capture, a loop name).
@@ -28,7 +29,12 @@ import unicodedata
 
 import libcst as cst
 
-from codemod.analysis.bound_names import assigned_as_global, bound_in_some_function, names_bound
+from codemod.analysis.bound_names import (
+    assigned_as_global,
+    bound_at_module_level,
+    bound_in_some_function,
+    names_bound,
+)
 
 #: Builtins whose calls a rewrite relies on.
 REWRITTEN_BUILTINS = ("isinstance", "issubclass", "type", "getattr", "hasattr", "setattr")
@@ -54,7 +60,8 @@ class BuiltinScopes(cst.CSTTransformer):
         """Start on the module ``text``, whose module-level bindings are ``module_bindings``."""
         self._builtins_text = text
         self._module_shadowed = {n for n in REWRITTEN_BUILTINS if n in module_bindings} \
-            | assigned_as_global(text, REWRITTEN_BUILTINS)
+            | assigned_as_global(text, REWRITTEN_BUILTINS) \
+            | bound_at_module_level(text, REWRITTEN_BUILTINS)
 
     def shadowed(self, builtin: str) -> bool:
         """Whether ``builtin`` here names something else than the builtin (see the

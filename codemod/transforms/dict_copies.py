@@ -38,6 +38,7 @@ from codemod.planning.plan import Plan
 from codemod.transforms.dict_copy_screen import may_rewrite as may_rewrite
 from codemod.transforms.dict_forms import DICT_VIEWS, attr_dict_of, copied_object, copy_target, setattr_copy
 from codemod.transforms.refs import FileRefs
+from codemod.transforms.type_compares import with_import_first
 
 _HELPER = "rebind_param_methods"
 _VIEW = "param_attr_dict"
@@ -65,6 +66,9 @@ class DictCopyTransformer(cst.CSTTransformer):
         #: Copies left alone because no parameter can take part (``may_copy_param``).
         self.out_of_scope = 0
         self._functions = 0
+        #: Per enclosing function: the helpers an expression in it calls that must be
+        #: imported inside it (``local``).
+        self._imported_inside: list[list[str]] = []
         #: Enclosing scopes: ("class", is a Parameter class) or ("def", an ordinary
         #: object's own ``self`` name visible there, or None).
         self._scopes: list[tuple[str, object]] = []
@@ -90,6 +94,7 @@ class DictCopyTransformer(cst.CSTTransformer):
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._functions += 1
+        self._imported_inside.append([])
         params = [*node.params.posonly_params, *node.params.params]
         own: object = None
         if self._scopes and self._scopes[-1] == ("class", False) and params:
@@ -100,6 +105,9 @@ class DictCopyTransformer(cst.CSTTransformer):
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef, updated_node: cst.FunctionDef) -> cst.FunctionDef:
         self._functions -= 1
+        helpers = self._imported_inside.pop()
+        if helpers:
+            updated_node = with_import_first(updated_node, self.runtime, helpers)
         self._scopes.pop()
         return updated_node
 
@@ -208,13 +216,17 @@ class DictCopyTransformer(cst.CSTTransformer):
         return updated_node
 
     def _helper_in_expression(self, helper: str) -> cst.BaseExpression | None:
-        """The runtime's ``helper`` as an expression here can call it (None, counted as
-        ``skipped``: it would need an import inside the function, which no expression can
-        hold, or the runtime module's own module level, which may run before it is
-        defined)."""
-        if (self.local and not self.refs.is_runtime) or (self.refs.is_runtime and not self._functions):
+        """The runtime's ``helper`` as an expression here can call it: with ``local``, a
+        name the enclosing function imports first thing (``with_import_first``). None,
+        counted as ``skipped``, outside every function where the helper cannot be imported
+        (``local``) or may not be defined yet (the runtime module's own module level)."""
+        if (self.local or self.refs.is_runtime) and not self._functions:
             self.skipped += 1
             return None
+        if self.local and not self.refs.is_runtime:
+            if helper not in self._imported_inside[-1]:
+                self._imported_inside[-1].append(helper)
+            return cst.Name(helper)
         return cst.Name(helper) if self.refs.is_runtime else self.refs.name_in(self.runtime, helper)
 
     def _old_view(self, obj: cst.BaseExpression) -> cst.BaseExpression | None:

@@ -42,20 +42,19 @@ def may_compare_types(text: str) -> bool:
     text test before any parse (``compares_types`` then decides).
 
     True when a ``type(`` call follows ``is``, ``not``, ``==`` or ``!=`` (over blanks,
-    line breaks, backslashes and opening brackets: the right operand), or when
-    ``__class__`` is followed by one of them, or shares its line with one (the operator
-    of a comparison with a ``x.__class__`` operand stands there, unless the expression
-    before ``.__class__`` itself spans lines)."""
+    line breaks, backslashes, opening brackets and comments: the right operand), or when
+    ``__class__`` is followed by one of them (over the same and closing brackets), or
+    one stands on its line or on the code line before (the operator of a comparison
+    whose right operand ends in ``.__class__``, unless the expression before
+    ``.__class__`` spans more lines)."""
     at = text.find("__class__")
     while at >= 0:
         end = at + len("__class__")
-        after = end
-        while after < len(text) and text[after] in " \t)":
-            after += 1
-        if text.startswith(("is", "==", "!="), after):
+        if _operator_after(text, end):
             return True
-        line = text[text.rfind("\n", 0, at) + 1:at]
-        if " is " in line or "==" in line or "!=" in line or line.lstrip().startswith("is "):
+        line_start = text.rfind("\n", 0, at) + 1
+        if any(_holds_operator(code) for code in _code_variants(text[line_start:at])) or \
+                _operator_before(text, line_start - 1, anywhere=True):
             return True
         at = text.find("__class__", end)
     at = text.find("type")
@@ -64,16 +63,81 @@ def may_compare_types(text: str) -> bool:
         while after < len(text) and text[after] in " \t":
             after += 1
         if after < len(text) and text[after] == "(" and (
-                at == 0 or not (text[at - 1].isalnum() or text[at - 1] in "_.")):
-            before = at - 1
-            while before >= 0 and text[before] in " \t\r\n\\(":
-                before -= 1
-            for operator in ("is", "not", "==", "!="):
-                if text.endswith(operator, 0, before + 1):
-                    start = before - len(operator)
-                    if operator[0] in "=!" or start < 0 or not (text[start].isalnum() or text[start] == "_"):
-                        return True
+                at == 0 or not (text[at - 1].isalnum() or text[at - 1] in "_.")) \
+                and _operator_before(text, at - 1):
+            return True
         at = text.find("type", at + 4)
+    return False
+
+
+_OPERATOR_WORDS = ("is", "not", "==", "!=")
+
+
+def _ends_with_operator(code: str) -> bool:
+    """Whether ``code`` (blanks, backslashes and opening brackets stripped) ends with an
+    operator of the comparisons (a word one as a whole word)."""
+    code = code.rstrip(" \t\r\\(")
+    for operator in _OPERATOR_WORDS:
+        if code.endswith(operator):
+            start = len(code) - len(operator) - 1
+            if operator[0] in "=!" or start < 0 or not (code[start].isalnum() or code[start] == "_"):
+                return True
+    return False
+
+
+def _holds_operator(code: str) -> bool:
+    return " is " in code or "==" in code or "!=" in code or code.lstrip().startswith("is ") \
+        or _ends_with_operator(code)
+
+
+def _code_variants(line: str) -> list[str]:
+    """A line, and the line cut at each ``#`` (where a comment may start: a ``#`` inside a
+    string gives a variant too, so no comment is missed)."""
+    variants = [line]
+    at = line.find("#")
+    while at >= 0:
+        variants.append(line[:at])
+        at = line.find("#", at + 1)
+    return variants
+
+
+def _operator_before(text: str, at: int, anywhere: bool = False) -> bool:
+    """Whether the code up to offset ``at`` (inclusive) ends with a comparison operator,
+    over blanks, backslashes, opening brackets, line breaks, and blank and comment
+    lines; with ``anywhere``, whether the first code line met holds one anywhere."""
+    check = _holds_operator if anywhere else _ends_with_operator
+    end = at + 1
+    while end > 0:
+        while end > 0 and text[end - 1] in "\r\n":
+            end -= 1
+        start = text.rfind("\n", 0, end) + 1
+        line = text[start:end]
+        variants = _code_variants(line)
+        if any(check(code) for code in variants):
+            return True
+        code = variants[1] if len(variants) > 1 else line
+        if code.strip(" \t\r\\("):
+            return False  # a line of code without one where it matters
+        end = start
+    return False
+
+
+def _operator_after(text: str, at: int) -> bool:
+    """Whether a comparison operator follows offset ``at``, over blanks, closing
+    brackets, backslashes, line breaks and comments."""
+    size = len(text)
+    while at < size:
+        char = text[at]
+        if char in " \t\r\n\\)":
+            at += 1
+        elif char == "#":
+            newline = text.find("\n", at)
+            if newline < 0:
+                return False
+            at = newline + 1
+        else:
+            return text.startswith(("is", "==", "!="), at) and (
+                not text.startswith("is", at) or at + 2 >= size or not (text[at + 2].isalnum() or text[at + 2] == "_"))
     return False
 
 
@@ -135,7 +199,7 @@ class TypeCompareTransformer(BuiltinScopes):
         self.leave_scope()
         if not self._functions.pop():
             return updated_node
-        return _with_import_first(updated_node, self.runtime)
+        return with_import_first(updated_node, self.runtime, [HELPER])
 
     def leave_Comparison(self, original_node: cst.Comparison,
                          updated_node: cst.Comparison) -> cst.BaseExpression:
@@ -188,9 +252,10 @@ def _called(helper: cst.BaseExpression, obj: cst.BaseExpression,
     return cst.Call(func=helper, args=[cst.Arg(obj)], lpar=operand.lpar, rpar=operand.rpar)
 
 
-def _with_import_first(node: cst.FunctionDef, runtime: str) -> cst.FunctionDef:
-    """``node`` with ``from <runtime> import param_type`` as its first statement (after
-    its docstring)."""
+def with_import_first(node: cst.FunctionDef, runtime: str, names: list[str]) -> cst.FunctionDef:
+    """``node`` with ``from <runtime> import <names>`` as its first statement (after its
+    docstring): a helper imported where it is called, in a file the runtime module loads
+    while it is imported."""
     body = node.body
     if isinstance(body, cst.SimpleStatementSuite):  # ``def f(): return ...``
         body = cst.IndentedBlock(body=[cst.SimpleStatementLine(body=body.body)])
@@ -198,7 +263,7 @@ def _with_import_first(node: cst.FunctionDef, runtime: str) -> cst.FunctionDef:
     at = 1 if statements and _is_docstring(statements[0]) else 0
     module = cst.parse_expression(runtime)
     imported = cst.SimpleStatementLine(body=[cst.ImportFrom(
-        module=module, names=[cst.ImportAlias(cst.Name(HELPER))])])  # type: ignore[arg-type]
+        module=module, names=[cst.ImportAlias(cst.Name(name)) for name in names])])  # type: ignore[arg-type]
     statements.insert(at, imported)
     return node.with_changes(body=body.with_changes(body=statements))
 

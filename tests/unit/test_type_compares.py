@@ -7,6 +7,9 @@ What each rewritten form answers is proved side by side in
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import libcst as cst
@@ -14,7 +17,7 @@ import pytest
 
 from codemod.cli import main
 from codemod.transforms.skeleton import MARKER, skeleton_text
-from codemod.transforms.type_compares import _with_import_first, compares_types, may_compare_types
+from codemod.transforms.type_compares import compares_types, may_compare_types, with_import_first
 
 PARAMS = '''from torch.nn import Parameter
 
@@ -41,6 +44,13 @@ CASES = [
      IMPORT + "def f(a, b):\n    return param_type(a) is param_type(b)\n"),
     # A rebound ``type`` is not the builtin.
     ("def f(a, b, type=type):\n    return type(a) is type(b)\n", None),
+    # Bound by the module inside an ``if``: not the builtin here either.
+    ("import sys\n\nif sys.version_info >= (3,):\n    def type(x):\n        return int\n\n\n"
+     "def f(a, b):\n    return type(a) is type(b)\n", None),
+    # A name that merely contains the helper's does not keep the file as it is.
+    ("def g():\n    param_types = {}\n    return param_types\n\n\ndef f(a, b):\n    return type(a) is type(b)\n",
+     IMPORT + "def g():\n    param_types = {}\n    return param_types\n\n\n"
+     "def f(a, b):\n    return param_type(a) is param_type(b)\n"),
     # A chain, a membership test, a type compared with a class: not this rewrite.
     ("def f(a, b, c):\n    return type(a) is type(b) is c\n", None),
     ("def f(a, b):\n    return type(a) in (type(b),)\n", None),
@@ -77,7 +87,7 @@ def test_a_local_import_comes_first_in_the_function(before: str, after: str) -> 
     partly converted tree), the helper is imported inside the function that compares."""
     function = cst.parse_module(before).body[0]
     assert isinstance(function, cst.FunctionDef)
-    done = cst.Module(body=[_with_import_first(function, "pkg.params_features")])
+    done = cst.Module(body=[with_import_first(function, "pkg.params_features", ["param_type"])])
     assert done.code == after
 
 
@@ -173,3 +183,46 @@ def test_the_skeleton_keeps_a_body_that_compares_types() -> None:
     skeleton = skeleton_text(text, frozenset({"Packed"}))
     assert skeleton is not None and MARKER in skeleton
     assert "    return type(a) is type(b)\n" in skeleton and "return a + 1" not in skeleton
+
+
+@pytest.mark.parametrize("text", [
+    "x = (type(a) is  # note\n     type(b))\n",
+    "x = (type(a) is\n     # note\n\n     type(b))\n",
+    "x = (a.__class__\n     ==\n     b.__class__)\n",
+    "x = (type(a) ==\n     b.__class__)\n",
+    "x = (a.__class__  # note\n     is b.__class__)\n",
+    'x = f("#", type(a) is\n      type(b))\n',
+])
+def test_the_gate_sees_comparisons_split_by_comments_and_lines(text: str) -> None:
+    assert compares_types(text)
+    assert may_compare_types(text)
+
+
+def test_a_file_the_runtime_package_loads_imports_the_helpers_inside_its_functions(tmp_path: Path) -> None:
+    """``pkg/__init__.py`` imports ``other.util``; a top-level import of
+    ``pkg.params_features`` there would run ``pkg/__init__.py`` while ``other.util`` is
+    half done (ImportError when ``other.util`` is imported first). Its helpers, the type
+    comparison's and the attribute-dict read's, are imported inside the function; a
+    comparison at module level stays as it is; the converted tree imports and answers."""
+    pkg = _tree(tmp_path, "", init="from other.util import same\n")
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "__init__.py").write_text("")
+    (tmp_path / "other" / "util.py").write_text(
+        'def same(a, b):\n    """Same kind and fields?"""\n'
+        "    return type(a) is type(b) and {k: v for k, v in a.__dict__.items()} == dict(vars(b))\n\n\n"
+        "SAME = type(1) is type(2)\n")
+    assert main(["apply", str(pkg), str(tmp_path / "other")]) == 1
+    assert (tmp_path / "other" / "util.py").read_text() == (
+        'def same(a, b):\n    """Same kind and fields?"""\n'
+        "    from pkg.params_features import param_type\n"
+        "    from pkg.params_features import param_attr_dict\n"
+        "    return (\n        param_type(a) is param_type(b)\n"
+        "        and {k: v for k, v in param_attr_dict(a).items()} == dict(param_attr_dict(b))\n    )\n\n\n"
+        "SAME = type(1) is type(2)\n")
+    script = ("import torch\nimport other.util\nfrom pkg.params import Packed\n"
+              "w = Packed(torch.zeros(2), pack_dim=1)\n"
+              "print(other.util.same(w, Packed(torch.zeros(2), pack_dim=1)), other.util.same(w, torch.zeros(2)))\n")
+    done = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": str(tmp_path)}, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["True", "False"]
