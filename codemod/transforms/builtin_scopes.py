@@ -39,7 +39,7 @@ from codemod.analysis.bound_names import (
 #: Builtins whose calls a rewrite relies on.
 REWRITTEN_BUILTINS = ("isinstance", "issubclass", "type", "getattr", "hasattr", "setattr")
 
-_Comprehension = cst.ListComp | cst.SetComp | cst.DictComp | cst.GeneratorExp
+Comprehension = cst.ListComp | cst.SetComp | cst.DictComp | cst.GeneratorExp
 
 
 class BuiltinScopes(cst.CSTTransformer):
@@ -91,11 +91,11 @@ class BuiltinScopes(cst.CSTTransformer):
         self.leave_scope()
         return updated_node
 
-    def _visit_comprehension(self, node: _Comprehension) -> None:
+    def _visit_comprehension(self, node: Comprehension) -> None:
         self._scopes.append(_ScopeBindings(None, None, node.for_in))
 
-    def _leave_comprehension(self, original_node: _Comprehension,
-                             updated_node: _Comprehension) -> cst.BaseExpression:
+    def _leave_comprehension(self, original_node: Comprehension,
+                             updated_node: Comprehension) -> cst.BaseExpression:
         self.leave_scope()
         return updated_node
 

@@ -31,7 +31,8 @@ import ast
 import libcst as cst
 
 from codemod.analysis import python_trees
-from codemod.transforms.builtin_scopes import BuiltinScopes
+from codemod.analysis.bound_names import names_bound
+from codemod.transforms.builtin_scopes import BuiltinScopes, Comprehension
 from codemod.transforms.refs import FileRefs
 
 HELPER = "param_type"
@@ -187,16 +188,49 @@ class TypeCompareTransformer(BuiltinScopes):
         self.skipped = 0
         #: Per enclosing function: whether a comparison in it needs the local import.
         self._functions: list[bool] = []
+        #: Per enclosing class body (whether it binds ``type``) or other scope (None):
+        #: code right in a class body that binds ``type`` calls that binding.
+        self._bodies: list[bool | None] = []
         ff = refs.ff
         self.track_builtins(ff.text or ff.module.code, {*ff.globals, *ff.bindings})
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self._bodies.append("type" in names_bound([node.body]))  # type: ignore[list-item]
+
+    def leave_ClassDef(self, original_node: cst.ClassDef,
+                       updated_node: cst.ClassDef) -> cst.ClassDef:
+        self._bodies.pop()
+        return updated_node
+
+    def visit_Lambda(self, node: cst.Lambda) -> None:
+        super().visit_Lambda(node)
+        self._bodies.append(None)
+
+    def leave_Lambda(self, original_node: cst.Lambda, updated_node: cst.Lambda) -> cst.BaseExpression:
+        self._bodies.pop()
+        return super().leave_Lambda(original_node, updated_node)
+
+    def _visit_comprehension(self, node: Comprehension) -> None:
+        super()._visit_comprehension(node)
+        self._bodies.append(None)
+
+    def _leave_comprehension(self, original_node: Comprehension,
+                             updated_node: Comprehension) -> cst.BaseExpression:
+        self._bodies.pop()
+        return super()._leave_comprehension(original_node, updated_node)
+
+    visit_ListComp = visit_SetComp = visit_DictComp = visit_GeneratorExp = _visit_comprehension
+    leave_ListComp = leave_SetComp = leave_DictComp = leave_GeneratorExp = _leave_comprehension
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self.enter_function(node)
         self._functions.append(False)
+        self._bodies.append(None)
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef,
                           updated_node: cst.FunctionDef) -> cst.FunctionDef:
         self.leave_scope()
+        self._bodies.pop()
         if not self._functions.pop():
             return updated_node
         return with_import_first(updated_node, self.runtime, [HELPER])
@@ -224,7 +258,8 @@ class TypeCompareTransformer(BuiltinScopes):
         if isinstance(operand, cst.Call) and isinstance(operand.func, cst.Name) \
                 and operand.func.value == "type" and len(operand.args) == 1:
             arg = operand.args[0]
-            if arg.keyword is None and not arg.star and not self.shadowed("type"):
+            if arg.keyword is None and not arg.star and not self.shadowed("type") \
+                    and not (self._bodies and self._bodies[-1]):
                 return arg.value
         if isinstance(operand, cst.Attribute) and operand.attr.value == "__class__":
             return operand.value

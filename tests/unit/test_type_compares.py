@@ -47,6 +47,11 @@ CASES = [
     # Bound by the module inside an ``if``: not the builtin here either.
     ("import sys\n\nif sys.version_info >= (3,):\n    def type(x):\n        return int\n\n\n"
      "def f(a, b):\n    return type(a) is type(b)\n", None),
+    # Rebound in a class body: that body's code calls the binding, its methods the builtin.
+    ("class Table:\n    type = staticmethod(lambda x: int)\n    SAME = type(1) is type('a')\n\n"
+     "    def same(self, a, b):\n        return type(a) is type(b)\n",
+     IMPORT + "class Table:\n    type = staticmethod(lambda x: int)\n    SAME = type(1) is type('a')\n\n"
+     "    def same(self, a, b):\n        return param_type(a) is param_type(b)\n"),
     # A name that merely contains the helper's does not keep the file as it is.
     ("def g():\n    param_types = {}\n    return param_types\n\n\ndef f(a, b):\n    return type(a) is type(b)\n",
      IMPORT + "def g():\n    param_types = {}\n    return param_types\n\n\n"
