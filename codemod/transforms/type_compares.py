@@ -45,7 +45,7 @@ def may_compare_types(text: str) -> bool:
     True when a ``type(`` call follows ``is``, ``not``, ``==`` or ``!=`` (over blanks,
     line breaks, backslashes, opening brackets and comments: the right operand), or when
     ``__class__`` is followed by one of them (over the same and closing brackets), or
-    one stands on its line or on the code line before (the operator of a comparison
+    one stands on its line or ends the code line before (the operator of a comparison
     whose right operand ends in ``.__class__``, unless the expression before
     ``.__class__`` spans more lines)."""
     at = text.find("__class__")
@@ -55,7 +55,7 @@ def may_compare_types(text: str) -> bool:
             return True
         line_start = text.rfind("\n", 0, at) + 1
         if any(_holds_operator(code) for code in _code_variants(text[line_start:at])) or \
-                _operator_before(text, line_start - 1, anywhere=True):
+                _operator_before(text, line_start - 1):
             return True
         at = text.find("__class__", end)
     at = text.find("type")
@@ -102,11 +102,10 @@ def _code_variants(line: str) -> list[str]:
     return variants
 
 
-def _operator_before(text: str, at: int, anywhere: bool = False) -> bool:
+def _operator_before(text: str, at: int) -> bool:
     """Whether the code up to offset ``at`` (inclusive) ends with a comparison operator,
     over blanks, backslashes, opening brackets, line breaks, and blank and comment
-    lines; with ``anywhere``, whether the first code line met holds one anywhere."""
-    check = _holds_operator if anywhere else _ends_with_operator
+    lines."""
     end = at + 1
     while end > 0:
         while end > 0 and text[end - 1] in "\r\n":
@@ -114,11 +113,11 @@ def _operator_before(text: str, at: int, anywhere: bool = False) -> bool:
         start = text.rfind("\n", 0, end) + 1
         line = text[start:end]
         variants = _code_variants(line)
-        if any(check(code) for code in variants):
+        if any(_ends_with_operator(code) for code in variants):
             return True
         code = variants[1] if len(variants) > 1 else line
         if code.strip(" \t\r\\("):
-            return False  # a line of code without one where it matters
+            return False  # a line of code that does not end with one
         end = start
     return False
 
