@@ -9,6 +9,7 @@ and then no function body needs a walk.
 
 from __future__ import annotations
 
+import functools
 import re
 import symtable
 import unicodedata
@@ -119,17 +120,11 @@ def bound_at_module_level(text: str, names: Iterable[str]) -> frozenset[str]:
     inside a module-level ``if``, ``for``, ``while``, ``with``, ``try`` or ``match``, or
     as a ``def``/``class``), as CPython's symbol table reads it. In a text the symbol
     table cannot read, each one mentioned otherwise than as a call."""
-    wanted = frozenset(names)
-    if not wanted:
-        return frozenset()
-    spelled = nfkc_text(text)
-    mentioned = {match.group("name") or match.group("defined")
-                 for match in _non_call_mentions(wanted).finditer(spelled)}
+    mentioned = _mentioned(text, names)
     if not mentioned:
         return frozenset()
-    try:
-        table = symtable.symtable(text, "<module>", "exec")
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
+    table = _module_table(text)
+    if table is None:
         return frozenset(mentioned)
     found: set[str] = set()
     for name in mentioned:
@@ -149,18 +144,11 @@ _GLOBAL = re.compile(r"(?<![\w.])global[ \t\\]+(?P<names>(?:[^\n;\\]|\\\r?\n)*)"
 def _function_bindings(text: str, names: Iterable[str]) -> dict[str, bool] | None:
     """Each of ``names`` some function of ``text`` binds -> whether one binds it as a
     global; None when the symbol table cannot read ``text``."""
-    wanted = frozenset(names)
-    if not wanted:
-        return {}
-    pattern = _non_call_mentions(wanted)
-    # CPython reads identifiers in NFKC form (``ｔｙｐｅ`` is ``type``): so does the search.
-    spelled = nfkc_text(text)
-    mentioned = {match.group("name") or match.group("defined") for match in pattern.finditer(spelled)}
+    mentioned = _mentioned(text, names)
     if not mentioned:
         return {}
-    try:
-        table = symtable.symtable(text, "<module>", "exec")
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
+    table = _module_table(text)
+    if table is None:
         return None
     bound: dict[str, bool] = {}
     scopes = list(table.get_children())
@@ -178,6 +166,26 @@ def _function_bindings(text: str, names: Iterable[str]) -> dict[str, bool] | Non
                     or symbol.is_imported():
                 bound[name] = bound.get(name, False) or symbol.is_global()
     return bound
+
+
+def _mentioned(text: str, names: Iterable[str]) -> set[str]:
+    """Those of ``names`` that ``text`` mentions otherwise than as a call; CPython reads
+    identifiers in NFKC form (``ｔｙｐｅ`` is ``type``), so does the search."""
+    wanted = frozenset(names)
+    if not wanted:
+        return set()
+    return {match.group("name") or match.group("defined")
+            for match in _non_call_mentions(wanted).finditer(nfkc_text(text))}
+
+
+@functools.lru_cache(maxsize=16)
+def _module_table(text: str) -> symtable.SymbolTable | None:
+    """CPython's symbol table of the module ``text`` (None: it cannot read it), made once
+    per text: a transformer asks it up to three questions about the same module."""
+    try:
+        return symtable.symtable(text, "<module>", "exec")
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
 
 
 def _non_call_mentions(names: frozenset[str]) -> re.Pattern[str]:

@@ -209,6 +209,14 @@ def param_classes_of(path: Path, plan: Plan) -> frozenset[str]:
     return frozenset(p.name for p in plan.classes.values() if p.facts.module == module)
 
 
+def may_hold_shapes(text: str) -> bool:
+    """Whether a rewrite not tied to a class name may act on ``text``: a cheap text test
+    (an attribute-dict copy or read, ``DICT_COPY``, always names ``__dict__`` or
+    ``vars``; a comparison of types, ``may_compare_types``)."""
+    return (("__dict__" in text or "vars" in text) and DICT_COPY.search(text) is not None) \
+        or may_compare_types(text)
+
+
 def may_rewrite_shapes(text: str, plan: Plan, param_classes: frozenset[str] | None = None) -> bool:
     """Whether a file chosen only for a rewrite not tied to a class name can be changed by
     one: an attribute-dict copy or read ``DictCopyTransformer`` acts on
@@ -232,7 +240,7 @@ def only_use_sites(path: Path, text: str, plan: Plan) -> bool:
     if plan.fields and prefilter(text, frozenset(plan.fields)) and \
             not fields_untouched(text, frozenset(plan.fields)):
         return False
-    return not (plan.runtime_modules and (DICT_COPY.search(text) or may_compare_types(text)))
+    return not (plan.runtime_modules and may_hold_shapes(text))
 
 
 def verify_text(text: str, path: Path, generated: list[str] | None = None) -> str | None:

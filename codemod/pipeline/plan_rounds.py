@@ -7,7 +7,6 @@ undecodable files once the plan is known."""
 from __future__ import annotations
 
 import functools
-import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -44,18 +43,11 @@ def convert_all(*args: Any, **kwargs: Any) -> dict[Path, Converted]:
     return convert_each(*args, **kwargs)
 
 
-def _dict_copy() -> re.Pattern[str]:
-    """``conversion.DICT_COPY``: a line that copies an attribute dict."""
-    from codemod.pipeline.conversion import DICT_COPY
+def _may_hold_shapes(text: str) -> bool:
+    """``conversion.may_hold_shapes``: a text a rewrite not tied to a class name may act on."""
+    from codemod.pipeline.conversion import may_hold_shapes
 
-    return DICT_COPY
-
-
-def _may_compare_types(text: str) -> bool:
-    """``type_compares.may_compare_types``: a text that may compare two objects' types."""
-    from codemod.transforms.type_compares import may_compare_types
-
-    return may_compare_types(text)
+    return may_hold_shapes(text)
 
 
 def _import_conversion() -> None:
@@ -118,8 +110,7 @@ def settle_plan(result: RunResult, index: ClassIndex, options: Options,
         candidates, shape_only = _candidate_files(plan, result, fields=convert)
         loaded_by = None
         if convert and plan.runtime_modules and any(
-                _dict_copy().search(result.sources[p].text)
-                or _may_compare_types(result.sources[p].text) for p in candidates):
+                _may_hold_shapes(result.sources[p].text) for p in candidates):
             from codemod.pipeline.workers import loaded_by_runtime
 
             loaded_by = loaded_by_runtime(plan, result)
@@ -294,10 +285,7 @@ def _candidate_files(plan: Plan, result: RunResult,
         if path in defining or (result.mentions.any(path, source.text, either)
                                 and not inert(source.text, names, backing)):
             chosen.append(path)
-        elif fields and plan.runtime_modules and ((
-                ("__dict__" in source.text or "vars" in source.text)
-                and _dict_copy().search(source.text) is not None)
-                or _may_compare_types(source.text)):
+        elif fields and plan.runtime_modules and _may_hold_shapes(source.text):
             chosen.append(path)
             shape_only.add(path)
     return chosen, frozenset(shape_only)

@@ -37,8 +37,8 @@ import libcst as cst
 from codemod.planning.plan import Plan
 from codemod.transforms.dict_copy_screen import may_rewrite as may_rewrite
 from codemod.transforms.dict_forms import DICT_VIEWS, attr_dict_of, copied_object, copy_target, setattr_copy
+from codemod.transforms.import_edits import with_import_first
 from codemod.transforms.refs import FileRefs
-from codemod.transforms.type_compares import with_import_first
 
 _HELPER = "rebind_param_methods"
 _VIEW = "param_attr_dict"

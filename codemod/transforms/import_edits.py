@@ -27,7 +27,7 @@ import libcst as cst
 from libcst.codemod import CodemodContext
 from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
 
-from codemod.analysis.classes import FileFacts
+from codemod.analysis.classes import FileFacts, docstring_and_body
 from codemod.analysis.statement_text import same_lines
 
 _PLACEHOLDER = "__codemod_placeholder_{}__"
@@ -87,6 +87,19 @@ def add_imports(tree: cst.Module, context: CodemodContext) -> cst.Module:
             body.append(original.with_changes(leading_lines=stmt.leading_lines))
     body.extend(tree.body[len(shallow):])
     return done.with_changes(body=body)
+
+
+def with_import_first(node: cst.FunctionDef, runtime: str, names: list[str]) -> cst.FunctionDef:
+    """``node`` with ``from <runtime> import <names>`` as its first statement (after its
+    docstring): a helper imported where it is called, in a file the runtime module loads
+    while it is imported."""
+    docstring, body = docstring_and_body(node)
+    imported = cst.SimpleStatementLine(body=[cst.ImportFrom(
+        module=cst.parse_expression(runtime),  # type: ignore[arg-type]
+        names=[cst.ImportAlias(cst.Name(name)) for name in names])])
+    block = node.body if isinstance(node.body, cst.IndentedBlock) else cst.IndentedBlock(body=[])
+    return node.with_changes(body=block.with_changes(
+        body=[*([docstring] if docstring is not None else []), imported, *body]))
 
 
 def _one_import(stmt: cst.BaseStatement) -> bool:

@@ -33,6 +33,7 @@ import libcst as cst
 from codemod.analysis import python_trees
 from codemod.analysis.bound_names import names_bound
 from codemod.transforms.builtin_scopes import BuiltinScopes, Comprehension
+from codemod.transforms.import_edits import with_import_first
 from codemod.transforms.refs import FileRefs
 
 HELPER = "param_type"
@@ -284,25 +285,3 @@ def _called(helper: cst.BaseExpression, obj: cst.BaseExpression,
             operand: cst.BaseExpression) -> cst.Call:
     """``helper(obj)`` in the place of ``operand``, keeping its parentheses."""
     return cst.Call(func=helper, args=[cst.Arg(obj)], lpar=operand.lpar, rpar=operand.rpar)
-
-
-def with_import_first(node: cst.FunctionDef, runtime: str, names: list[str]) -> cst.FunctionDef:
-    """``node`` with ``from <runtime> import <names>`` as its first statement (after its
-    docstring): a helper imported where it is called, in a file the runtime module loads
-    while it is imported."""
-    body = node.body
-    if isinstance(body, cst.SimpleStatementSuite):  # ``def f(): return ...``
-        body = cst.IndentedBlock(body=[cst.SimpleStatementLine(body=body.body)])
-    statements = list(body.body)
-    at = 1 if statements and _is_docstring(statements[0]) else 0
-    module = cst.parse_expression(runtime)
-    imported = cst.SimpleStatementLine(body=[cst.ImportFrom(
-        module=module, names=[cst.ImportAlias(cst.Name(name)) for name in names])])  # type: ignore[arg-type]
-    statements.insert(at, imported)
-    return node.with_changes(body=body.with_changes(body=statements))
-
-
-def _is_docstring(statement: cst.CSTNode) -> bool:
-    return isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1 \
-        and isinstance(statement.body[0], cst.Expr) \
-        and isinstance(statement.body[0].value, (cst.SimpleString, cst.ConcatenatedString))

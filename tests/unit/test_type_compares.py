@@ -16,8 +16,9 @@ import libcst as cst
 import pytest
 
 from codemod.cli import main
+from codemod.transforms.import_edits import with_import_first
 from codemod.transforms.skeleton import MARKER, skeleton_text
-from codemod.transforms.type_compares import compares_types, may_compare_types, with_import_first
+from codemod.transforms.type_compares import compares_types, may_compare_types
 
 PARAMS = '''from torch.nn import Parameter
 
