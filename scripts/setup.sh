@@ -15,3 +15,8 @@ if [ "${1:-}" = "test" ]; then
 else
     .venv/bin/python -m pip install --quiet -e .
 fi
+# An editable install compiles nothing, and PYTHONDONTWRITEBYTECODE (set on some machines)
+# keeps Python from caching what it compiles: every run would compile codemod's modules
+# from source (~0.1 s). Compile them once, as pip does for a regular install; a module
+# edited later is recompiled when it is imported, as usual.
+.venv/bin/python -m compileall -q codemod >/dev/null

@@ -75,6 +75,8 @@ class ImportRoots:
     walked: tuple[str, ...] = ()
     _top_package: dict[str, str | None] = field(default_factory=dict, repr=False)
     _packages: dict[str, str] = field(default_factory=dict, repr=False)
+    #: ``module_name`` by path as given (and, for a relative path, the working directory).
+    _module_names: dict[tuple[str, str], str] = field(default_factory=dict, repr=False)
 
     @classmethod
     def of(cls, src: Iterable[str | os.PathLike[str]] = (),
@@ -127,6 +129,14 @@ class ImportRoots:
 
     def module_name(self, path: str | os.PathLike[str]) -> str:
         """Dotted module name of the file ``path`` (``pkg/__init__.py`` is ``pkg``)."""
+        text = os.fspath(path)
+        key = (text, "" if os.path.isabs(text) else working_directory())
+        known = self._module_names.get(key)
+        if known is None:
+            known = self._module_names[key] = self._module_name(text)
+        return known
+
+    def _module_name(self, path: str) -> str:
         directory, name = os.path.split(absolute(path))
         package = self._package(directory)
         stem = name[:-3] if name.endswith(".py") else name
