@@ -298,12 +298,11 @@ def set_param_field(obj, field, name, value, none_deletes=False):
     with a field of the same name, a converted kind without that property) gets the
     field, as before.
     """
-    attrs = getattr(obj, "__dict__", None)
-    if not isinstance(attrs, dict) or "_param_features" not in attrs \
-            or field not in _fields_of(attrs):
+    fields = _kind_fields(obj)
+    if field not in fields:
         setattr(obj, field, value)
     elif value is None and none_deletes:
-        attrs.pop(name, None)
+        _drop_own(obj, name)
     else:
         setattr(obj, name, value)
 
@@ -316,25 +315,72 @@ def param_field(obj, field, *default):
     None), or ``default`` / ``AttributeError`` where the field had been deleted. Any
     other object is read as it is.
     """
-    attrs = getattr(obj, "__dict__", None)
-    if isinstance(attrs, dict) and "_param_features" in attrs:
-        fields = _fields_of(attrs)
-        if field in fields:
-            name, none_deletes = fields[field]
-            if name in attrs:
-                return attrs[name]
-            if none_deletes:
-                return None
-            if default:
-                return default[0]
-            raise AttributeError(f"parameter has no attribute {field!r}")
+    fields = _kind_fields(obj)
+    if field in fields:
+        name, none_deletes = fields[field]
+        value = _own_attr(obj, name)
+        if value is not _MISSING:
+            return value
+        if none_deletes:
+            return None
+        if default:
+            return default[0]
+        raise AttributeError(f"parameter has no attribute {field!r}")
     return getattr(obj, field, *default)
 
 
 def has_param_field(obj, field):
     """What ``hasattr(obj, field)`` answered before conversion (see ``param_field``)."""
-    missing = object()
-    return param_field(obj, field, missing) is not missing
+    return param_field(obj, field, _MISSING) is not _MISSING
+
+
+# The field helpers read a plain tensor's attributes by name, never through its
+# ``__dict__``: torch.compile cannot trace a tensor's ``__dict__``, while it traces the
+# field reads and writes these helpers stand for. A plain ``Parameter`` or ``Tensor``
+# has no ``__getattr__``, so a name its classes do not define finds only the
+# instance's own attribute, as the dict lookup did. Any other object is read through
+# its ``__dict__``.
+
+#: A value no attribute holds.
+_MISSING = object()
+#: What a ``Parameter`` (or a ``Tensor``) has from its classes.
+_TENSOR_NAMES = frozenset(dir(torch.nn.Parameter))
+
+
+def _is_plain_tensor(obj):
+    cls = type(obj)
+    return cls is torch.nn.Parameter or cls is torch.Tensor
+
+
+def _own_attr(obj, name):
+    """``obj``'s own attribute ``name`` (what its ``__dict__`` holds), or ``_MISSING``."""
+    if name not in _TENSOR_NAMES and _is_plain_tensor(obj):
+        return getattr(obj, name, _MISSING)
+    attrs = getattr(obj, "__dict__", None)
+    return attrs.get(name, _MISSING) if isinstance(attrs, dict) else _MISSING
+
+
+def _drop_own(obj, name):
+    """Remove ``obj``'s own attribute ``name`` if it has one."""
+    if name not in _TENSOR_NAMES and _is_plain_tensor(obj):
+        if hasattr(obj, name):
+            delattr(obj, name)
+    else:
+        obj.__dict__.pop(name, None)
+
+
+def _kind_fields(obj):
+    """The former-property fields of ``obj``'s converted kind ({} if it has none)."""
+    if _is_plain_tensor(obj):
+        if getattr(obj, "_param_features", _MISSING) is _MISSING:
+            return {}
+        fields = PARAM_FIELDS.get(getattr(obj, "_param_kind", None))
+        if fields is not None:
+            return fields
+    attrs = getattr(obj, "__dict__", None)
+    if isinstance(attrs, dict) and "_param_features" in attrs:
+        return _fields_of(attrs)
+    return {}
 
 
 def isinstance_or_param_feature(obj, classes, *features):
@@ -356,7 +402,8 @@ def param_type(obj):
     object per kind, also after a copy or pickling), for anything else ``type(obj)``."""
     cls = type(obj)
     if cls is torch.nn.Parameter:
-        kind = obj.__dict__.get("_param_kind")
+        # By name, not through ``obj.__dict__``, which torch.compile cannot trace.
+        kind = getattr(obj, "_param_kind", None)
         if kind is not None:
             return _INTERN(kind)
     return cls
