@@ -9,7 +9,7 @@ from __future__ import annotations
 import functools
 import re
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import libcst as cst
@@ -34,7 +34,12 @@ from codemod.transforms.import_format import format_imports, group_added_imports
 from codemod.transforms.refs import FileRefs
 from codemod.transforms.statement_visits import Made, visit_mentioning
 from codemod.transforms.type_compares import HELPER as TYPE_HELPER
-from codemod.transforms.type_compares import TypeCompareTransformer, compares_types, may_compare_types
+from codemod.transforms.type_compares import (
+    TypeCompareTransformer,
+    compares_types,
+    may_compare_types,
+    module_level_comparisons,
+)
 from codemod.transforms.use_scanner import unconverted_uses
 from codemod.transforms.use_sites import UseSiteTransformer
 
@@ -52,6 +57,9 @@ class FileConversion:
     #: The code of the statements generated for ``new_text``; the rest of it is the
     #: file's own text, which LibCST parsed already (None: all of it was generated).
     generated: list[str] | None = None
+    #: (line or None, why) of each shape a rewrite not tied to a class name left as it
+    #: was, where it would have acted elsewhere (``left_alone``): reported as warnings.
+    left_alone: list[tuple[int | None, str]] = field(default_factory=list)
 
 
 def convert_file(ff: FileFacts, plan: Plan) -> FileConversion:
@@ -92,6 +100,7 @@ def convert_with_leftovers(ff: FileFacts, plan: Plan, stop_at_leftovers: bool,
         # Only the module body changes: no need to walk the whole tree again.
         tree = definitions.leave_Module(tree, tree)
     counts = Counter(uses.counts)
+    left_alone: list[tuple[int | None, str]] = []
     if definitions.count:
         counts["class"] += definitions.count
     if definitions.shadow_count:
@@ -110,6 +119,10 @@ def convert_with_leftovers(ff: FileFacts, plan: Plan, stop_at_leftovers: bool,
             counts["dict-copy"] += copies.count
         if copies.reads:
             counts["dict-read"] += copies.reads
+        if copies.skipped:
+            left_alone.append((None, f"attribute-dict copies or reads outside every function left as "
+                                     f"they are ({copies.skipped})"
+                                     f"{_cannot_import(runtime, 'param_attr_dict', refs.is_runtime)}"))
     if plan.runtime_modules and may_compare_types(source) and not prefilter(source, frozenset({TYPE_HELPER})):
         runtime, local = _runtime_for(ff, plan, loaded_by)
         compares = TypeCompareTransformer(refs, runtime, local=local)
@@ -122,6 +135,11 @@ def convert_with_leftovers(ff: FileFacts, plan: Plan, stop_at_leftovers: bool,
                                 descend=not compares.local, made=made, may_change=may_compare_types)
         if compares.count:
             counts["type-compare"] += compares.count
+        if compares.skipped:
+            why = f"{_cannot_import(runtime, TYPE_HELPER, refs.is_runtime)}; two converted parameters' types are both Parameter there"
+            lines = module_level_comparisons(source)
+            left_alone += [(line, f"comparison of two objects' types left as it is{why}") for line in lines] \
+                or [(None, f"{compares.skipped} comparison(s) of two objects' types left as they are{why}")]
     if counts:
         tree = add_imports(tree, context)
         heads = uses.handled_heads | definitions.base_heads
@@ -142,7 +160,16 @@ def convert_with_leftovers(ff: FileFacts, plan: Plan, stop_at_leftovers: bool,
             # of the code they replace.
             new_text = laid_out
             generated = None if generated is None else with_relaid(generated, statements)
-    return FileConversion(new_text, counts, leftovers, generated), leftovers
+    return FileConversion(new_text, counts, leftovers, generated, left_alone), leftovers
+
+
+def _cannot_import(runtime: str, helper: str, own_runtime: bool) -> str:
+    """Why a rewrite outside every function of a file could not call ``helper``
+    (``own_runtime``: the file is a runtime module)."""
+    if own_runtime:
+        return f" (a runtime module's own module level may run before {helper} is defined)"
+    return (f" (importing {runtime} loads this file, so the file cannot import {helper} "
+            "at its top; inside a function it does)")
 
 
 def _runtime_for(ff: FileFacts, plan: Plan,

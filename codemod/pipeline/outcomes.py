@@ -31,6 +31,8 @@ def record_outcomes(result: RunResult, plan: Plan, candidates: list[Path],
             done = Converted(convert_file(ff, plan), done.leftovers)
         conversion = done.conversion
         assert conversion is not None
+        result.warnings += [f"{path}:{line}: {why}" if line is not None else f"{path}: {why}"
+                            for line, why in conversion.left_alone]
         refusals = tuple(r for r in plan.refusals() if r.path == path)
         if conversion.new_text == source.text:
             outcome = Outcome.REFUSED if refusals else Outcome.UNCHANGED

@@ -66,6 +66,8 @@ class DictCopyTransformer(cst.CSTTransformer):
         #: Copies left alone because no parameter can take part (``may_copy_param``).
         self.out_of_scope = 0
         self._functions = 0
+        #: The entries of ``_imported_inside`` set aside while a ``def``'s header is visited.
+        self._held: list[list[str]] = []
         #: Per enclosing function: the helpers an expression in it calls that must be
         #: imported inside it (``local``).
         self._imported_inside: list[list[str]] = []
@@ -102,6 +104,20 @@ class DictCopyTransformer(cst.CSTTransformer):
         elif self._scopes and self._scopes[-1][0] == "def":
             own = self._scopes[-1][1]  # a closure inside such a method sees it too
         self._scopes.append(("def", own))
+
+    # A ``def``'s decorators, parameters (their defaults and annotations) and return
+    # annotation run where the ``def`` does, before the body's import of a helper:
+    # while they are visited, the function is not entered yet.
+    def _visit_header(self, node: cst.FunctionDef) -> None:
+        self._functions -= 1
+        self._held.append(self._imported_inside.pop())
+
+    def _leave_header(self, node: cst.FunctionDef) -> None:
+        self._functions += 1
+        self._imported_inside.append(self._held.pop())
+
+    visit_FunctionDef_decorators = visit_FunctionDef_params = visit_FunctionDef_returns = _visit_header
+    leave_FunctionDef_decorators = leave_FunctionDef_params = leave_FunctionDef_returns = _leave_header
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef, updated_node: cst.FunctionDef) -> cst.FunctionDef:
         self._functions -= 1

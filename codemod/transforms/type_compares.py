@@ -150,12 +150,36 @@ def compares_types(text: str) -> bool:
         tree = python_trees.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return True
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Compare) and len(node.ops) == 1 \
-                and isinstance(node.ops[0], (ast.Is, ast.IsNot, ast.Eq, ast.NotEq)) \
-                and _python_type_of(node.left) and _python_type_of(node.comparators[0]):
-            return True
-    return False
+    return any(_is_type_comparison(node) for node in ast.walk(tree))
+
+
+def module_level_comparisons(text: str) -> list[int]:
+    """The lines of the comparisons of two objects' types that run outside every
+    function body (a ``lambda`` is not one; a ``def``'s decorators and default values
+    run where the ``def`` does): what ``TypeCompareTransformer`` leaves as they are in a
+    file that cannot import the helper at its top (``local``)."""
+    try:
+        tree = python_trees.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return []
+    lines: list[int] = []
+    stack: list[ast.AST] = [tree]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            stack += [*node.decorator_list, *node.args.defaults,
+                      *(d for d in node.args.kw_defaults if d is not None)]
+            continue
+        if _is_type_comparison(node):
+            lines.append(node.lineno)  # type: ignore[attr-defined]
+        stack.extend(ast.iter_child_nodes(node))
+    return sorted(lines)
+
+
+def _is_type_comparison(node: ast.AST) -> bool:
+    return isinstance(node, ast.Compare) and len(node.ops) == 1 \
+        and isinstance(node.ops[0], (ast.Is, ast.IsNot, ast.Eq, ast.NotEq)) \
+        and _python_type_of(node.left) and _python_type_of(node.comparators[0])
 
 
 def _python_type_of(operand: ast.expr) -> bool:
@@ -188,6 +212,8 @@ class TypeCompareTransformer(BuiltinScopes):
         self.skipped = 0
         #: Per enclosing function: whether a comparison in it needs the local import.
         self._functions: list[bool] = []
+        #: The entries of ``_functions`` set aside while a ``def``'s header is visited.
+        self._held: list[bool] = []
         #: Per enclosing class body (whether it binds ``type``) or other scope (None):
         #: code right in a class body that binds ``type`` calls that binding.
         self._bodies: list[bool | None] = []
@@ -226,6 +252,18 @@ class TypeCompareTransformer(BuiltinScopes):
         self.enter_function(node)
         self._functions.append(False)
         self._bodies.append(None)
+
+    # A ``def``'s decorators, parameters (their defaults and annotations) and return
+    # annotation run where the ``def`` does, before the body's import of the helper:
+    # while they are visited, the function is not entered yet.
+    def _visit_header(self, node: cst.FunctionDef) -> None:
+        self._held.append(self._functions.pop())
+
+    def _leave_header(self, node: cst.FunctionDef) -> None:
+        self._functions.append(self._held.pop())
+
+    visit_FunctionDef_decorators = visit_FunctionDef_params = visit_FunctionDef_returns = _visit_header
+    leave_FunctionDef_decorators = leave_FunctionDef_params = leave_FunctionDef_returns = _leave_header
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef,
                           updated_node: cst.FunctionDef) -> cst.FunctionDef:

@@ -232,3 +232,36 @@ def test_a_file_the_runtime_package_loads_imports_the_helpers_inside_its_functio
                           env={**os.environ, "PYTHONPATH": str(tmp_path)}, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["True", "False"]
+
+
+def test_what_runs_at_import_in_a_file_the_runtime_package_loads_is_left_and_reported(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """In such a file a default value or decorator argument is evaluated when the
+    ``def`` runs, at module level, before the function's own import of the helper: it
+    stays as it is (before, it was rewritten and importing the file raised NameError), and
+    so does a comparison right at module level; an attribute-dict read too. Each is named
+    as a warning (comparisons with their lines)."""
+    pkg = _tree(tmp_path, "", init="from other.util import same\n")
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "__init__.py").write_text("")
+    util = ('def mark(flag):\n    return lambda f: f\n\n\n'
+            "@mark(type(1) == type(2))\n"
+            "def same(a, b, strict=type(1) is type(2), check=lambda x, y: type(x) is type(y),\n"
+            "         fields={k: v for k, v in vars(mark).items()}):\n"
+            "    return type(a) is type(b)\n\n\n"
+            "SAME = type(1) is type(2)\n")
+    (tmp_path / "other" / "util.py").write_text(util)
+    assert main(["apply", str(pkg), str(tmp_path / "other")]) == 1
+    assert (tmp_path / "other" / "util.py").read_text() == util.replace(
+        "    return type(a) is type(b)\n",
+        "    from pkg.params_features import param_type\n    return param_type(a) is param_type(b)\n")
+    warnings = [line for line in capsys.readouterr().err.splitlines() if "util.py" in line]
+    assert "attribute-dict copies or reads outside every function left as they are (1)" in warnings[0]
+    compared = warnings[1:]
+    assert [w.split(": ", 2)[1].rsplit(":", 1)[1] for w in compared] == ["5", "6", "6", "11"]
+    assert all("comparison of two objects' types left as it is" in w for w in compared)
+    script = "import other.util\nimport torch\nprint(other.util.same(torch.zeros(1), 1))\n"
+    done = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": str(tmp_path)}, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["False"]
