@@ -9,7 +9,9 @@ What it does
       a class base) naming a Parameter class that ``codemod apply`` converts;
     * ``CM003`` ``class Y(X)`` where ``X`` is a factory function that ``apply`` made;
     * ``CM004`` a class-style check against such a factory function;
-    * ``CM005`` a tree that is only partly converted.
+    * ``CM005`` a tree that is only partly converted;
+    * ``CM006`` after migration, a comparison of two objects' types (``type(a) is
+      type(b)``), which holds for two converted parameters of different former classes.
 Why
     After a migration nothing should bring subclasses back: ``isinstance(p, X)`` against a
     factory raises ``TypeError``, ``type(p) is X`` is silently always false, and

@@ -25,6 +25,7 @@ from codemod.check.planned import facts_of, plan_tree
 from codemod.check.result import EXIT_CLEAN, EXIT_ERROR, EXIT_FINDINGS, CheckResult
 from codemod.check.rules import Finding
 from codemod.check.scan import AstFiles
+from codemod.check.type_findings import type_compare_findings
 from codemod.check.uses import ClassStyleUses, Resolver
 from codemod.check.uses_from_ast import AstClassStyleUses, AstResolver, Undecided
 from codemod.parallel import fewer_collections
@@ -70,6 +71,7 @@ def _check_tree(paths: list[Path], options: Options, scope: Scope) -> CheckResul
             targets[q] = Target("class" if p.converted else "kept", p.name, p.facts.module,
                                  p.name)
     converted_modules: list[str] = []
+    runtime_files: dict[Path, str] = {}
     module_paths: dict[str, Path] = {}
 
     def defined_in(module: str) -> ast.Module | None:
@@ -86,6 +88,8 @@ def _check_tree(paths: list[Path], options: Options, scope: Scope) -> CheckResul
         if by_features or ("def wrap_" in source.text and WRAP_DEF.search(source.text)):
             tree = asts.tree(path)
             module = module_name_for(path)
+            if by_features:
+                runtime_files[path] = module
             left = [] if tree is None else (
                 converted_names(tree, defined_in) if by_features else []) or factories_in(tree, module)
             for target in left:
@@ -157,6 +161,14 @@ def _check_tree(paths: list[Path], options: Options, scope: Scope) -> CheckResul
             f"functions it made in {', '.join(f'`{m}`' for m in converted_modules)}",
             first.path, line, col, True,
         ))
+
+    # CM006: comparisons of two objects' types, once the tree holds converted parameters.
+    if converted_modules and runtime_files:
+        failed = {f.path for f in run.failed()}
+        findings.extend(type_compare_findings(
+            run, [p for p in sorted(run.sources)
+                  if scope.in_focus(p) and p not in failed and p not in runtime_files],
+            sorted(set(runtime_files.values())), asts.tree))
 
     result = CheckResult(scanned=run.scanned, parsed=run.parsed,
                          converted_modules=converted_modules)

@@ -1,4 +1,4 @@
-"""Uses and classes turned into ``codemod check`` findings (CM001-CM005 texts), the
+"""Uses and classes turned into ``codemod check`` findings (CM001-CM005 texts; CM006 in ``type_findings``), the
 class-only uses of a factory the use visitor does not see, and suppression comments."""
 
 from __future__ import annotations

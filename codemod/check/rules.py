@@ -68,6 +68,16 @@ RULES: tuple[Rule, ...] = (
         "Run `codemod apply` on the whole tree again.",
         True,
     ),
+    Rule(
+        "CM006", "type-compare",
+        "After migration: `type(a) is type(b)` (or `is not`, `==`, `!=`, `x.__class__`) "
+        "compares two objects' types; two converted parameters of different former classes "
+        "are both torch.nn.Parameter.",
+        "Write `param_type(a) is param_type(b)` with `param_type` from the family's runtime "
+        "module: a converted parameter's former kind, `type(x)` for any other object "
+        "(what `apply` writes). `codemod apply` does not rewrite a tree it converted already.",
+        False,
+    ),
 )
 RULES_BY_CODE = {rule.code: rule for rule in RULES}
 

@@ -20,13 +20,17 @@ Fix safety
     code rebinds (``BuiltinScopes``), a chained comparison (``type(a) is type(b) is C``),
     other uses of a parameter's type (``type(p).__name__``, ``type(p)`` as a dict key),
     and, in a file the runtime module loads while it is imported, a comparison outside a
-    function (the helper cannot be imported there without a cycle; inside a function it
-    is imported at the top of the function).
+    function body, decorators and default values included (the helper cannot be imported
+    there without a cycle; inside a function it is imported at the top of the function):
+    each is reported as a warning (``module_level_comparisons``). ``codemod check``
+    reports the comparisons written into a converted tree afterwards (CM006), found by
+    the same rule (``type_comparisons``).
 """
 
 from __future__ import annotations
 
 import ast
+from typing import TypeGuard
 
 import libcst as cst
 
@@ -171,12 +175,20 @@ def module_level_comparisons(text: str) -> list[int]:
                       *(d for d in node.args.kw_defaults if d is not None)]
             continue
         if _is_type_comparison(node):
-            lines.append(node.lineno)  # type: ignore[attr-defined]
+            lines.append(node.lineno)
         stack.extend(ast.iter_child_nodes(node))
     return sorted(lines)
 
 
-def _is_type_comparison(node: ast.AST) -> bool:
+def type_comparisons(tree: ast.AST) -> list[ast.Compare]:
+    """Every comparison of two objects' types in ``tree``, in source order, as
+    ``TypeCompareTransformer`` finds them (``type`` taken as the builtin wherever it is:
+    a superset where the code rebinds it)."""
+    found = [node for node in ast.walk(tree) if _is_type_comparison(node)]
+    return sorted(found, key=lambda node: (node.lineno, node.col_offset))
+
+
+def _is_type_comparison(node: ast.AST) -> TypeGuard[ast.Compare]:
     return isinstance(node, ast.Compare) and len(node.ops) == 1 \
         and isinstance(node.ops[0], (ast.Is, ast.IsNot, ast.Eq, ast.NotEq)) \
         and _python_type_of(node.left) and _python_type_of(node.comparators[0])

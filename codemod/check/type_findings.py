@@ -1,0 +1,46 @@
+"""CM006: a comparison of two objects' types in a tree ``apply`` converted.
+
+A converted parameter is a plain ``torch.nn.Parameter``: ``type(a) is type(b)`` holds for
+two parameters of different former classes. ``apply`` rewrites every such comparison it
+finds to ``param_type(a) is param_type(b)`` (``transforms/type_compares.py``); this finds
+those written afterwards, with the same rule (``type_comparisons``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+from codemod.analysis.bound_names import bound_at_module_level, bound_in_some_function
+from codemod.check.locate import source_lines
+from codemod.check.rules import Finding
+from codemod.pipeline.results import RunResult
+from codemod.transforms.type_compares import HELPER, may_compare_types, type_comparisons
+
+
+def type_compare_findings(run: RunResult, paths: Iterable[Path], runtime_modules: list[str],
+                          tree_of: Callable[[Path], object]) -> list[Finding]:
+    """CM006 for each comparison of two objects' types in ``paths`` (``tree_of`` gives a
+    file's CPython tree, None where it does not compile). A file that binds ``type``
+    anywhere is passed over: which comparisons call the builtin is not decided here."""
+    helper_from = " or ".join(f"`{module}`" for module in runtime_modules)
+    out: list[Finding] = []
+    for path in paths:
+        text = run.sources[path].text
+        if not may_compare_types(text) or bound_at_module_level(text, ["type"]) \
+                or bound_in_some_function(text, ["type"]):
+            continue
+        tree = tree_of(path)
+        if tree is None:
+            continue
+        lines = source_lines(text)
+        for node in type_comparisons(tree):  # type: ignore[arg-type]
+            prefix = lines[node.lineno - 1].encode("utf-8")[:node.col_offset]
+            column = len(prefix.decode("utf-8", errors="replace")) + 1
+            out.append(Finding(
+                "CM006",
+                "compares two objects' types: a converted parameter's type is "
+                "torch.nn.Parameter, so parameters of different former classes compare "
+                f"equal; compare `{HELPER}(a) is {HELPER}(b)` ({HELPER} from {helper_from})",
+                path, node.lineno, column, False))
+    return out

@@ -1,0 +1,75 @@
+"""CM006: a comparison of two objects' types written into a tree ``apply`` converted.
+
+Right after ``apply`` there is none (every one was rewritten to ``param_type``); one added
+afterwards is a finding with its place, in any file, with the same rule ``apply`` rewrites
+by; none before migration (the classes still exist); suppressible; a file that binds
+``type`` itself is passed over.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from codemod.cli import main
+
+from .helpers import PARAMS, run, write_tree
+
+TREE = {
+    "pkg/__init__.py": "",
+    "pkg/params.py": PARAMS,
+    "pkg/util.py": "def same(a, b):\n    return type(a) is type(b)\n",
+}
+
+
+@pytest.fixture(scope="module")
+def converted_once(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = write_tree(tmp_path_factory.mktemp("converted"), TREE)
+    assert main(["apply", str(root)]) == 1
+    return root
+
+
+@pytest.fixture
+def converted(converted_once: Path, tmp_path: Path) -> Path:
+    return Path(shutil.copytree(converted_once, tmp_path / "converted"))
+
+
+def test_none_right_after_apply(converted: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert "param_type(a) is param_type(b)" in (converted / "pkg" / "util.py").read_text()
+    assert "CM006" not in run(capsys, "check", converted).out
+
+
+def test_none_before_migration(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    root = write_tree(tmp_path, TREE)
+    assert "CM006" not in run(capsys, "check", root).out
+
+
+def test_each_form_added_afterwards_is_found(converted: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (converted / "pkg" / "later.py").write_text(
+        "def f(a, b):\n"
+        "    if type(a) is type(b):\n"
+        "        return 1\n"
+        "    return (type(a) != b.__class__,\n"
+        "            a.__class__ == b.__class__)\n\n\n"
+        "def g(a, b):\n"
+        "    return type(a) is int or type(a) in (type(b),)  # not this rule\n\n\n"
+        "def h(a, b):\n"
+        "    return type(a) is type(b)  # codemod: ignore[CM006]\n")
+    (converted / "pkg" / "own_type.py").write_text(
+        "def f(a, b, type=type):\n    return type(a) is type(b)\n")
+    done = run(capsys, "check", converted)
+    assert done.rc == 1
+    found = [(name, line, code) for name, line, code in done.findings() if code == "CM006"]
+    assert found == [("later.py", 2, "CM006"), ("later.py", 4, "CM006"), ("later.py", 5, "CM006")]
+    line = next(text for text in done.out.splitlines() if "later.py:2:" in text)
+    assert "later.py:2:8: CM006 compares two objects' types" in line
+    assert "`param_type(a) is param_type(b)`" in line and "`pkg.params_features`" in line
+
+
+def test_only_files_given_are_reported(converted: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (converted / "pkg" / "later.py").write_text("def f(a, b):\n    return type(a) is type(b)\n")
+    (converted / "pkg" / "other.py").write_text("def f(a, b):\n    return type(a) == type(b)\n")
+    done = run(capsys, "check", converted / "pkg" / "other.py")
+    assert [(name, code) for name, _, code in done.findings()] == [("other.py", "CM006")]
