@@ -11,15 +11,11 @@ refuses the family now: ``tests/unit/test_field_nested_targets.py``.)
 
 from __future__ import annotations
 
-import os
-import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from codemod.cli import main
+from .side_by_side import answers_of, convert_copy
 
 pytest.importorskip("torch")
 
@@ -139,28 +135,13 @@ FORMS = {
 }
 
 
-def _run(tree: Path) -> dict[str, str]:
-    env = dict(os.environ, PYTHONPATH=str(tree), PYTHONWARNINGS="ignore", PYTHONDONTWRITEBYTECODE="1")
-    script = f"FORMS = {list(FORMS)!r}\n" + SCENARIO
-    done = subprocess.run([sys.executable, "-c", script], cwd=tree, env=env,
-                          capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stderr
-    return dict(line.split(" ", 1) for line in done.stdout.splitlines())
-
-
 @pytest.fixture(scope="module")
 def outputs(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, str], dict[str, str]]:
     """(before, after): each form's printed answer in the original and converted tree."""
-    base = tmp_path_factory.mktemp("read_forms")
-    original = base / "original"
-    (original / "pkg").mkdir(parents=True)
-    (original / "pkg" / "__init__.py").write_text("")
-    shutil.copy(PARAMS, original / "pkg" / "params.py")
-    (original / "pkg" / "reads.py").write_text(READS)
-    converted = base / "converted"
-    shutil.copytree(original, converted)
-    assert main(["apply", str(converted / "pkg")]) == 1
-    return _run(original), _run(converted)
+    original, converted = convert_copy(tmp_path_factory.mktemp("read_forms"), {
+        "pkg/__init__.py": "", "pkg/params.py": PARAMS.read_text(), "pkg/reads.py": READS})
+    script = f"FORMS = {list(FORMS)!r}\n" + SCENARIO
+    return answers_of(original, script), answers_of(converted, script)
 
 
 @pytest.mark.parametrize("form", [

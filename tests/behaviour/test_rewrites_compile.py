@@ -12,15 +12,11 @@ trees and prints whether it compiled and what it returned (the eager answer too)
 
 from __future__ import annotations
 
-import os
-import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from codemod.cli import main
+from .side_by_side import answers_of, convert_copy
 
 torch = pytest.importorskip("torch")
 if not hasattr(torch, "compile") or not torch._dynamo.is_dynamo_supported():
@@ -138,27 +134,13 @@ for name in NAMES:
 '''
 
 
-def _run(tree: Path) -> dict[str, str]:
-    env = dict(os.environ, PYTHONPATH=str(tree), PYTHONWARNINGS="ignore", PYTHONDONTWRITEBYTECODE="1")
-    done = subprocess.run([sys.executable, "-c", SCENARIO], cwd=tree, env=env,
-                          capture_output=True, text=True, timeout=600)
-    assert done.returncode == 0, done.stderr
-    return dict(line.split(" ", 1) for line in done.stdout.splitlines())
-
-
 @pytest.fixture(scope="module")
 def answers(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, str], dict[str, str], Path]:
     """(before, after, converted tree)."""
-    base = tmp_path_factory.mktemp("rewrites_compile")
-    original = base / "original"
-    (original / "pkg").mkdir(parents=True)
-    (original / "pkg" / "__init__.py").write_text("")
-    (original / "pkg" / "params.py").write_text(PARAMS)
-    (original / "pkg" / "forms.py").write_text(FORMS)
-    converted = base / "converted"
-    shutil.copytree(original, converted)
-    assert main(["apply", str(converted / "pkg")]) == 1
-    return _run(original), _run(converted), converted
+    original, converted = convert_copy(tmp_path_factory.mktemp("rewrites_compile"), {
+        "pkg/__init__.py": "", "pkg/params.py": PARAMS, "pkg/forms.py": FORMS})
+    return (answers_of(original, SCENARIO, timeout=600), answers_of(converted, SCENARIO, timeout=600),
+            converted)
 
 
 def test_each_form_was_rewritten(answers: tuple[dict[str, str], dict[str, str], Path]) -> None:

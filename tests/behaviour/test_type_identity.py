@@ -13,15 +13,11 @@ does not import torch (two parameters of one kind must still compare equal).
 
 from __future__ import annotations
 
-import os
-import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from codemod.cli import main
+from .side_by_side import answers_of, convert_copy
 
 pytest.importorskip("torch")
 
@@ -131,28 +127,13 @@ for left, right in [("weight", "weight2"), ("weight", "scale"), ("weight", "plai
 '''
 
 
-def _run(tree: Path) -> dict[str, str]:
-    env = dict(os.environ, PYTHONPATH=str(tree), PYTHONWARNINGS="ignore", PYTHONDONTWRITEBYTECODE="1")
-    done = subprocess.run([sys.executable, "-c", SCENARIO], cwd=tree, env=env,
-                          capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stderr
-    return dict(line.split(" ", 1) for line in done.stdout.splitlines())
-
-
 @pytest.fixture(scope="module")
 def answers(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, str], dict[str, str], Path]:
     """(before, after, converted tree)."""
-    base = tmp_path_factory.mktemp("type_identity")
-    original = base / "original"
-    (original / "pkg").mkdir(parents=True)
-    (original / "pkg" / "__init__.py").write_text("")
-    (original / "pkg" / "params.py").write_text(PARAMS)
-    (original / "pkg" / "with_torch.py").write_text(WITH_TORCH)
-    (original / "pkg" / "plain.py").write_text(WITHOUT_TORCH)
-    converted = base / "converted"
-    shutil.copytree(original, converted)
-    assert main(["apply", str(converted / "pkg")]) == 1
-    return _run(original), _run(converted), converted
+    original, converted = convert_copy(tmp_path_factory.mktemp("type_identity"), {
+        "pkg/__init__.py": "", "pkg/params.py": PARAMS, "pkg/with_torch.py": WITH_TORCH,
+        "pkg/plain.py": WITHOUT_TORCH})
+    return answers_of(original, SCENARIO), answers_of(converted, SCENARIO), converted
 
 
 def test_the_comparisons_were_rewritten(answers: tuple[dict[str, str], dict[str, str], Path]) -> None:
