@@ -99,7 +99,7 @@ def rebind_param_methods(obj, copied=None):
     comprehension) becomes ``rebind_param_methods(t, t.__dict__.update(...))``: the
     copy runs first, and the expression still gets its value.
     """
-    attrs = getattr(obj, "__dict__", None)
+    attrs = _attrs_or_none(obj)
     if not isinstance(attrs, dict):
         return copied
     for name, value in list(attrs.items()):
@@ -153,7 +153,7 @@ def param_attr_dict(obj):
     with the fields instead (``_f`` with the attribute's value; ``None`` where a deleted
     nullable attribute left it), so they answer as before.
     """
-    attrs = obj.__dict__
+    attrs = _attrs_of(obj)
     if "_param_features" not in attrs:
         return attrs
     fields = _fields_of(attrs)
@@ -335,11 +335,11 @@ def has_param_field(obj, field):
 
 
 # The field helpers read a plain tensor's attributes by name, never through its
-# ``__dict__``: torch.compile cannot trace a tensor's ``__dict__``, while it traces the
-# field reads and writes these helpers stand for. A plain ``Parameter`` or ``Tensor``
-# has no ``__getattr__``, so a name its classes do not define finds only the
-# instance's own attribute, as the dict lookup did. Any other object is read through
-# its ``__dict__``.
+# ``__dict__``: torch.compile cannot trace a tensor's ``__dict__`` (``_attrs_of``),
+# while it traces the field reads and writes these helpers stand for. A plain
+# ``Parameter`` or ``Tensor`` has no ``__getattr__``, so a name its classes do not define
+# finds only the instance's own attribute, as the dict lookup did. Any other object is
+# read through its ``__dict__``.
 
 #: A value no attribute holds.
 _MISSING = object()
@@ -356,17 +356,14 @@ def _own_attr(obj, name):
     """``obj``'s own attribute ``name`` (what its ``__dict__`` holds), or ``_MISSING``."""
     if name not in _TENSOR_NAMES and _is_plain_tensor(obj):
         return getattr(obj, name, _MISSING)
-    attrs = getattr(obj, "__dict__", None)
+    attrs = _attrs_or_none(obj)
     return attrs.get(name, _MISSING) if isinstance(attrs, dict) else _MISSING
 
 
 def _drop_own(obj, name):
-    """Remove ``obj``'s own attribute ``name`` if it has one."""
-    if name not in _TENSOR_NAMES and _is_plain_tensor(obj):
-        if hasattr(obj, name):
-            delattr(obj, name)
-    else:
-        obj.__dict__.pop(name, None)
+    """Remove ``obj``'s own attribute ``name`` if it has one (torch.compile cannot delete
+    a tensor's attribute: ``_attrs_of`` breaks the graph here)."""
+    _attrs_of(obj).pop(name, None)
 
 
 def _kind_fields(obj):
@@ -377,10 +374,31 @@ def _kind_fields(obj):
         fields = PARAM_FIELDS.get(getattr(obj, "_param_kind", None))
         if fields is not None:
             return fields
-    attrs = getattr(obj, "__dict__", None)
+    attrs = _attrs_or_none(obj)
     if isinstance(attrs, dict) and "_param_features" in attrs:
         return _fields_of(attrs)
     return {}
+
+
+_GET_ATTRIBUTE = object.__getattribute__
+
+
+def _attrs_of(obj):
+    """``obj.__dict__``. A tensor's is read through ``object.__getattribute__``: at a plain
+    tensor's ``__dict__`` torch.compile stops with an internal error (also outside
+    ``fullgraph``), at this call it breaks the graph and runs it, as it did at the
+    former subclass instance's ``__dict__``."""
+    if isinstance(obj, torch.Tensor):
+        return _GET_ATTRIBUTE(obj, "__dict__")
+    return obj.__dict__
+
+
+def _attrs_or_none(obj):
+    """``_attrs_of(obj)``, None for an object without a ``__dict__``."""
+    try:
+        return _attrs_of(obj)
+    except AttributeError:
+        return None
 
 
 def isinstance_or_param_feature(obj, classes, *features):
