@@ -39,6 +39,11 @@ import torch
 
 _WEAK_REF = weakref.ref
 _INTERN = sys.intern
+#: How the runtime reads a tensor's ``__dict__`` (``_attrs_of``): at a plain tensor's
+#: ``__dict__`` torch.compile stops with an internal error, at this call it breaks the
+#: graph, as it did at a former subclass instance's ``__dict__`` (a factory called in a
+#: compiled function, a read of a parameter's attribute dict).
+_GET_ATTRIBUTE = object.__getattribute__
 
 
 class BoundParamMethod:
@@ -237,7 +242,7 @@ def init_param_kind(param, feature):
     ``isinstance`` answers) before any ``__init__`` ran.
     """
     kind = PARAM_KINDS[feature]
-    attrs = param.__dict__
+    attrs = _GET_ATTRIBUTE(param, "__dict__")
     attrs.update(kind.tags)
     param_ref = _WEAK_REF(param)
     hook = BoundParamMethod(_copy_param, param_ref)
@@ -257,7 +262,7 @@ def add_param_feature(param, feature):
     Wrap functions run base first, so the factory's own class is added last and
     ``param_kind_is`` answers what ``type(param) is X`` answered before.
     """
-    attrs = param.__dict__
+    attrs = _GET_ATTRIBUTE(param, "__dict__")
     present = attrs.get("_param_features", frozenset())
     following = _FEATURE_SETS.get(present)
     if following is None:
@@ -380,9 +385,6 @@ def _kind_fields(obj):
     return {}
 
 
-_GET_ATTRIBUTE = object.__getattribute__
-
-
 def _attrs_of(obj):
     """``obj.__dict__``. A tensor's is read through ``object.__getattribute__``: at a plain
     tensor's ``__dict__`` torch.compile stops with an internal error (also outside
@@ -431,7 +433,7 @@ def _install_copy_hooks(param):
     # One object answers both protocols: ``copy.deepcopy`` calls the hook with its memo
     # (a dict), ``pickle`` and ``copy.copy`` with a protocol number.
     hook = BoundParamMethod(_copy_param, param)
-    attrs = param.__dict__
+    attrs = _GET_ATTRIBUTE(param, "__dict__")
     attrs["__deepcopy__"] = hook
     attrs["__reduce_ex__"] = hook
 
@@ -452,7 +454,7 @@ def _deepcopy_param(param, memo):
     )
     memo[id(param)] = result
     result_ref = weakref.ref(result)
-    for name, value in param.__dict__.items():
+    for name, value in _GET_ATTRIBUTE(param, "__dict__").items():
         if isinstance(value, BoundParamMethod) and value.__self__ is param:
             if name not in ("__deepcopy__", "__reduce_ex__"):
                 setattr(result, name, BoundParamMethod(value.__func__, result_ref))
@@ -467,7 +469,7 @@ def _reduce_param(param, protocol):
     # functions and are rebound to the rebuilt parameter.
     state = {}
     methods = {}
-    for name, value in param.__dict__.items():
+    for name, value in _GET_ATTRIBUTE(param, "__dict__").items():
         if isinstance(value, BoundParamMethod) and value.__self__ is param:
             if name not in ("__deepcopy__", "__reduce_ex__"):
                 methods[name] = value.__func__

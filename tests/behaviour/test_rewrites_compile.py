@@ -1,13 +1,15 @@
 """What a rewrite puts into an engine's code compiles wherever the code it replaced did.
 
-``torch.compile(fullgraph=True)`` is why engines drop the subclasses, so a rewritten
-line must not be where compiling now fails: Dynamo cannot trace a tensor's ``__dict__``
-(``InternalTorchDynamoError`` on ``p.__dict__``, ``vars(p)``, ``getattr(p, "__dict__")``),
-while it traces ``type(a) is type(b)``, ``p._f``, ``hasattr(p, "_f")`` and ``p._f = v``
-on a subclass instance. One tree with a small family (a property over a field, a
-nullable one), a module of functions that ask each form of a parameter inside a compiled
-region, converted once; one script compiles every function with ``fullgraph=True`` in both
-trees and prints whether it compiled and what it returned (the eager answer too).
+``torch.compile`` is why engines drop the subclasses, so a rewritten line must not be
+where compiling now fails. Dynamo stops with an internal error at a plain tensor's
+``__dict__`` (``p.__dict__``, ``vars(p)``, ``getattr(p, "__dict__")``), also outside
+``fullgraph``; it traces ``type(a) is type(b)``, ``p._f``, ``hasattr(p, "_f")`` and
+``p._f = v`` on a subclass instance, and outside ``fullgraph`` breaks the graph at a
+subclass instance's ``__dict__`` and at a subclass's construction. One tree with a small
+family (a property over a field, a nullable one), a module of functions that ask each
+form of a parameter inside a compiled region, converted once; one script compiles every
+function with and without ``fullgraph=True`` in both trees and prints whether it compiled
+and what it returned (the eager answer too).
 """
 
 from __future__ import annotations
@@ -101,6 +103,11 @@ def dict_has(p, q, x):
 
 def dict_get(p, q, x):
     return x * p.__dict__.get("_scale", 1.0)
+
+
+def construct(p, q, x):
+    made = WeightParam(x.clone(), scale=2.0)
+    return x * made.scale
 '''
 
 SCENARIO = '''import warnings
@@ -124,7 +131,7 @@ def made():
 
 PAIRS = [("weight", "weight2"), ("weight", "scale"), ("weight", "plain"), ("scale", "weight")]
 NAMES = ["same_type", "same_class", "is_weight", "exactly_weight", "field_read", "field_default",
-         "field_present", "field_write", "field_cleared", "dict_has", "dict_get"]
+         "field_present", "field_write", "field_cleared", "dict_has", "dict_get", "construct"]
 for name in NAMES:
     for left, right in PAIRS:
         for fullgraph in (True, False):
@@ -177,7 +184,7 @@ def _form_and_mode(case: str) -> tuple[str, str]:
 def test_what_compiled_still_compiles_with_the_same_answer(
         answers: tuple[dict[str, str], dict[str, str], Path]) -> None:
     before, after, _ = answers
-    assert len(before) == 11 * 4 * 2
+    assert len(before) == 12 * 4 * 2
     compiled_before = {case for case, answer in before.items() if answer.startswith("compiled")}
     # The forms the rewrites stand for compile on the original classes in both modes
     # (not ``p.__class__`` with ``fullgraph``: Dynamo refuses it on a subclass; converted,
