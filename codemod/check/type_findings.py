@@ -3,7 +3,7 @@
 A converted parameter is a plain ``torch.nn.Parameter``: ``type(a) is type(b)`` holds for
 two parameters of different former classes. ``apply`` rewrites every such comparison it
 finds to ``param_type(a) is param_type(b)`` (``transforms/type_compares.py``); this finds
-those written afterwards, with the same rule (``type_comparisons``).
+those written afterwards, with the same rule (``analysis/type_comparisons.py``).
 """
 
 from __future__ import annotations
@@ -12,10 +12,10 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from codemod.analysis.bound_names import bound_at_module_level, bound_in_some_function
+from codemod.analysis.type_comparisons import HELPER, may_compare_types, type_comparisons
 from codemod.check.locate import source_lines
 from codemod.check.rules import Finding
 from codemod.pipeline.results import RunResult
-from codemod.transforms.type_compares import HELPER, may_compare_types, type_comparisons
 
 
 def type_compare_findings(run: RunResult, paths: Iterable[Path], runtime_modules: list[str],

@@ -19,6 +19,12 @@ from codemod import parallel
 from codemod.analysis.classes import FileFacts
 from codemod.analysis.compiles import needs_newer_python
 from codemod.analysis.names import module_name_for
+from codemod.analysis.type_comparisons import HELPER as TYPE_HELPER
+from codemod.analysis.type_comparisons import (
+    compares_types,
+    may_compare_types,
+    module_level_comparisons,
+)
 from codemod.pipeline.indexing import hierarchy_names
 from codemod.planning.plan import Plan
 from codemod.prefilters import prefilter
@@ -33,13 +39,7 @@ from codemod.transforms.import_edits import add_imports, remove_imports, request
 from codemod.transforms.import_format import format_imports, group_added_imports
 from codemod.transforms.refs import FileRefs
 from codemod.transforms.statement_visits import Made, visit_mentioning
-from codemod.transforms.type_compares import HELPER as TYPE_HELPER
-from codemod.transforms.type_compares import (
-    TypeCompareTransformer,
-    compares_types,
-    may_compare_types,
-    module_level_comparisons,
-)
+from codemod.transforms.type_compares import TypeCompareTransformer
 from codemod.transforms.use_scanner import unconverted_uses
 from codemod.transforms.use_sites import UseSiteTransformer
 

@@ -37,8 +37,8 @@ import ast
 import re
 
 from codemod.analysis import python_trees
+from codemod.analysis.type_comparisons import may_compare_types
 from codemod.prefilters import prefilter
-from codemod.transforms.type_compares import may_compare_types
 
 #: In every replaced body; never in a text this makes a skeleton of.
 MARKER = "__codemod_skeleton_body__"

@@ -24,184 +24,18 @@ Fix safety
     there without a cycle; inside a function it is imported at the top of the function):
     each is reported as a warning (``module_level_comparisons``). ``codemod check``
     reports the comparisons written into a converted tree afterwards (CM006), found by
-    the same rule (``type_comparisons``).
+    the same rule (``analysis/type_comparisons.py``, which also holds the text gate).
 """
 
 from __future__ import annotations
 
-import ast
-from typing import TypeGuard
-
 import libcst as cst
 
-from codemod.analysis import python_trees
 from codemod.analysis.bound_names import names_bound
+from codemod.analysis.type_comparisons import HELPER
 from codemod.transforms.builtin_scopes import BuiltinScopes, Comprehension
 from codemod.transforms.import_edits import with_import_first
 from codemod.transforms.refs import FileRefs
-
-HELPER = "param_type"
-
-
-def may_compare_types(text: str) -> bool:
-    """Whether ``text`` may hold a comparison ``TypeCompareTransformer`` rewrites: a cheap
-    text test before any parse (``compares_types`` then decides).
-
-    True when a ``type(`` call follows ``is``, ``not``, ``==`` or ``!=`` (over blanks,
-    line breaks, backslashes, opening brackets and comments: the right operand), or when
-    ``__class__`` is followed by one of them (over the same and closing brackets), or
-    one stands on its line or ends the code line before (the operator of a comparison
-    whose right operand ends in ``.__class__``, unless the expression before
-    ``.__class__`` spans more lines)."""
-    at = text.find("__class__")
-    while at >= 0:
-        end = at + len("__class__")
-        if _operator_after(text, end):
-            return True
-        line_start = text.rfind("\n", 0, at) + 1
-        if any(_holds_operator(code) for code in _code_variants(text[line_start:at])) or \
-                _operator_before(text, line_start - 1):
-            return True
-        at = text.find("__class__", end)
-    at = text.find("type")
-    while at >= 0:
-        after = at + 4
-        while after < len(text) and text[after] in " \t":
-            after += 1
-        if after < len(text) and text[after] == "(" and (
-                at == 0 or not (text[at - 1].isalnum() or text[at - 1] in "_.")) \
-                and _operator_before(text, at - 1):
-            return True
-        at = text.find("type", at + 4)
-    return False
-
-
-_OPERATOR_WORDS = ("is", "not", "==", "!=")
-
-
-def _ends_with_operator(code: str) -> bool:
-    """Whether ``code`` (blanks, backslashes and opening brackets stripped) ends with an
-    operator of the comparisons (a word one as a whole word)."""
-    code = code.rstrip(" \t\r\\(")
-    for operator in _OPERATOR_WORDS:
-        if code.endswith(operator):
-            start = len(code) - len(operator) - 1
-            if operator[0] in "=!" or start < 0 or not (code[start].isalnum() or code[start] == "_"):
-                return True
-    return False
-
-
-def _holds_operator(code: str) -> bool:
-    return " is " in code or "==" in code or "!=" in code or code.lstrip().startswith("is ") \
-        or _ends_with_operator(code)
-
-
-def _code_variants(line: str) -> list[str]:
-    """A line, and the line cut at each ``#`` (where a comment may start: a ``#`` inside a
-    string gives a variant too, so no comment is missed)."""
-    variants = [line]
-    at = line.find("#")
-    while at >= 0:
-        variants.append(line[:at])
-        at = line.find("#", at + 1)
-    return variants
-
-
-def _operator_before(text: str, at: int) -> bool:
-    """Whether the code up to offset ``at`` (inclusive) ends with a comparison operator,
-    over blanks, backslashes, opening brackets, line breaks, and blank and comment
-    lines."""
-    end = at + 1
-    while end > 0:
-        while end > 0 and text[end - 1] in "\r\n":
-            end -= 1
-        start = text.rfind("\n", 0, end) + 1
-        line = text[start:end]
-        variants = _code_variants(line)
-        if any(_ends_with_operator(code) for code in variants):
-            return True
-        code = variants[1] if len(variants) > 1 else line
-        if code.strip(" \t\r\\("):
-            return False  # a line of code that does not end with one
-        end = start
-    return False
-
-
-def _operator_after(text: str, at: int) -> bool:
-    """Whether a comparison operator follows offset ``at``, over blanks, closing
-    brackets, backslashes, line breaks and comments."""
-    size = len(text)
-    while at < size:
-        char = text[at]
-        if char in " \t\r\n\\)":
-            at += 1
-        elif char == "#":
-            newline = text.find("\n", at)
-            if newline < 0:
-                return False
-            at = newline + 1
-        else:
-            return text.startswith(("is", "==", "!="), at) and (
-                not text.startswith("is", at) or at + 2 >= size or not (text[at + 2].isalnum() or text[at + 2] == "_"))
-    return False
-
-
-def compares_types(text: str) -> bool:
-    """Whether ``text`` holds a comparison of two objects' types as the transformer
-    rewrites it (``type`` taken as the builtin wherever it is: a superset); True for a
-    text CPython cannot parse."""
-    try:
-        tree = python_trees.parse(text)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return True
-    return any(_is_type_comparison(node) for node in ast.walk(tree))
-
-
-def module_level_comparisons(text: str) -> list[int]:
-    """The lines of the comparisons of two objects' types that run outside every
-    function body (a ``lambda`` is not one; a ``def``'s decorators and default values
-    run where the ``def`` does): what ``TypeCompareTransformer`` leaves as they are in a
-    file that cannot import the helper at its top (``local``)."""
-    try:
-        tree = python_trees.parse(text)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return []
-    lines: list[int] = []
-    stack: list[ast.AST] = [tree]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            stack += [*node.decorator_list, *node.args.defaults,
-                      *(d for d in node.args.kw_defaults if d is not None)]
-            continue
-        if _is_type_comparison(node):
-            lines.append(node.lineno)
-        stack.extend(ast.iter_child_nodes(node))
-    return sorted(lines)
-
-
-def type_comparisons(tree: ast.AST) -> list[ast.Compare]:
-    """Every comparison of two objects' types in ``tree``, in source order, as
-    ``TypeCompareTransformer`` finds them (``type`` taken as the builtin wherever it is:
-    a superset where the code rebinds it)."""
-    found = [node for node in ast.walk(tree) if _is_type_comparison(node)]
-    return sorted(found, key=lambda node: (node.lineno, node.col_offset))
-
-
-def _is_type_comparison(node: ast.AST) -> TypeGuard[ast.Compare]:
-    return isinstance(node, ast.Compare) and len(node.ops) == 1 \
-        and isinstance(node.ops[0], (ast.Is, ast.IsNot, ast.Eq, ast.NotEq)) \
-        and _python_type_of(node.left) and _python_type_of(node.comparators[0])
-
-
-def _python_type_of(operand: ast.expr) -> bool:
-    """Whether an operand is ``type(x)`` (one positional argument) or ``x.__class__``."""
-    if isinstance(operand, ast.Call):
-        return isinstance(operand.func, ast.Name) and operand.func.id == "type" \
-            and len(operand.args) == 1 and not operand.keywords \
-            and not isinstance(operand.args[0], ast.Starred)
-    return isinstance(operand, ast.Attribute) and operand.attr == "__class__"
-
 
 _OPERATORS = (cst.Is, cst.IsNot, cst.Equal, cst.NotEqual)
 

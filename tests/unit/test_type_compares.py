@@ -18,7 +18,7 @@ import pytest
 from codemod.cli import main
 from codemod.transforms.import_edits import with_import_first
 from codemod.transforms.skeleton import MARKER, skeleton_text
-from codemod.transforms.type_compares import compares_types, may_compare_types
+from codemod.analysis.type_comparisons import compares_types, may_compare_types
 
 PARAMS = '''from torch.nn import Parameter
 
