@@ -125,7 +125,8 @@ def main(argv: list[str] | None = None) -> int:
         log(f"release check of vllm {args.version} ({time.perf_counter() - started:.0f} s)")
         log(f"codemod verify: {verified.cases} cases, {verified.tensors} tensors, "
             f"{len(verified.differences)} differences; {len(verified.check_sites)} rewritten "
-            f"class checks asked ({len(verified.check_sites_skipped)} left out), functions "
+            f"checks and type comparisons asked ({len(verified.check_sites_skipped)} left out), "
+            f"functions "
             f"called: {', '.join(verified.functions) or 'none'}; functions copying a "
             f"parameter called: {len(verified.rewritten_functions)}")
         if problems:

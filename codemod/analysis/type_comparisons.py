@@ -131,7 +131,7 @@ def compares_types(text: str) -> bool:
         tree = python_trees.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return True
-    return any(_is_type_comparison(node) for node in ast.walk(tree))
+    return any(is_type_comparison(node) for node in ast.walk(tree))
 
 
 def module_level_comparisons(text: str) -> list[int]:
@@ -151,7 +151,7 @@ def module_level_comparisons(text: str) -> list[int]:
             stack += [*node.decorator_list, *node.args.defaults,
                       *(d for d in node.args.kw_defaults if d is not None)]
             continue
-        if _is_type_comparison(node):
+        if is_type_comparison(node):
             lines.append(node.lineno)
         stack.extend(ast.iter_child_nodes(node))
     return sorted(lines)
@@ -161,11 +161,20 @@ def type_comparisons(tree: ast.AST) -> list[ast.Compare]:
     """Every comparison of two objects' types in ``tree``, in source order, as
     ``TypeCompareTransformer`` finds them (``type`` taken as the builtin wherever it is:
     a superset where the code rebinds it)."""
-    found = [node for node in ast.walk(tree) if _is_type_comparison(node)]
+    found = [node for node in ast.walk(tree) if is_type_comparison(node)]
     return sorted(found, key=lambda node: (node.lineno, node.col_offset))
 
 
-def _is_type_comparison(node: ast.AST) -> TypeGuard[ast.Compare]:
+def compared_objects(node: ast.Compare) -> tuple[ast.expr, ast.expr]:
+    """``(a, b)`` of a comparison of two objects' types (``is_type_comparison``)."""
+    return _object_of(node.left), _object_of(node.comparators[0])
+
+
+def _object_of(operand: ast.expr) -> ast.expr:
+    return operand.args[0] if isinstance(operand, ast.Call) else operand.value  # type: ignore[attr-defined]
+
+
+def is_type_comparison(node: ast.AST) -> TypeGuard[ast.Compare]:
     return isinstance(node, ast.Compare) and len(node.ops) == 1 \
         and isinstance(node.ops[0], (ast.Is, ast.IsNot, ast.Eq, ast.NotEq)) \
         and _python_type_of(node.left) and _python_type_of(node.comparators[0])

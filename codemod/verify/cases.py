@@ -23,6 +23,14 @@ from codemod.verify.param_compare import ParamComparison, read_outcome
 from codemod.verify.sides import Outcome, tp_grid
 
 
+def _plain_objects() -> list[tuple[str, Any, Any]]:
+    """A plain ``Parameter`` and a plain tensor, the same object on both sides."""
+    import torch
+
+    parameter, tensor = torch.nn.Parameter(torch.zeros(1)), torch.zeros(1)
+    return [("a plain Parameter", parameter, parameter), ("a plain tensor", tensor, tensor)]
+
+
 class ClassCases(ParamComparison):
     """Runs every case of one class and fills its ``ClassResult``."""
 
@@ -79,14 +87,37 @@ class ClassCases(ParamComparison):
 
     def checks(self, old: Any, new: Any, index: int) -> None:
         """Each of the tree's rewritten class checks answers for the converted parameter
-        as the original check did for the original one (``check_sites``)."""
+        as the original check did for the original one (``check_sites``); each rewritten
+        comparison of two objects' types, for this class's first parameter against the
+        first of every class before it, itself, a plain ``Parameter`` and a plain tensor,
+        both ways round."""
         for driven in self.family.check_sites:
+            if driven.site.pair:
+                continue
             label = f"check {driven.site.where} #{index}"
             before = self.family.before.run(partial(driven.original.answer, old))
             after = self.family.after.run(partial(driven.converted.answer, new))
             diffs = same_outcome(before, after, f"{label}: `{driven.site.original}`",
                                  self.counter)
             self.case(label, diffs)
+        pairs = [driven for driven in self.family.check_sites if driven.site.pair]
+        others = self.family.others
+        if not pairs or any(name == self.member.name for name, _, _ in others):
+            return
+        if not others:
+            others += _plain_objects()
+        others.append((self.member.name, old, new))
+        for driven in pairs:
+            for other, other_old, other_new in others:
+                for swapped in (False, True):
+                    label = (f"compare {driven.site.where} {other if swapped else self.member.name}"
+                             f" with {self.member.name if swapped else other}")
+                    first, second = ((other_old, old), (other_new, new)) if swapped else \
+                        ((old, other_old), (new, other_new))
+                    before = self.family.before.run(partial(driven.original.answer, *first))
+                    after = self.family.after.run(partial(driven.converted.answer, *second))
+                    self.case(label, same_outcome(before, after, f"{label}: `{driven.site.original}`",
+                                                  self.counter))
 
     # -- methods -----------------------------------------------------------------------
 

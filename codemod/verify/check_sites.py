@@ -26,11 +26,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from codemod.analysis.type_comparisons import compared_objects, is_type_comparison, may_compare_types
 from codemod.verify.families import Families
 from codemod.verify.importer import TreeImport
 
 #: The name the checked expression is replaced by in both expressions.
 SUBJECT = "__verified_parameter__"
+#: The second object of a comparison of two objects' types (``CheckSite.pair``).
+OTHER = "__verified_other__"
 _TYPE_OPS = (ast.Is, ast.IsNot, ast.Eq, ast.NotEq, ast.In, ast.NotIn)
 
 
@@ -46,6 +49,9 @@ class CheckSite:
     #: name -> (module, attribute or None for the module itself), per tree.
     original_imports: dict[str, tuple[str, str | None]]
     converted_imports: dict[str, tuple[str, str | None]]
+    #: A comparison of two objects' types (``type(a) is type(b)``): ``a`` is ``SUBJECT``,
+    #: ``b`` is ``OTHER``, asked of pairs of objects.
+    pair: bool = False
 
 
 @dataclass
@@ -64,9 +70,10 @@ class DrivenExpression:
     code: Any
     namespace: dict[str, Any]
 
-    def answer(self, param: Any) -> Any:
-        """The expression's value with ``param`` as the checked expression."""
-        return eval(self.code, {**self.namespace, SUBJECT: param})  # noqa: S307 - the tree's own check
+    def answer(self, param: Any, other: Any = None) -> Any:
+        """The expression's value with ``param`` as the checked expression (and ``other``
+        as the second object of a ``pair`` site)."""
+        return eval(self.code, {**self.namespace, SUBJECT: param, OTHER: other})  # noqa: S307 - the tree's own check
 
 
 @dataclass
@@ -130,6 +137,17 @@ def _checks(node: ast.AST, classes: set[str], path: tuple[tuple[str, int], ...] 
             yield from _checks(child, classes, (*path, step))
 
 
+def _type_comparisons(node: ast.AST, path: tuple[tuple[str, int], ...] = ()) \
+        -> Iterator[tuple[tuple[tuple[str, int], ...], ast.Compare]]:
+    """(path, comparison) for every comparison of two objects' types under ``node`` (the
+    rule ``apply`` rewrites them by: ``analysis/type_comparisons.py``)."""
+    for step, child in _children(node):
+        if is_type_comparison(child):
+            yield (*path, step), child
+        else:
+            yield from _type_comparisons(child, (*path, step))
+
+
 def _follow(node: ast.AST, path: tuple[tuple[str, int], ...]) -> ast.AST | None:
     """The node at ``path`` (as ``_checks`` gives it) in another tree, if any."""
     found: ast.AST | None = node
@@ -141,24 +159,33 @@ def _follow(node: ast.AST, path: tuple[tuple[str, int], ...]) -> ast.AST | None:
 
 
 class _Replace(ast.NodeTransformer):
-    """Replaces every occurrence of one expression (compared by ``ast.dump``) by ``SUBJECT``."""
+    """Replaces every occurrence of one expression (compared by ``ast.dump``) by a name."""
 
-    def __init__(self, subject: ast.expr) -> None:
+    def __init__(self, subject: ast.expr, name: str = SUBJECT) -> None:
         self.dump = ast.dump(subject)
+        self.name = name
         self.count = 0
 
     def visit(self, node: ast.AST) -> Any:
         if isinstance(node, ast.expr) and ast.dump(node) == self.dump:
             self.count += 1
-            return ast.copy_location(ast.Name(SUBJECT, ast.Load()), node)
+            return ast.copy_location(ast.Name(self.name, ast.Load()), node)
         return super().visit(node)
 
 
-def _with_subject(expression: ast.expr, subject: ast.expr) -> tuple[str, int]:
-    """The expression's source with ``subject`` replaced, and how many times it was."""
-    replacer = _Replace(subject)
+def _with_subject(expression: ast.expr, subject: ast.expr, name: str = SUBJECT) -> tuple[str, int]:
+    """The expression's source with ``subject`` replaced by ``name``, and how many times it was."""
+    replacer = _Replace(subject, name)
     replaced = replacer.visit(ast.parse(ast.unparse(expression), mode="eval").body)
     return ast.unparse(replaced), replacer.count
+
+
+def _with_subjects(expression: ast.expr, first: ast.expr, second: ast.expr) -> tuple[str, bool]:
+    """The expression's source with ``first`` as ``SUBJECT`` and ``second`` as ``OTHER``,
+    and whether each was found."""
+    code, found_first = _with_subject(expression, first)
+    replaced, found_second = _with_subject(ast.parse(code, mode="eval").body, second, OTHER)
+    return replaced, bool(found_first and found_second)
 
 
 def _module_name(package: str, package_dir: Path, path: Path) -> str:
@@ -206,7 +233,7 @@ def find_check_sites(families: Families) -> CheckSites:
             continue
         try:
             before_text = path.read_text("utf-8")
-            if not any(name in before_text for name in classes):
+            if not any(name in before_text for name in classes) and not may_compare_types(before_text):
                 continue
             after_text = twin.read_text("utf-8")
             if after_text == before_text:
@@ -232,6 +259,23 @@ def find_check_sites(families: Families) -> CheckSites:
                 continue
             found.sites.append(CheckSite(site, module, original, converted,
                                          before_imports, after_imports))
+        for where, compare in _type_comparisons(before):
+            site = f"{rel}:{compare.lineno}"
+            first, second = compared_objects(compare)
+            if ast.dump(first) == ast.dump(second):
+                continue  # one object's type compared with itself: the same answer always
+            counterpart = _follow(after, where)
+            if not isinstance(counterpart, ast.expr):
+                found.skipped.append(f"{site}: no rewritten comparison at the same place")
+                continue
+            original, _ = _with_subjects(compare, first, second)
+            converted, uses = _with_subjects(counterpart, first, second)
+            if not uses:
+                found.skipped.append(f"{site}: the rewritten comparison does not compare "
+                                     f"`{ast.unparse(first)}` and `{ast.unparse(second)}`")
+                continue
+            found.sites.append(CheckSite(site, module, original, converted,
+                                         before_imports, after_imports, pair=True))
     return found
 
 
@@ -239,7 +283,7 @@ def _namespace(code: str, imports: dict[str, tuple[str, str | None]], tree: Tree
         -> dict[str, Any] | str:
     """The names ``code`` uses, bound from ``tree``; or the first name that cannot be."""
     namespace: dict[str, Any] = {}
-    for name in sorted(_names(ast.parse(code, mode="eval")) - {SUBJECT}):
+    for name in sorted(_names(ast.parse(code, mode="eval")) - {SUBJECT, OTHER}):
         if name in imports:
             module_name, attribute = imports[name]
             module = tree.module(module_name)

@@ -63,8 +63,9 @@ class VerifyResult:
     real_modules: list[str] = field(default_factory=list)
     stubbed_modules: list[str] = field(default_factory=list)
     tp_sizes: tuple[int, ...] = (1, 2, 4)
-    #: The tree's rewritten class checks asked of every built parameter (``where``), and
-    #: those that could not be paired or driven, with the reason.
+    #: The tree's rewritten class checks and type comparisons asked of the built
+    #: parameters (``where``), and those that could not be paired or driven, with the
+    #: reason.
     check_sites: list[str] = field(default_factory=list)
     check_sites_skipped: list[str] = field(default_factory=list)
     #: The family modules' functions taking a parameter that were called (``module.name``).

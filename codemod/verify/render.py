@@ -38,10 +38,11 @@ def as_table(result: VerifyResult) -> str:
     for problem in result.import_problems:
         lines.append(f"cannot import {problem.module} ({problem.side}): {problem.error}")
     for skipped in result.check_sites_skipped:
-        lines.append(f"class check left out: {skipped}")
+        lines.append(f"check left out: {skipped}")
     lines.append(
-        f"{len(result.check_sites)} rewritten class check(s) of the tree asked of every "
-        f"parameter; {len(result.functions)} module function(s) called"
+        f"{len(result.check_sites)} rewritten check(s) of the tree asked of every parameter "
+        f"(type comparisons of pairs of parameters); {len(result.functions)} module "
+        f"function(s) called"
         + (f" ({', '.join(name.rpartition('.')[2] for name in result.functions)})"
            if result.functions else "")
         + (f"; {len(result.rewritten_functions)} function(s) copying a parameter called"

@@ -54,6 +54,9 @@ class Family:
     compile_loaders: bool = False
     #: Functions elsewhere the conversion put runtime calls into (``rewritten_functions``).
     rewritten: list[SideFunctions] = field(default_factory=list)
+    #: (original, converted) of the first parameter each class built so far, and plain
+    #: objects: the second objects of the comparisons of two objects' types.
+    others: list[tuple[str, Any, Any]] = field(default_factory=list)
 
 
 @dataclass

@@ -1,4 +1,5 @@
-"""``verify`` asks the tree's rewritten class checks and calls the family modules' functions.
+"""``verify`` asks the tree's rewritten class checks (and comparisons of two objects'
+types, of pairs of parameters) and calls the family modules' functions.
 
 On the converted fixture engine: the class checks of ``layers/linear.py`` (rewritten to
 ``has_param_feature`` / ``param_kind_is``) are evaluated for every built parameter on both
@@ -208,3 +209,58 @@ def test_function_copying_a_parameter_dict_is_called_and_a_dropped_rebind_caught
     details = [diff.detail for diff in result.differences]
     assert "shallow() #0: method doubled of the copy acts on the source" in details, details
     assert {diff.case for diff in result.differences} == {"shallow() #0"}
+
+
+COMPARED = {
+    **SMALL_FAMILY,
+    "pkg/swap.py": '''
+        def same_kind(old, new):
+            return type(old) is type(new)
+
+
+        def other_kind(a, b):
+            return a.__class__ != type(b)
+
+
+        def itself(a):
+            return type(a) is type(a)
+    ''',
+}
+
+
+def _converted_pair(tmp_path: Path, files: dict[str, str]) -> tuple[Path, Path]:
+    from codemod.cli import main
+
+    for side in ("original", "converted"):
+        for rel, text in files.items():
+            path = tmp_path / side / rel
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(textwrap.dedent(text).lstrip())
+    converted = tmp_path / "converted" / "pkg"
+    assert main(["apply", str(converted)]) == 1
+    return tmp_path / "original" / "pkg", converted
+
+
+def test_type_comparisons_are_asked_of_pairs_of_parameters(tmp_path: Path) -> None:
+    """``type(a) is type(b)`` (rewritten to ``param_type``) is a site of two objects: each
+    class's first parameter against every class's before it, itself, a plain Parameter
+    and a plain tensor, both ways round; a comparison of one object with itself is not."""
+    original, converted = _converted_pair(tmp_path, COMPARED)
+    assert "param_type(old) is param_type(new)" in (converted / "swap.py").read_text()
+    result = verify_trees(original, converted, tp_sizes=(1,))
+    assert result.exit_code == 0 and result.differences == []
+    assert [site for site in result.check_sites if "swap" in site] == ["pkg/swap.py:2", "pkg/swap.py:6"]
+    asked = {cls.name: cls.cases for cls in result.classes}
+    assert asked["Scale"] > asked["Base"]  # the later class is paired with more objects
+    # Left as it was, the comparison holds for a Base and a Scale, and for either and a
+    # plain Parameter: caught, both ways round.
+    swap = converted / "swap.py"
+    swap.write_text(swap.read_text().replace("param_type(old) is param_type(new)",
+                                             "type(old) is type(new)"))
+    broken = verify_trees(original, converted, tp_sizes=(1,))
+    assert broken.exit_code == 1
+    assert {diff.case for diff in broken.differences} == {
+        f"compare pkg/swap.py:2 {first} with {second}"
+        for one, other in [("Scale", "Base"), ("Base", "a plain Parameter"),
+                           ("Scale", "a plain Parameter")]
+        for first, second in [(one, other), (other, one)]}
