@@ -10,8 +10,10 @@ What it does
 
     * a call ``v(...)`` (the factory builds what the class built);
     * ``v == w``, ``v != w``, ``v is w``, ``v is not w``, ``v in (...)`` with anything but
-      ``type(...)``/``....__class__`` (each name holds one object, so identity and
-      equality answer as before);
+      an object's type (each name holds one object, so identity and equality answer as
+      before): not ``type(...)``/``....__class__``, nor a side holding one
+      (``type(p).__mro__``, ``(t := type(p))``), nor a name its scope binds to one
+      (``t = type(p)``, then ``t == X``: ``_type_held``);
     * a pass to a parameter of a function of the tree whose own uses are proven (calls
       by name, through an imported module, ``self.m``/``cls.m``/``C.m``: then *every*
       method of that name in the tree is proven, since an override may receive it);
@@ -91,6 +93,48 @@ def _is_type_of(expr: ast.expr) -> bool:
     return isinstance(expr, ast.Attribute) and expr.attr == "__class__"
 
 
+def _type_held(f: ParsedModule, side: ast.expr) -> ast.expr | None:
+    """The ``type(x)``/``x.__class__`` that ``side`` of a comparison may hold: one inside
+    it, or, for a name, one in a value its scope binds the name to (an assignment,
+    annotated, augmented or walrus, or a ``for`` target); None when there is none."""
+    found = next((n for n in ast.walk(side) if isinstance(n, ast.expr) and _is_type_of(n)), None)
+    if found is not None or not isinstance(side, ast.Name):
+        return found
+    scope = f.scope_of(side)
+    body: list[ast.stmt] = f.tree.body if scope is None else (
+        [ast.Expr(scope.body)] if isinstance(scope, ast.Lambda) else scope.body)  # type: ignore[attr-defined]
+    for node in _walk_scope(body):
+        value: ast.AST | None = None
+        if isinstance(node, ast.Assign) and any(_binds(t, side.id) for t in node.targets):
+            value = node.value
+        elif isinstance(node, (ast.AnnAssign, ast.AugAssign, ast.NamedExpr)) \
+                and _binds(node.target, side.id):
+            value = node.value
+        elif isinstance(node, (ast.For, ast.AsyncFor)) and _binds(node.target, side.id):
+            value = node.iter
+        if value is not None:
+            held = next((n for n in ast.walk(value) if isinstance(n, ast.expr) and _is_type_of(n)), None)
+            if held is not None:
+                return held
+    return None
+
+
+def _walk_scope(body: list[ast.stmt]) -> Iterable[ast.AST]:
+    """Every node of ``body`` outside nested functions and classes (another scope)."""
+    stack: list[ast.AST] = list(body)
+    while stack:
+        node = stack.pop()
+        yield node
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            continue
+        stack.extend(ast.iter_child_nodes(node))
+
+
+def _binds(target: ast.AST, name: str) -> bool:
+    """Whether the assignment target ``target`` binds ``name`` (also inside a tuple)."""
+    return any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(target))
+
+
 class _Prover(CallTargets):
     """Follows values through the files of one tree, parsing each file once, on demand."""
 
@@ -167,11 +211,21 @@ class _Prover(CallTargets):
         return f"`{short_code(parent)}` at {where}" if parent is not None else f"unknown use at {where}"
 
     def compared(self, f: ParsedModule, compare: ast.Compare) -> str | None:
+        """A comparison answers as before unless another side can hold an object's type
+        (which is ``Parameter`` for a converted parameter, where it was the class): a
+        ``type(x)``/``x.__class__`` in it (``type(p).__mro__``, ``(t := type(p))``), or a
+        name its scope binds to one (``t = type(p)``, then ``t == X``)."""
         sides = [compare.left, *compare.comparators]
         if any(_is_type_of(s) for s in sides):
             return f"`type(...)` comparison at {f.where(compare)}"
         if not all(isinstance(op, _EQUALITY) for op in compare.ops):
             return f"`{short_code(compare)}` at {f.where(compare)}"
+        for side in sides:
+            held = _type_held(f, side)
+            if held is not None:
+                return (f"`{short_code(compare)}` at {f.where(compare)}, where "
+                        f"`{short_code(side)}` holds `{short_code(held)}` ({f.where(held)}): an "
+                        "object's type, Parameter for a converted parameter")
         return None
 
     def in_raise(self, f: ParsedModule, node: ast.AST) -> bool:

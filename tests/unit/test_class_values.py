@@ -102,6 +102,16 @@ def test_check_reports_the_chain_and_is_clean_after_apply(tmp_path, capsys):
     ("TABLE = {'a': Kind}\nfor k, v in TABLE.items():\n    pass\n", "table `TABLE` used as `TABLE.items`"),
     ("def pick():\n    return Kind\nkinds = [pick()]\n", "returned by pick() at use.py:4 -> an element of"),
     ("def pick():\n    return Kind\ncallback = pick\n", "`pick` (which returns it) used as"),
+    # A side that may hold an object's type: Parameter for a converted parameter, where
+    # it was the class (SGLang 0.5.3's offloader: ``old_param_type = type(old_param)``,
+    # then ``old_param_type == ModelWeightParameter``).
+    ("def move(p):\n    t = type(p)\n    if t == Kind:\n        return 1\n",
+     "`t == Kind` at use.py:4, where `t` holds `type(p)` (use.py:3)"),
+    ("def f(p):\n    c = p.__class__\n    return c is Kind\n", "where `c` holds `p.__class__`"),
+    ("def f(p):\n    return Kind in type(p).__mro__\n", "where `type(p).__mro__` holds `type(p)`"),
+    ("def f(p):\n    return (t := type(p)) is Kind\n", "holds `type(p)`"),
+    ("def f(p, q):\n    a, b = type(p), type(q)\n    return a == Kind\n", "where `a` holds `type(p)`"),
+    ("T = type(1)\nSAME = T == Kind\n", "where `T` holds `type(1)` (use.py:2)"),
 ])
 def test_unproven_values_refuse_with_the_reason(tmp_path, use, reason):
     found = _kind(tmp_path, use)
@@ -116,6 +126,8 @@ def test_unproven_values_refuse_with_the_reason(tmp_path, use, reason):
     "def make(k, p):\n    return k(p)\nbuild = lambda p: make(Kind, p)\n",
     "def pick():\n    return Kind\ndef build(p):\n    return pick()(p)\n",
     "def build(p, flag):\n    kind = Kind if flag else None\n    return kind(p)\n",
+    # A name bound to a type only in another scope compares as before.
+    "def f(p):\n    t = Kind\n    def g(q):\n        t = type(q)\n        return t\n    return t == Kind\n",
 ])
 def test_proven_values_convert(tmp_path, use):
     assert _kind(tmp_path, use) is None
