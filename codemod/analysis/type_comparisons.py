@@ -29,7 +29,10 @@ def may_compare_types(text: str) -> bool:
     ``__class__`` is followed by one of them (over the same and closing brackets), or
     one stands on its line or ends the code line before (the operator of a comparison
     whose right operand ends in ``.__class__``, unless the expression before
-    ``.__class__`` spans more lines)."""
+    ``.__class__`` spans more lines). In a text naming ``Parameter``, also when a
+    comparison operator follows the call's closing parenthesis (``type(p) is
+    nn.Parameter``: ``compares_with_parameter``)."""
+    parameter = "Parameter" in text
     at = text.find("__class__")
     while at >= 0:
         end = at + len("__class__")
@@ -46,11 +49,28 @@ def may_compare_types(text: str) -> bool:
         while after < len(text) and text[after] in " \t":
             after += 1
         if after < len(text) and text[after] == "(" and (
-                at == 0 or not (text[at - 1].isalnum() or text[at - 1] in "_.")) \
-                and _operator_before(text, at - 1):
+                at == 0 or not (text[at - 1].isalnum() or text[at - 1] in "_.")) and (
+                _operator_before(text, at - 1)
+                or (parameter and _operator_after(text, _closing(text, after) + 1))):
             return True
         at = text.find("type", at + 4)
     return False
+
+
+def _closing(text: str, opening: int) -> int:
+    """The offset of the parenthesis closing the one at ``opening`` (brackets counted,
+    strings not told apart: a bracket inside one may end it early, and the operator
+    test after it then sees other code); the text's end when none does."""
+    depth = 0
+    for at in range(opening, len(text)):
+        char = text[at]
+        if char in "([{":
+            depth += 1
+        elif char in ")]}":
+            depth -= 1
+            if depth == 0:
+                return at
+    return len(text)
 
 
 _OPERATOR_WORDS = ("is", "not", "==", "!=")
@@ -131,7 +151,7 @@ def compares_types(text: str) -> bool:
         tree = python_trees.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return True
-    return any(is_type_comparison(node) for node in ast.walk(tree))
+    return any(is_type_comparison(node) or compares_with_parameter(node) for node in ast.walk(tree))
 
 
 def module_level_comparisons(text: str) -> list[int]:
@@ -151,7 +171,7 @@ def module_level_comparisons(text: str) -> list[int]:
             stack += [*node.decorator_list, *node.args.defaults,
                       *(d for d in node.args.kw_defaults if d is not None)]
             continue
-        if is_type_comparison(node):
+        if is_type_comparison(node) or compares_with_parameter(node):
             lines.append(node.lineno)
         stack.extend(ast.iter_child_nodes(node))
     return sorted(lines)
@@ -178,6 +198,23 @@ def is_type_comparison(node: ast.AST) -> TypeGuard[ast.Compare]:
     return isinstance(node, ast.Compare) and len(node.ops) == 1 \
         and isinstance(node.ops[0], (ast.Is, ast.IsNot, ast.Eq, ast.NotEq)) \
         and _python_type_of(node.left) and _python_type_of(node.comparators[0])
+
+
+def compares_with_parameter(node: ast.AST) -> TypeGuard[ast.Compare]:
+    """Whether ``node`` compares an object's type with ``Parameter`` (``type(p) is
+    nn.Parameter``, ``Parameter == p.__class__``): a lexical superset, any name or
+    attribute ``Parameter`` (the transform resolves it to torch's)."""
+    if not (isinstance(node, ast.Compare) and len(node.ops) == 1
+            and isinstance(node.ops[0], (ast.Is, ast.IsNot, ast.Eq, ast.NotEq))):
+        return False
+    left, right = node.left, node.comparators[0]
+    return (_python_type_of(left) and _names_parameter(right)) or \
+        (_python_type_of(right) and _names_parameter(left))
+
+
+def _names_parameter(operand: ast.expr) -> bool:
+    return (isinstance(operand, ast.Name) and operand.id == "Parameter") or \
+        (isinstance(operand, ast.Attribute) and operand.attr == "Parameter")
 
 
 def _python_type_of(operand: ast.expr) -> bool:

@@ -3,7 +3,8 @@
 What it does
     In a comparison of two operands that are each ``type(x)`` (the builtin, one argument)
     or ``x.__class__``, with ``is``, ``is not``, ``==`` or ``!=``, each operand becomes
-    ``param_type(x)``, from the family's runtime module.
+    ``param_type(x)``, from the family's runtime module; so does the type operand of such
+    a comparison with torch's ``Parameter`` class (``type(p) is not nn.Parameter``).
 Why
     Every converted parameter is a plain ``Parameter``: left as it is, ``type(a) is
     type(b)`` would hold for parameters of two former classes, and for a converted
@@ -36,6 +37,7 @@ from codemod.analysis.type_comparisons import HELPER
 from codemod.transforms.builtin_scopes import BuiltinScopes, Comprehension
 from codemod.transforms.import_edits import with_import_first
 from codemod.transforms.refs import FileRefs
+from codemod.types import PARAMETER_QUALNAMES
 
 _OPERATORS = (cst.Is, cst.IsNot, cst.Equal, cst.NotEqual)
 
@@ -127,15 +129,25 @@ class TypeCompareTransformer(BuiltinScopes):
         if not isinstance(target.operator, _OPERATORS):
             return updated_node
         left, right = self._type_of(updated_node.left), self._type_of(target.comparator)
-        if left is None or right is None:
+        # ``type(p) is nn.Parameter``: held for no former class; for a converted parameter
+        # it would hold, so its type operand is compared as ``param_type`` too.
+        if left is None and right is None:
+            return updated_node
+        if (left is None and not self._is_parameter(updated_node.left)) or \
+                (right is None and not self._is_parameter(target.comparator)):
             return updated_node
         helper = self._helper()
         if helper is None:
             return updated_node
         self.count += 1
         return updated_node.with_changes(
-            left=_called(helper, left, updated_node.left),
-            comparisons=[target.with_changes(comparator=_called(helper, right, target.comparator))])
+            left=updated_node.left if left is None else _called(helper, left, updated_node.left),
+            comparisons=[target if right is None else
+                         target.with_changes(comparator=_called(helper, right, target.comparator))])
+
+    def _is_parameter(self, operand: cst.BaseExpression) -> bool:
+        """Whether ``operand`` names torch's ``Parameter`` class (through the file's imports)."""
+        return self.refs.ff.resolve(operand) in PARAMETER_QUALNAMES
 
     def _type_of(self, operand: cst.BaseExpression) -> cst.BaseExpression | None:
         """``x`` of an operand ``type(x)`` (the builtin) or ``x.__class__``; else None."""

@@ -73,6 +73,14 @@ def mixed(a, b):
     return type(a) is b.__class__
 
 
+def plain(a, b):
+    return type(a) is torch.nn.Parameter
+
+
+def not_plain(a, b):
+    return torch.nn.Parameter != a.__class__
+
+
 def swap(old, new):
     """replace_parameter's decision: reuse the registered tensor, or register a fresh one."""
     if (
@@ -113,7 +121,7 @@ def objects():
 
 PAIRS = [("weight", "weight2"), ("weight", "scale"), ("weight", "plain"), ("scale", "weight"),
          ("weight", "tensor"), ("plain", "plain2"), ("plain", "tensor"), ("tensor", "weight")]
-for form in ["is_", "is_not", "eq", "ne", "classes", "mixed", "swap"]:
+for form in ["is_", "is_not", "eq", "ne", "classes", "mixed", "swap", "plain", "not_plain"]:
     for left, right in PAIRS:
         made = objects()
         try:
@@ -147,8 +155,9 @@ def test_the_comparisons_were_rewritten(answers: tuple[dict[str, str], dict[str,
 
 def test_every_form_answers_as_before(answers: tuple[dict[str, str], dict[str, str], Path]) -> None:
     before, after, _ = answers
-    assert len(before) == 7 * 8 + 3
+    assert len(before) == 9 * 8 + 3
     # The pairs the rewrite exists for: left as they were, these would all flip.
     assert before["is_:weight:scale"] == "False" and before["swap:weight:plain"] == "fresh"
     assert before["is_:weight:weight2"] == "True" and before["same_slot:weight:weight2"] == "True"
+    assert before["plain:weight:scale"] == "False" and before["plain:plain:tensor"] == "True"
     assert {form: after[form] for form in before if after[form] != before[form]} == {}

@@ -57,6 +57,19 @@ CASES = [
     ("def g():\n    param_types = {}\n    return param_types\n\n\ndef f(a, b):\n    return type(a) is type(b)\n",
      IMPORT + "def g():\n    param_types = {}\n    return param_types\n\n\n"
      "def f(a, b):\n    return param_type(a) is param_type(b)\n"),
+    # A type compared with torch's Parameter: held for no former class, would hold for a
+    # converted parameter (SGLang's ``type(actual_param) is not nn.Parameter``).
+    ("import torch\nfrom torch import nn\n\n\ndef f(a):\n    return type(a) is not nn.Parameter\n",
+     "import torch\nfrom torch import nn\n\nfrom pkg.params_features import param_type\n\n\n"
+     "def f(a):\n    return param_type(a) is not nn.Parameter\n"),
+    ("import torch\n\n\ndef f(a):\n    return torch.nn.Parameter == a.__class__\n",
+     "import torch\n\nfrom pkg.params_features import param_type\n\n\n"
+     "def f(a):\n    return torch.nn.Parameter == param_type(a)\n"),
+    ("from torch.nn import Parameter\n\n\ndef f(a):\n    return (type(a)\n            is Parameter)\n",
+     "from torch.nn import Parameter\n\nfrom pkg.params_features import param_type\n\n\n"
+     "def f(a):\n    return (param_type(a)\n            is Parameter)\n"),
+    # Another class named Parameter is not torch's.
+    ("class Parameter:\n    pass\n\n\ndef f(a):\n    return type(a) is Parameter\n", None),
     # A chain, a membership test, a type compared with a class: not this rewrite.
     ("def f(a, b, c):\n    return type(a) is type(b) is c\n", None),
     ("def f(a, b):\n    return type(a) in (type(b),)\n", None),
