@@ -55,6 +55,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from codemod.analysis.type_comparisons import held_type, is_type_of
 from codemod.analysis.value_callees import CallTargets, transforming_decorator
 from codemod.analysis.value_modules import SCOPES, ParsedModule, short_code
 
@@ -87,52 +88,12 @@ class ClassValues:
         return tuple(chain.split(" -> ")) if chain is not None else None
 
 
-def _is_type_of(expr: ast.expr) -> bool:
-    if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name) and expr.func.id == "type":
-        return True
-    return isinstance(expr, ast.Attribute) and expr.attr == "__class__"
-
-
 def _type_held(f: ParsedModule, side: ast.expr) -> ast.expr | None:
-    """The ``type(x)``/``x.__class__`` that ``side`` of a comparison may hold: one inside
-    it, or, for a name, one in a value its scope binds the name to (an assignment,
-    annotated, augmented or walrus, or a ``for`` target); None when there is none."""
-    found = next((n for n in ast.walk(side) if isinstance(n, ast.expr) and _is_type_of(n)), None)
-    if found is not None or not isinstance(side, ast.Name):
-        return found
+    """``held_type`` of a comparison's ``side``, in the scope that holds it."""
     scope = f.scope_of(side)
     body: list[ast.stmt] = f.tree.body if scope is None else (
         [ast.Expr(scope.body)] if isinstance(scope, ast.Lambda) else scope.body)  # type: ignore[attr-defined]
-    for node in _walk_scope(body):
-        value: ast.AST | None = None
-        if isinstance(node, ast.Assign) and any(_binds(t, side.id) for t in node.targets):
-            value = node.value
-        elif isinstance(node, (ast.AnnAssign, ast.AugAssign, ast.NamedExpr)) \
-                and _binds(node.target, side.id):
-            value = node.value
-        elif isinstance(node, (ast.For, ast.AsyncFor)) and _binds(node.target, side.id):
-            value = node.iter
-        if value is not None:
-            held = next((n for n in ast.walk(value) if isinstance(n, ast.expr) and _is_type_of(n)), None)
-            if held is not None:
-                return held
-    return None
-
-
-def _walk_scope(body: list[ast.stmt]) -> Iterable[ast.AST]:
-    """Every node of ``body`` outside nested functions and classes (another scope)."""
-    stack: list[ast.AST] = list(body)
-    while stack:
-        node = stack.pop()
-        yield node
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
-            continue
-        stack.extend(ast.iter_child_nodes(node))
-
-
-def _binds(target: ast.AST, name: str) -> bool:
-    """Whether the assignment target ``target`` binds ``name`` (also inside a tuple)."""
-    return any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(target))
+    return held_type(side, body)
 
 
 class _Prover(CallTargets):
@@ -216,7 +177,7 @@ class _Prover(CallTargets):
         ``type(x)``/``x.__class__`` in it (``type(p).__mro__``, ``(t := type(p))``), or a
         name its scope binds to one (``t = type(p)``, then ``t == X``)."""
         sides = [compare.left, *compare.comparators]
-        if any(_is_type_of(s) for s in sides):
+        if any(is_type_of(s) for s in sides):
             return f"`type(...)` comparison at {f.where(compare)}"
         if not all(isinstance(op, _EQUALITY) for op in compare.ops):
             return f"`{short_code(compare)}` at {f.where(compare)}"
@@ -458,4 +419,4 @@ def _needs_class(f: ParsedModule, node: ast.expr) -> bool:
         up = f.up(up)
     if isinstance(up, ast.Call) and isinstance(up.func, ast.Name) and up.func.id in ("isinstance", "issubclass"):
         return True
-    return isinstance(up, ast.Compare) and any(_is_type_of(s) for s in (up.left, *up.comparators))
+    return isinstance(up, ast.Compare) and any(is_type_of(s) for s in (up.left, *up.comparators))

@@ -12,6 +12,7 @@ machinery.
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterator
 from typing import TypeGuard
 
 from codemod.analysis import python_trees
@@ -224,3 +225,54 @@ def _python_type_of(operand: ast.expr) -> bool:
             and len(operand.args) == 1 and not operand.keywords \
             and not isinstance(operand.args[0], ast.Starred)
     return isinstance(operand, ast.Attribute) and operand.attr == "__class__"
+
+
+def held_type(side: ast.expr, scope_body: list[ast.stmt]) -> ast.expr | None:
+    """The ``type(x)``/``x.__class__`` that ``side`` of a comparison may hold: one inside
+    it (``type(p).__mro__``, ``(t := type(p))``), or, for a name, one in a value the
+    scope whose statements are ``scope_body`` binds the name to (an assignment,
+    annotated, augmented or walrus, or a ``for`` target); None when there is none."""
+    found = _type_inside(side)
+    if found is not None or not isinstance(side, ast.Name):
+        return found
+    for node in _walk_scope(scope_body):
+        value: ast.AST | None = None
+        if isinstance(node, ast.Assign) and any(_binds(t, side.id) for t in node.targets):
+            value = node.value
+        elif isinstance(node, (ast.AnnAssign, ast.AugAssign, ast.NamedExpr)) \
+                and _binds(node.target, side.id):
+            value = node.value
+        elif isinstance(node, (ast.For, ast.AsyncFor)) and _binds(node.target, side.id):
+            value = node.iter
+        held = _type_inside(value) if value is not None else None
+        if held is not None:
+            return held
+    return None
+
+
+def _type_inside(node: ast.AST) -> ast.expr | None:
+    """The first ``type(x)``/``x.__class__`` in ``node``."""
+    return next((n for n in ast.walk(node) if isinstance(n, ast.expr) and is_type_of(n)), None)
+
+
+def is_type_of(expr: ast.expr) -> bool:
+    """``type(...)`` (any arguments) or ``x.__class__``."""
+    if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name) and expr.func.id == "type":
+        return True
+    return isinstance(expr, ast.Attribute) and expr.attr == "__class__"
+
+
+def _walk_scope(body: list[ast.stmt]) -> Iterator[ast.AST]:
+    """Every node of ``body`` outside nested functions and classes (another scope)."""
+    stack: list[ast.AST] = list(body)
+    while stack:
+        node = stack.pop()
+        yield node
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            continue
+        stack.extend(ast.iter_child_nodes(node))
+
+
+def _binds(target: ast.AST, name: str) -> bool:
+    """Whether the assignment target ``target`` binds ``name`` (also inside a tuple)."""
+    return any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(target))
