@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TypeGuard
 
 import libcst as cst
@@ -220,7 +220,7 @@ def remove_imports(tree: cst.Module, names: set[str], context: CodemodContext,
             text = code_for(tree, stmt)
             if any(_reference_word(name).search(text) for name in present):
                 if _IMPORT_WORD.search(text):
-                    return RemoveImportsVisitor(context).transform_module(tree)
+                    return _CommentsKept(context).transform_module(tree)
                 kept.append(stmt)
         decided = RemoveImportsVisitor(context).transform_module(tree.with_changes(body=kept))
         still = _top_level_imported(decided)
@@ -234,24 +234,98 @@ def remove_imports(tree: cst.Module, names: set[str], context: CodemodContext,
         if local in unused:
             RemoveImportsVisitor.remove_unused_import(only, module, obj=obj, asname=asname)
     body: list[cst.BaseStatement] = []
-    # The blank lines above an import that goes (a section break) stay above the next line.
-    blank: list[cst.EmptyLine] = []
+    # The lines above an import that goes (its comments, a section break) stay above the
+    # next statement (carried_lines).
+    above: list[cst.EmptyLine] = []
     for index, stmt in enumerate(tree.body):
-        if blank and not stmt.leading_lines:
-            stmt = stmt.with_changes(leading_lines=blank)
-        blank = []
         if index in import_code and any(
             _reference_word(name).search(text) for name in unused for text in import_code[index]
         ):
             alone = tree.with_changes(body=[stmt], header=(), footer=())
             kept_part = RemoveImportsVisitor(only).transform_module(alone).body
             if not kept_part:
-                blank = [line for line in stmt.leading_lines
-                         if line.comment is None][:1]
-            body.extend(kept_part)
-        else:
-            body.append(stmt)
-    return tree.with_changes(body=body)
+                above = carried_lines(above, stmt.leading_lines)
+                continue
+            stmt = kept_part[0]
+        if above:
+            stmt = stmt.with_changes(leading_lines=carried_lines(above, stmt.leading_lines))
+            above = []
+        body.append(stmt)
+    return tree.with_changes(body=body, footer=carried_to_footer(above, tree.footer))
+
+
+def carried_lines(above: Sequence[cst.EmptyLine], below: Sequence[cst.EmptyLine]) -> list[cst.EmptyLine]:
+    """The lines left between two statements once the statement between them goes:
+    ``above`` stood above it, ``below`` above the next one.
+
+    Every comment line stays, in its order, with the blank lines above it. Of the blank
+    lines that stood between the last comment (or the statement before) and the
+    statement that goes, at most one stays (a section break), and none when ``below``
+    starts with a blank line: no break is doubled.
+    """
+    if not above:
+        return list(below)
+    last = max((i for i, line in enumerate(above) if line.comment is not None), default=-1)
+    gap = [] if below and below[0].comment is None else list(above[last + 1:last + 2])
+    return [*above[:last + 1], *gap, *below]
+
+
+def carried_to_footer(above: Sequence[cst.EmptyLine],
+                      footer: Sequence[cst.EmptyLine]) -> Sequence[cst.EmptyLine]:
+    """The lines after a block's (a module's) last statement once the statement after
+    them went: the comment lines of ``above`` stay (no blank line is added at the end)."""
+    last = max((i for i, line in enumerate(above) if line.comment is not None), default=-1)
+    return footer if last < 0 else [*above[:last + 1], *footer]
+
+
+class _CommentsKept(RemoveImportsVisitor):
+    """``RemoveImportsVisitor`` that leaves the lines above a statement it removes (their
+    comments) above the next statement of the block, or at its end (``carried_lines``)."""
+
+    def __init__(self, context: CodemodContext) -> None:
+        super().__init__(context)
+        self._emptied: set[int] = set()
+
+    def leave_SimpleStatementLine(self, original_node: cst.SimpleStatementLine,
+                                  updated_node: cst.SimpleStatementLine) -> cst.SimpleStatementLine:
+        if original_node.body and not updated_node.body:
+            self._emptied.add(id(original_node))  # its parent drops it
+        return updated_node
+
+    def _carried(self, original: Sequence[cst.BaseStatement], updated: Sequence[cst.BaseStatement],
+                 footer: Sequence[cst.EmptyLine],
+                 ) -> tuple[list[cst.BaseStatement], Sequence[cst.EmptyLine]] | None:
+        gone = [stmt for stmt in original if id(stmt) in self._emptied]
+        if not gone or len(original) - len(gone) != len(updated):
+            return None
+        body: list[cst.BaseStatement] = []
+        kept = iter(updated)
+        above: list[cst.EmptyLine] = []
+        for stmt in original:
+            if id(stmt) in self._emptied:
+                above = carried_lines(above, stmt.leading_lines)  # type: ignore[attr-defined]
+                continue
+            new = next(kept)
+            if above:
+                new = new.with_changes(
+                    leading_lines=carried_lines(above, new.leading_lines))  # type: ignore[attr-defined]
+                above = []
+            body.append(new)
+        return body, carried_to_footer(above, footer)
+
+    def leave_IndentedBlock(self, original_node: cst.IndentedBlock,
+                            updated_node: cst.IndentedBlock) -> cst.BaseSuite:
+        carried = self._carried(original_node.body, updated_node.body, updated_node.footer)
+        if carried is None:
+            return updated_node
+        return updated_node.with_changes(body=carried[0], footer=carried[1])
+
+    def leave_Module(self, original_node: cst.Module, updated_node: cst.Module) -> cst.Module:
+        updated_node = super().leave_Module(original_node, updated_node)
+        carried = self._carried(original_node.body, updated_node.body, updated_node.footer)
+        if carried is None:
+            return updated_node
+        return updated_node.with_changes(body=carried[0], footer=carried[1])
 
 
 class _LoadsOnly(cst.CSTVisitor):

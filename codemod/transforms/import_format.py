@@ -17,12 +17,29 @@ Fix safety
 
 from __future__ import annotations
 
+import functools
+import re
 import sys
+from collections.abc import Callable
 from typing import cast
 
 import libcst as cst
 
 from codemod.analysis.names import dotted
+
+_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)")
+
+
+def own_code(code: str, stmt: cst.BaseStatement) -> str:
+    """``code`` (a top-level statement's, as LibCST writes it) without the blank and
+    comment lines above the statement (its ``leading_lines``, one line each)."""
+    at = 0
+    for _ in stmt.leading_lines:  # type: ignore[attr-defined]
+        line = _LINE.match(code, at)
+        if line is None:
+            break
+        at = line.end()
+    return code[at:]
 
 
 def _line_limit(text: str) -> int:
@@ -81,6 +98,9 @@ def format_imports(original: cst.Module, tree: cst.Module, codes: list[str] | No
         code for stmt, code in zip(original.body, codes)
         if isinstance(stmt, cst.SimpleStatementLine)
     }
+    # The file's imports without the lines above them: one that only gained lines above
+    # it (those of an import that went, import_edits.carried_lines) is not changed.
+    own = {own_code(code, stmt) for stmt, code in zip(original.body, codes) if _import_module(stmt) is not None}
     # The same import as it was: its names (in order) and whether it spanned lines.
     was: dict[str, tuple[list[str], bool]] = {}
     for stmt in original.body:
@@ -102,7 +122,8 @@ def format_imports(original: cst.Module, tree: cst.Module, codes: list[str] | No
         node = stmt.body[0]
         if not isinstance(node, cst.ImportFrom) or isinstance(node.names, cst.ImportStar):
             continue
-        if tree.code_for_node(stmt) in before:
+        code = tree.code_for_node(stmt)
+        if code in before or own_code(code, stmt) in own:
             continue
         old_names, multiline = was.get(_source(tree, node), ([], False))
         added: list[cst.ImportAlias] = []
@@ -180,17 +201,22 @@ def _order(stmt: cst.BaseStatement) -> tuple[bool, str]:
 
 
 def _added_line(stmt: cst.BaseStatement, tree: cst.Module, before: set[str],
-                old_from: set[str], first_party: str, movable: frozenset[str]) -> bool:
+                old_from: set[str], first_party: str, movable: frozenset[str],
+                own: Callable[[], set[str]] = set) -> bool:
     """Whether ``stmt`` is an import line the rewrite added that may move: a plain
     ``import m``, or a ``from`` import of a module the file did not import from, either
     from outside the file's own package or one of ``movable`` (modules that import
-    nothing of the tree: importing them earlier changes no import order that matters)."""
+    nothing of the tree: importing them earlier changes no import order that matters).
+    ``own()``: the file's import lines without the lines above them (one that only
+    gained lines above it is the file's own)."""
     if _plain_import_module(stmt) is not None:
-        return tree.code_for_node(stmt) not in before
+        code = tree.code_for_node(stmt)
+        return code not in before and own_code(code, stmt) not in own()
     if not isinstance(stmt, cst.SimpleStatementLine) or len(stmt.body) != 1 \
             or not isinstance(stmt.body[0], cst.ImportFrom):
         return False  # not an import line: no need to generate its code
-    if tree.code_for_node(stmt) in before:
+    code = tree.code_for_node(stmt)
+    if code in before or own_code(code, stmt) in own():
         return False
     module = _import_module(stmt) or ""
     return module not in old_from and (module in movable or _section(module, first_party) < 3)
@@ -256,13 +282,17 @@ def group_added_imports(original: cst.Module, tree: cst.Module,
     file's own imports keep their order and their bytes (a blank line may be added
     before one, never removed).
     """
-    before = set(codes) if codes is not None else {original.code_for_node(stmt) for stmt in original.body}
+    if codes is None:
+        codes = [original.code_for_node(stmt) for stmt in original.body]
+    before = set(codes)
+    own = functools.cache(lambda: {own_code(code, stmt) for stmt, code in zip(original.body, codes)
+                                   if _import_module(stmt) is not None})
     old_from = {_import_module(stmt) or "" for stmt in original.body
                 if isinstance(stmt, cst.SimpleStatementLine) and stmt.body
                 and isinstance(stmt.body[0], cst.ImportFrom)}
     body = list(tree.body)
     added_at = {i for i, stmt in enumerate(body)
-                if _added_line(stmt, tree, before, old_from, first_party, movable)}
+                if _added_line(stmt, tree, before, old_from, first_party, movable, own)}
     if not added_at:
         return tree
     added = sorted((body[i] for i in added_at), key=_order)
