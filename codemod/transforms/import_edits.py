@@ -10,18 +10,28 @@ Why
     that is most of the conversion time. Both only ever change top-level import
     statements, so they run here on a small module with the same top-level import
     statements (the other statements stand in as placeholders), with the same result
-    (tests/speed prove it).
+    (tests/speed prove it), except for the comments that LibCST loses (below).
 Fix safety
     An import is removed only when nothing uses it any more; one that was unused before
-    the conversion is never asked for.
+    the conversion is never asked for. Its comments: what stood above a removed statement
+    stays, what stood inside it goes with it. LibCST drops a removed statement with its
+    leading lines; here the comment lines above it (and the blank lines around them, at
+    most one blank line where the statement stood, ``carried_lines``) stay above the next
+    statement, or at the end of the block. The comment after it on its line
+    (``# noqa: F401``) and those between its brackets go with it. Of an import that keeps
+    some names, each name that stays keeps its comments, the own-line comments above a
+    name that goes stay, and the comment after a name that goes goes
+    (``names_kept_with_comments``; LibCST dropped the comma, and with it the comment, of
+    the last name kept). The import layout (import_format) leaves a line that only gained
+    lines above it as it was. docs/fix-safety.md, "Imports that go".
 """
 
 from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Callable
-from typing import TypeGuard
+from collections.abc import Callable, Sequence
+from typing import TypeGuard, TypeVar
 
 import libcst as cst
 from libcst.codemod import CodemodContext
@@ -29,8 +39,10 @@ from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
 
 from codemod.analysis.classes import FileFacts, docstring_and_body
 from codemod.analysis.statement_text import same_lines
+from codemod.transforms.import_format import NameComments, name_comments, one_per_line
 
 _PLACEHOLDER = "__codemod_placeholder_{}__"
+_Statement = TypeVar("_Statement", bound=cst.BaseStatement)
 
 
 def is_import_line(stmt: cst.BaseStatement) -> TypeGuard[cst.SimpleStatementLine]:
@@ -220,7 +232,7 @@ def remove_imports(tree: cst.Module, names: set[str], context: CodemodContext,
             text = code_for(tree, stmt)
             if any(_reference_word(name).search(text) for name in present):
                 if _IMPORT_WORD.search(text):
-                    return RemoveImportsVisitor(context).transform_module(tree)
+                    return _CommentsKept(context).transform_module(tree)
                 kept.append(stmt)
         decided = RemoveImportsVisitor(context).transform_module(tree.with_changes(body=kept))
         still = _top_level_imported(decided)
@@ -234,24 +246,155 @@ def remove_imports(tree: cst.Module, names: set[str], context: CodemodContext,
         if local in unused:
             RemoveImportsVisitor.remove_unused_import(only, module, obj=obj, asname=asname)
     body: list[cst.BaseStatement] = []
-    # The blank lines above an import that goes (a section break) stay above the next line.
-    blank: list[cst.EmptyLine] = []
+    # The lines above an import that goes (its comments, a section break) stay above the
+    # next statement (carried_lines).
+    above: list[cst.EmptyLine] = []
     for index, stmt in enumerate(tree.body):
-        if blank and not stmt.leading_lines:
-            stmt = stmt.with_changes(leading_lines=blank)
-        blank = []
         if index in import_code and any(
             _reference_word(name).search(text) for name in unused for text in import_code[index]
         ):
             alone = tree.with_changes(body=[stmt], header=(), footer=())
             kept_part = RemoveImportsVisitor(only).transform_module(alone).body
             if not kept_part:
-                blank = [line for line in stmt.leading_lines
-                         if line.comment is None][:1]
-            body.extend(kept_part)
-        else:
-            body.append(stmt)
-    return tree.with_changes(body=body)
+                above = carried_lines(above, stmt.leading_lines)
+                continue
+            stmt = _with_name_comments(stmt, kept_part[0], tree.default_indent)
+        if above:
+            stmt = stmt.with_changes(leading_lines=carried_lines(above, stmt.leading_lines))
+            above = []
+        body.append(stmt)
+    return tree.with_changes(body=body, footer=carried_to_footer(above, tree.footer))
+
+
+def carried_lines(above: Sequence[cst.EmptyLine], below: Sequence[cst.EmptyLine]) -> list[cst.EmptyLine]:
+    """The lines left between two statements once the statement between them goes:
+    ``above`` stood above it, ``below`` above the next one.
+
+    Every comment line stays, in its order, with the blank lines above it. Of the blank
+    lines that stood between the last comment (or the statement before) and the
+    statement that goes, at most one stays (a section break), and none when ``below``
+    starts with a blank line: no break is doubled.
+    """
+    if not above:
+        return list(below)
+    last = max((i for i, line in enumerate(above) if line.comment is not None), default=-1)
+    gap = [] if below and below[0].comment is None else list(above[last + 1:last + 2])
+    return [*above[:last + 1], *gap, *below]
+
+
+def carried_to_footer(above: Sequence[cst.EmptyLine],
+                      footer: Sequence[cst.EmptyLine]) -> Sequence[cst.EmptyLine]:
+    """The lines after a block's (a module's) last statement once the statement after
+    them went: the comment lines of ``above`` stay (no blank line is added at the end)."""
+    last = max((i for i, line in enumerate(above) if line.comment is not None), default=-1)
+    return footer if last < 0 else [*above[:last + 1], *footer]
+
+
+def _with_name_comments(original: cst.BaseStatement, kept: _Statement, indent: str) -> _Statement:
+    """``kept``, LibCST's ``original`` less some of its names, with the comments between
+    its brackets (``names_kept_with_comments``)."""
+    if isinstance(original, cst.SimpleStatementLine) and isinstance(kept, cst.SimpleStatementLine) \
+            and len(original.body) == len(kept.body) == 1:
+        old, new = original.body[0], kept.body[0]
+        if isinstance(old, cst.ImportFrom) and isinstance(new, cst.ImportFrom):
+            return kept.with_changes(body=[names_kept_with_comments(old, new, indent)])
+    return kept
+
+
+def names_kept_with_comments(original: cst.ImportFrom, kept: cst.ImportFrom,
+                             indent: str) -> cst.ImportFrom:
+    """``kept`` (``RemoveImportsVisitor``'s ``original`` less some names), laid out one
+    name per line with the comments between ``original``'s brackets, where LibCST drops
+    or moves some (the comma that held a comment goes with the name before or after it):
+    a name that stays keeps its comments; the own-line comments above a name that goes
+    stay above the next name that stays (or before ``)``); the comment after a name that
+    goes, on its line, goes with it. ``kept`` itself when ``original`` has no comment
+    between brackets."""
+    if isinstance(kept.names, cst.ImportStar) or isinstance(original.names, cst.ImportStar):
+        return kept
+    comments = name_comments(original)
+    if not comments.count():
+        return kept
+    staying = {(alias.evaluated_name, alias.evaluated_alias) for alias in kept.names}
+    names: list[cst.ImportAlias] = []
+    result = NameComments(opening=comments.opening)
+    carried: list[cst.Comment] = []
+    for alias in original.names:
+        above = carried + comments.above.get(id(alias), [])
+        if (alias.evaluated_name, alias.evaluated_alias) not in staying:
+            carried = above
+            continue
+        carried = []
+        names.append(alias)
+        result.above[id(alias)] = above
+        if id(alias) in comments.trailing:
+            result.trailing[id(alias)] = comments.trailing[id(alias)]
+    result.closing = carried + comments.closing
+    if len(names) != len(kept.names) or not result.count():
+        return kept  # (no comment to keep: LibCST's layout)
+    return one_per_line(original.with_changes(names=names), indent, result)
+
+
+class _CommentsKept(RemoveImportsVisitor):
+    """``RemoveImportsVisitor`` that leaves the lines above a statement it removes (their
+    comments) above the next statement of the block, or at its end (``carried_lines``)."""
+
+    def __init__(self, context: CodemodContext) -> None:
+        super().__init__(context)
+        self._emptied: set[int] = set()
+        self._indent = "    "
+
+    def leave_SimpleStatementLine(self, original_node: cst.SimpleStatementLine,
+                                  updated_node: cst.SimpleStatementLine) -> cst.SimpleStatementLine:
+        if original_node.body and not updated_node.body:
+            self._emptied.add(id(original_node))  # its parent drops it
+        return updated_node
+
+    def leave_ImportFrom(self, original_node: cst.ImportFrom,
+                         updated_node: cst.ImportFrom) -> cst.ImportFrom | cst.RemovalSentinel:
+        result = super().leave_ImportFrom(original_node, updated_node)
+        if isinstance(result, cst.ImportFrom) and result is not updated_node:
+            return names_kept_with_comments(updated_node, result, self._indent)
+        return result
+
+    def visit_Module(self, node: cst.Module) -> None:
+        super().visit_Module(node)
+        self._indent = node.default_indent
+
+    def _carried(self, original: Sequence[cst.BaseStatement], updated: Sequence[cst.BaseStatement],
+                 footer: Sequence[cst.EmptyLine],
+                 ) -> tuple[list[cst.BaseStatement], Sequence[cst.EmptyLine]] | None:
+        gone = [stmt for stmt in original if id(stmt) in self._emptied]
+        if not gone or len(original) - len(gone) != len(updated):
+            return None
+        body: list[cst.BaseStatement] = []
+        kept = iter(updated)
+        above: list[cst.EmptyLine] = []
+        for stmt in original:
+            if id(stmt) in self._emptied:
+                above = carried_lines(above, stmt.leading_lines)  # type: ignore[attr-defined]
+                continue
+            new = next(kept)
+            if above:
+                new = new.with_changes(
+                    leading_lines=carried_lines(above, new.leading_lines))  # type: ignore[attr-defined]
+                above = []
+            body.append(new)
+        return body, carried_to_footer(above, footer)
+
+    def leave_IndentedBlock(self, original_node: cst.IndentedBlock,
+                            updated_node: cst.IndentedBlock) -> cst.BaseSuite:
+        carried = self._carried(original_node.body, updated_node.body, updated_node.footer)
+        if carried is None:
+            return updated_node
+        return updated_node.with_changes(body=carried[0], footer=carried[1])
+
+    def leave_Module(self, original_node: cst.Module, updated_node: cst.Module) -> cst.Module:
+        updated_node = super().leave_Module(original_node, updated_node)
+        carried = self._carried(original_node.body, updated_node.body, updated_node.footer)
+        if carried is None:
+            return updated_node
+        return updated_node.with_changes(body=carried[0], footer=carried[1])
 
 
 class _LoadsOnly(cst.CSTVisitor):

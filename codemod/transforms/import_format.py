@@ -6,23 +6,46 @@ What it does
     top-level ``from ... import`` that is new or changed is laid out again: on one line
     when it fits the file's line length, else one name per line in parentheses with a
     trailing comma (the layout ruff/black produce); an import that spanned lines before
-    keeps one name per line. Names the file already imported keep their order, and the
-    names the tool added follow them.
+    keeps one name per line, and so does one with comments between its brackets (each
+    stays with its name: ``name_comments``). Names the file already imported keep their
+    order, and the names the tool added follow them.
 Why
     Generated code is code people will own (docs/ARCHITECTURE.md, "Generated code").
 Fix safety
     Only the layout of import statements that already differ from the original changes:
-    the same names, aliases and order of statements; untouched statements keep every byte.
+    the same names, aliases, comments and order of statements; untouched statements keep
+    every byte. A line of the file's that only gained lines above it (those of an import
+    that went, import_edits) is untouched: it is compared without them (``own_code``).
+    An import whose comments the layout would not keep (one around ``as``) stays as it
+    was.
 """
 
 from __future__ import annotations
 
+import functools
+import re
 import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import cast
 
 import libcst as cst
 
 from codemod.analysis.names import dotted
+
+_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)")
+
+
+def own_code(code: str, stmt: cst.BaseStatement) -> str:
+    """``code`` (a top-level statement's, as LibCST writes it) without the blank and
+    comment lines above the statement (its ``leading_lines``, one line each)."""
+    at = 0
+    for _ in stmt.leading_lines:  # type: ignore[attr-defined]
+        line = _LINE.match(code, at)
+        if line is None:
+            break
+        at = line.end()
+    return code[at:]
 
 
 def _line_limit(text: str) -> int:
@@ -40,25 +63,101 @@ def _one_line(node: cst.ImportFrom) -> cst.ImportFrom:
     return node.with_changes(names=names, lpar=None, rpar=None)
 
 
-def _one_per_line(node: cst.ImportFrom, indent: str) -> cst.ImportFrom:
-    newline = cst.ParenthesizedWhitespace(
-        first_line=cst.TrailingWhitespace(),
-        empty_lines=[],
-        indent=True,
-        last_line=cst.SimpleWhitespace(indent),
-    )
-    closing = cst.ParenthesizedWhitespace(
-        first_line=cst.TrailingWhitespace(), empty_lines=[], indent=True,
-        last_line=cst.SimpleWhitespace(""),
-    )
+@dataclass
+class NameComments:
+    """The comments between the brackets of a ``from m import (...)``: the one after
+    ``(`` on its line, each name's own-line comments above it and comment after it on its
+    line (by ``id`` of its ``ImportAlias``), the own-line comments before ``)``."""
+
+    opening: cst.Comment | None = None
+    above: dict[int, list[cst.Comment]] = field(default_factory=dict)
+    trailing: dict[int, cst.Comment] = field(default_factory=dict)
+    closing: list[cst.Comment] = field(default_factory=list)
+
+    def count(self) -> int:
+        return (self.opening is not None) + sum(map(len, self.above.values())) \
+            + len(self.trailing) + len(self.closing)
+
+
+def _gap(spaces: list[cst.BaseParenthesizableWhitespace]) -> tuple[cst.Comment | None, list[cst.Comment]]:
+    """The comment on the line where ``spaces`` start, and the own-line comments in them."""
+    trailing: cst.Comment | None = None
+    own: list[cst.Comment] = []
+    for space in spaces:
+        if isinstance(space, cst.ParenthesizedWhitespace):
+            comment = space.first_line.comment
+            if comment is not None:
+                if trailing is None and not own:
+                    trailing = comment
+                else:
+                    own.append(comment)
+            own += [line.comment for line in space.empty_lines if line.comment is not None]
+    return trailing, own
+
+
+def name_comments(node: cst.ImportFrom) -> NameComments:
+    """The comments between the brackets of ``node`` (none without brackets)."""
+    comments = NameComments()
+    if node.lpar is None or isinstance(node.names, cst.ImportStar):
+        return comments
+    comments.opening, pending = _gap([node.lpar.whitespace_after])
+    for i, alias in enumerate(node.names):
+        comments.above[id(alias)] = pending
+        spaces = [alias.comma.whitespace_before, alias.comma.whitespace_after] \
+            if isinstance(alias.comma, cst.Comma) else []
+        if i == len(node.names) - 1 and node.rpar is not None:
+            spaces.append(node.rpar.whitespace_before)
+        trailing, pending = _gap(spaces)
+        if trailing is not None:
+            comments.trailing[id(alias)] = trailing
+    comments.closing = pending
+    return comments
+
+
+def comment_count(node: cst.CSTNode) -> int:
+    """How many comments ``node`` holds."""
+    counter = _CommentCounter()
+    node.visit(counter)
+    return counter.count
+
+
+class _CommentCounter(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.count = 0
+
+    def visit_Comment(self, node: cst.Comment) -> None:
+        self.count += 1
+
+
+def one_per_line(node: cst.ImportFrom, indent: str,
+                 comments: NameComments | None = None) -> cst.ImportFrom:
+    """``node`` with one name per line in brackets, a trailing comma, ``)`` on a line of
+    its own; ``comments`` (``name_comments`` of the names ``node`` holds) where they were:
+    each name's above it and after it on its line."""
+    comments = comments or NameComments()
+
+    def space(after: cst.Comment | None, own: list[cst.Comment], last_line: str) -> cst.ParenthesizedWhitespace:
+        return cst.ParenthesizedWhitespace(
+            first_line=cst.TrailingWhitespace(
+                whitespace=cst.SimpleWhitespace("  " if after is not None else ""), comment=after),
+            empty_lines=[cst.EmptyLine(indent=True, whitespace=cst.SimpleWhitespace(indent), comment=c)
+                         for c in own],
+            indent=True,
+            last_line=cst.SimpleWhitespace(last_line),
+        )
+
     names = list(node.names)  # type: ignore[arg-type]
     laid = [
-        alias.with_changes(comma=cst.Comma(whitespace_after=newline if i < len(names) - 1 else closing))
+        alias.with_changes(comma=cst.Comma(whitespace_after=space(
+            comments.trailing.get(id(alias)),
+            comments.above.get(id(names[i + 1]), []) if i < len(names) - 1 else comments.closing,
+            indent if i < len(names) - 1 else "")))
         for i, alias in enumerate(names)
     ]
     return node.with_changes(
         names=laid,
-        lpar=cst.LeftParen(whitespace_after=newline),
+        lpar=cst.LeftParen(whitespace_after=space(comments.opening, comments.above.get(id(names[0]), []),
+                                                  indent)),
         rpar=cst.RightParen(),
     )
 
@@ -81,6 +180,9 @@ def format_imports(original: cst.Module, tree: cst.Module, codes: list[str] | No
         code for stmt, code in zip(original.body, codes)
         if isinstance(stmt, cst.SimpleStatementLine)
     }
+    # The file's imports without the lines above them: one that only gained lines above
+    # it (those of an import that went, import_edits.carried_lines) is not changed.
+    own = {own_code(code, stmt) for stmt, code in zip(original.body, codes) if _import_module(stmt) is not None}
     # The same import as it was: its names (in order) and whether it spanned lines.
     was: dict[str, tuple[list[str], bool]] = {}
     for stmt in original.body:
@@ -89,7 +191,7 @@ def format_imports(original: cst.Module, tree: cst.Module, codes: list[str] | No
             if isinstance(node, cst.ImportFrom) and not isinstance(node.names, cst.ImportStar):
                 key = _source(original, node)
                 own_lines = original.code_for_node(stmt.with_changes(leading_lines=[]))
-                was[key] = ([original.code_for_node(a).rstrip(", \n") for a in node.names],
+                was[key] = ([_alias_text(original, a) for a in node.names],
                             "\n" in own_lines.rstrip("\r\n"))
     limit = _line_limit(original.code if original_code is None else original_code)
     indent = original.default_indent
@@ -102,14 +204,16 @@ def format_imports(original: cst.Module, tree: cst.Module, codes: list[str] | No
         node = stmt.body[0]
         if not isinstance(node, cst.ImportFrom) or isinstance(node.names, cst.ImportStar):
             continue
-        if tree.code_for_node(stmt) in before:
+        code = tree.code_for_node(stmt)
+        if code in before or own_code(code, stmt) in own:
             continue
         old_names, multiline = was.get(_source(tree, node), ([], False))
+        comments = name_comments(node)  # they stay with their names
         added: list[cst.ImportAlias] = []
         if old_names:
             # Keep the file's names where they were; the added ones follow.
             def rank(alias: cst.ImportAlias, old_names: list[str] = old_names) -> tuple[int, int]:
-                text = tree.code_for_node(alias).rstrip(", \n")
+                text = _alias_text(tree, alias)
                 return (0, old_names.index(text)) if text in old_names else (1, 0)
 
             names = sorted(node.names, key=rank)
@@ -120,22 +224,38 @@ def format_imports(original: cst.Module, tree: cst.Module, codes: list[str] | No
                 added = names[len(kept):]
                 names = kept
             node = node.with_changes(names=names)
-        body[-1] = _laid_out(stmt, node, tree, multiline, limit, indent)
+        body[-1] = _laid_out(stmt, node, tree, multiline, limit, indent, comments)
         if added:
             extra = stmt.with_changes(body=[node.with_changes(names=added)], leading_lines=[])
-            body.append(_laid_out(extra, extra.body[0], tree, False, limit, indent))  # type: ignore[arg-type]
+            body.append(_laid_out(extra, extra.body[0], tree, False, limit, indent,  # type: ignore[arg-type]
+                                  comments))
+        if comments.count():
+            laid_out = body[-2:] if added else body[-1:]
+            counts = [comment_count(line.body[0]) for line in laid_out]  # type: ignore[attr-defined]
+            if comment_count(stmt.body[0]) > sum(counts):
+                # A comment where the layout does not know it (around ``as``): as it was.
+                del body[-len(laid_out):]
+                body.append(stmt)
+                added = []
         changed = changed or added != [] or not body[-1].deep_equals(stmt)
     return tree.with_changes(body=body) if changed else tree
 
 
 def _laid_out(stmt: cst.SimpleStatementLine, node: cst.ImportFrom, tree: cst.Module,
-              multiline: bool, limit: int, indent: str) -> cst.SimpleStatementLine:
-    """``stmt`` holding ``node`` on one line if it fits (and did not span lines), else one
-    name per line."""
-    flat = stmt.with_changes(body=[_one_line(node)])
-    if not multiline and len(tree.code_for_node(flat).rstrip("\r\n")) <= limit:
-        return flat
-    return stmt.with_changes(body=[_one_per_line(node, indent)])
+              multiline: bool, limit: int, indent: str,
+              comments: NameComments | None = None) -> cst.SimpleStatementLine:
+    """``stmt`` holding ``node`` on one line if it fits (and did not span lines) and holds
+    no comment, else one name per line, with its ``comments``."""
+    if comments is None or not comments.count():
+        flat = stmt.with_changes(body=[_one_line(node)])
+        if not multiline and len(tree.code_for_node(flat).rstrip("\r\n")) <= limit:
+            return flat
+    return stmt.with_changes(body=[one_per_line(node, indent, comments)])
+
+
+def _alias_text(module: cst.Module, alias: cst.ImportAlias) -> str:
+    """``name`` or ``name as other``: an imported name without its comma and comments."""
+    return module.code_for_node(alias.with_changes(comma=cst.MaybeSentinel.DEFAULT)).strip()
 
 
 def _plain_import_module(stmt: cst.BaseStatement) -> str | None:
@@ -180,17 +300,22 @@ def _order(stmt: cst.BaseStatement) -> tuple[bool, str]:
 
 
 def _added_line(stmt: cst.BaseStatement, tree: cst.Module, before: set[str],
-                old_from: set[str], first_party: str, movable: frozenset[str]) -> bool:
+                old_from: set[str], first_party: str, movable: frozenset[str],
+                own: Callable[[], set[str]] = set) -> bool:
     """Whether ``stmt`` is an import line the rewrite added that may move: a plain
     ``import m``, or a ``from`` import of a module the file did not import from, either
     from outside the file's own package or one of ``movable`` (modules that import
-    nothing of the tree: importing them earlier changes no import order that matters)."""
+    nothing of the tree: importing them earlier changes no import order that matters).
+    ``own()``: the file's import lines without the lines above them (one that only
+    gained lines above it is the file's own)."""
     if _plain_import_module(stmt) is not None:
-        return tree.code_for_node(stmt) not in before
+        code = tree.code_for_node(stmt)
+        return code not in before and own_code(code, stmt) not in own()
     if not isinstance(stmt, cst.SimpleStatementLine) or len(stmt.body) != 1 \
             or not isinstance(stmt.body[0], cst.ImportFrom):
         return False  # not an import line: no need to generate its code
-    if tree.code_for_node(stmt) in before:
+    code = tree.code_for_node(stmt)
+    if code in before or own_code(code, stmt) in own():
         return False
     module = _import_module(stmt) or ""
     return module not in old_from and (module in movable or _section(module, first_party) < 3)
@@ -256,13 +381,17 @@ def group_added_imports(original: cst.Module, tree: cst.Module,
     file's own imports keep their order and their bytes (a blank line may be added
     before one, never removed).
     """
-    before = set(codes) if codes is not None else {original.code_for_node(stmt) for stmt in original.body}
+    if codes is None:
+        codes = [original.code_for_node(stmt) for stmt in original.body]
+    before = set(codes)
+    own = functools.cache(lambda: {own_code(code, stmt) for stmt, code in zip(original.body, codes)
+                                   if _import_module(stmt) is not None})
     old_from = {_import_module(stmt) or "" for stmt in original.body
                 if isinstance(stmt, cst.SimpleStatementLine) and stmt.body
                 and isinstance(stmt.body[0], cst.ImportFrom)}
     body = list(tree.body)
     added_at = {i for i, stmt in enumerate(body)
-                if _added_line(stmt, tree, before, old_from, first_party, movable)}
+                if _added_line(stmt, tree, before, old_from, first_party, movable, own)}
     if not added_at:
         return tree
     added = sorted((body[i] for i in added_at), key=_order)
