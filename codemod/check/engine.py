@@ -10,6 +10,7 @@ import libcst as cst
 
 from codemod.analysis import roots
 from codemod.analysis.names import module_name_for
+from codemod.analysis.source_lines import char_column
 from codemod.check.class_checks import CheckUse
 from codemod.check.converted import FEATURES_CLASS, WRAP_DEF, Target, converted_names, factories_in
 from codemod.check.findings import (
@@ -128,8 +129,7 @@ def _check_tree(paths: list[Path], options: Options, scope: Scope) -> CheckResul
             for node, kind, label, named in found:
                 line, offset = node.lineno, node.col_offset
                 # ast columns count UTF-8 bytes; findings count characters, as LibCST does.
-                prefix = lines[line - 1].encode("utf-8")[:offset]
-                place = line, len(prefix.decode("utf-8", errors="replace")) + 1
+                place = line, char_column(lines[line - 1], offset)
                 findings.extend(use_findings(path, place, kind, label, named))
             continue
         ff = facts_of(path, run)

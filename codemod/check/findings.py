@@ -1,5 +1,6 @@
-"""Uses and classes turned into ``codemod check`` findings (CM001-CM005 texts; CM006 in ``type_findings``), the
-class-only uses of a factory the use visitor does not see, and suppression comments."""
+"""Uses and classes turned into ``codemod check`` findings (CM001-CM005 texts; CM006's
+are in ``type_findings``), the class-only uses of a factory the use visitor does not see,
+and suppression comments."""
 
 from __future__ import annotations
 

@@ -10,6 +10,7 @@ from pathlib import Path
 import libcst as cst
 
 from codemod.analysis.classes import FileFacts
+from codemod.analysis.source_lines import char_column
 from codemod.check.scan import AstFiles
 
 #: Line breaks as the tokenizer sees them (``str.splitlines`` also splits at form feeds).
@@ -76,8 +77,7 @@ class Locator:
             if len(places) == counts.get(kind, -1) and n < len(places):
                 line, offset = places[n]
                 # ast columns count UTF-8 bytes; findings count characters, as LibCST does.
-                prefix = lines[line - 1].encode("utf-8")[:offset]
-                return line, len(prefix.decode("utf-8", errors="replace")) + 1
+                return line, char_column(lines[line - 1], offset)
         return ff.line_of(node), ff.col_of(node)
 
     def place_class(self, ff: FileFacts, text: str, node: cst.ClassDef) -> tuple[int, int]:

@@ -8,10 +8,12 @@ those written afterwards, with the same rule (``analysis/type_comparisons.py``).
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from codemod.analysis.bound_names import bound_at_module_level, bound_in_some_function
+from codemod.analysis.source_lines import char_column
 from codemod.analysis.type_comparisons import HELPER, may_compare_types, type_comparisons
 from codemod.check.locate import source_lines
 from codemod.check.rules import Finding
@@ -19,7 +21,7 @@ from codemod.pipeline.results import RunResult
 
 
 def type_compare_findings(run: RunResult, paths: Iterable[Path], runtime_modules: list[str],
-                          tree_of: Callable[[Path], object]) -> list[Finding]:
+                          tree_of: Callable[[Path], ast.Module | None]) -> list[Finding]:
     """CM006 for each comparison of two objects' types in ``paths`` (``tree_of`` gives a
     file's CPython tree, None where it does not compile). A file that binds ``type``
     anywhere is passed over: which comparisons call the builtin is not decided here."""
@@ -34,9 +36,8 @@ def type_compare_findings(run: RunResult, paths: Iterable[Path], runtime_modules
         if tree is None:
             continue
         lines = source_lines(text)
-        for node in type_comparisons(tree):  # type: ignore[arg-type]
-            prefix = lines[node.lineno - 1].encode("utf-8")[:node.col_offset]
-            column = len(prefix.decode("utf-8", errors="replace")) + 1
+        for node in type_comparisons(tree):
+            column = char_column(lines[node.lineno - 1], node.col_offset)
             out.append(Finding(
                 "CM006",
                 "compares two objects' types: a converted parameter's type is "

@@ -21,10 +21,10 @@ from __future__ import annotations
 
 import ast
 import builtins
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from codemod.analysis.type_comparisons import compared_objects, is_type_comparison, may_compare_types
 from codemod.verify.families import Families
@@ -35,6 +35,7 @@ SUBJECT = "__verified_parameter__"
 #: The second object of a comparison of two objects' types (``CheckSite.pair``).
 OTHER = "__verified_other__"
 _TYPE_OPS = (ast.Is, ast.IsNot, ast.Eq, ast.NotEq, ast.In, ast.NotIn)
+T = TypeVar("T")
 
 
 @dataclass
@@ -126,30 +127,27 @@ def _children(node: ast.AST) -> Iterator[tuple[tuple[str, int], ast.AST]]:
                 index += 1
 
 
-def _checks(node: ast.AST, classes: set[str], path: tuple[tuple[str, int], ...] = ()) \
-        -> Iterator[tuple[tuple[tuple[str, int], ...], ast.expr, ast.expr]]:
-    """(path, check, subject) for every outermost class check under ``node``."""
+def _outermost(node: ast.AST, match: Callable[[ast.expr], T | None],
+               path: tuple[tuple[str, int], ...] = ()) \
+        -> Iterator[tuple[tuple[tuple[str, int], ...], ast.expr, T]]:
+    """(path, expression, what ``match`` found in it) for every outermost expression
+    under ``node`` that ``match`` finds something in."""
     for step, child in _children(node):
-        subject = _subject(child, classes)
-        if subject is not None:
-            yield (*path, step), child, subject  # type: ignore[misc]
+        found = match(child) if isinstance(child, ast.expr) else None
+        if found is not None:
+            yield (*path, step), child, found  # type: ignore[misc]
         else:
-            yield from _checks(child, classes, (*path, step))
+            yield from _outermost(child, match, (*path, step))
 
 
-def _type_comparisons(node: ast.AST, path: tuple[tuple[str, int], ...] = ()) \
-        -> Iterator[tuple[tuple[tuple[str, int], ...], ast.Compare]]:
-    """(path, comparison) for every comparison of two objects' types under ``node`` (the
-    rule ``apply`` rewrites them by: ``analysis/type_comparisons.py``)."""
-    for step, child in _children(node):
-        if is_type_comparison(child):
-            yield (*path, step), child
-        else:
-            yield from _type_comparisons(child, (*path, step))
+def _compared(node: ast.expr) -> tuple[ast.expr, ast.expr] | None:
+    """The two objects of a comparison of their types (the rule ``apply`` rewrites them
+    by: ``analysis/type_comparisons.py``)."""
+    return compared_objects(node) if is_type_comparison(node) else None
 
 
 def _follow(node: ast.AST, path: tuple[tuple[str, int], ...]) -> ast.AST | None:
-    """The node at ``path`` (as ``_checks`` gives it) in another tree, if any."""
+    """The node at ``path`` (as ``_outermost`` gives it) in another tree, if any."""
     found: ast.AST | None = node
     for step in path:
         if found is None:
@@ -245,7 +243,7 @@ def find_check_sites(families: Families) -> CheckSites:
         before_imports = _imports(before, module, is_package, wanted)
         after_imports = _imports(after, module, is_package, wanted)
         rel = path.relative_to(original_dir.parent).as_posix()
-        for where, check, subject in _checks(before, classes):
+        for where, check, subject in _outermost(before, lambda n: _subject(n, classes)):
             site = f"{rel}:{check.lineno}"
             counterpart = _follow(after, where)
             if not isinstance(counterpart, ast.expr):
@@ -259,9 +257,8 @@ def find_check_sites(families: Families) -> CheckSites:
                 continue
             found.sites.append(CheckSite(site, module, original, converted,
                                          before_imports, after_imports))
-        for where, compare in _type_comparisons(before):
+        for where, compare, (first, second) in _outermost(before, _compared):
             site = f"{rel}:{compare.lineno}"
-            first, second = compared_objects(compare)
             if ast.dump(first) == ast.dump(second):
                 continue  # one object's type compared with itself: the same answer always
             counterpart = _follow(after, where)

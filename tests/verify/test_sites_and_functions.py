@@ -36,6 +36,18 @@ def plant(converted: Path, tmp_path: Path, rel: str, old: str, new: str) -> Path
     return target
 
 
+def _write_pair(root: Path, files: dict[str, str]) -> tuple[Path, Path]:
+    from codemod.cli import main
+
+    for side in ("original", "converted"):
+        for rel, text in files.items():
+            path = root / side / rel
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(textwrap.dedent(text).lstrip())
+    assert main(["apply", str(root / "converted" / "pkg")]) == 1
+    return root / "original" / "pkg", root / "converted" / "pkg"
+
+
 def test_clean_run_asks_every_check_site_and_calls_the_function(
         engine_pair: tuple[Path, Path]) -> None:
     original, converted = engine_pair
@@ -106,16 +118,8 @@ SMALL_FAMILY = {
 
 
 def test_sites_that_cannot_be_driven_are_listed_with_the_reason(tmp_path: Path) -> None:
-    from codemod.cli import main
-
-    for side in ("original", "converted"):
-        for rel, text in SMALL_FAMILY.items():
-            path = tmp_path / side / rel
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(textwrap.dedent(text).lstrip())
-    converted = tmp_path / "converted" / "pkg"
-    assert main(["apply", str(converted)]) == 1
-    families = find_families(tmp_path / "original" / "pkg", converted)
+    original, converted = _write_pair(tmp_path, SMALL_FAMILY)
+    families = find_families(original, converted)
     sites = find_check_sites(families)
     where = {site.where: site for site in sites.sites}
     assert set(where) == {"pkg/use.py:5", "pkg/use.py:7", "pkg/use.py:9"}, sites
@@ -126,7 +130,7 @@ def test_sites_that_cannot_be_driven_are_listed_with_the_reason(tmp_path: Path) 
     text = use.read_text()
     use.write_text(text.replace("Features.Scale)", "Features.Scale) or p is HELPER")
                    + "\nHELPER = None\n")
-    result = verify_trees(tmp_path / "original" / "pkg", converted)
+    result = verify_trees(original, converted)
     assert result.differences == []
     assert [skip for skip in result.check_sites_skipped if "`HELPER`" in skip] == [
         "pkg/use.py:5: `HELPER` is not from the family's modules"]
@@ -183,18 +187,6 @@ COPYING_FAMILY = {
 }
 
 
-def _write_pair(root: Path, files: dict[str, str]) -> tuple[Path, Path]:
-    from codemod.cli import main
-
-    for side in ("original", "converted"):
-        for rel, text in files.items():
-            path = root / side / rel
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(textwrap.dedent(text).lstrip())
-    assert main(["apply", str(root / "converted" / "pkg")]) == 1
-    return root / "original" / "pkg", root / "converted" / "pkg"
-
-
 def test_function_copying_a_parameter_dict_is_called_and_a_dropped_rebind_caught(
         tmp_path: Path) -> None:
     original, converted = _write_pair(tmp_path, COPYING_FAMILY)
@@ -228,24 +220,11 @@ COMPARED = {
 }
 
 
-def _converted_pair(tmp_path: Path, files: dict[str, str]) -> tuple[Path, Path]:
-    from codemod.cli import main
-
-    for side in ("original", "converted"):
-        for rel, text in files.items():
-            path = tmp_path / side / rel
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(textwrap.dedent(text).lstrip())
-    converted = tmp_path / "converted" / "pkg"
-    assert main(["apply", str(converted)]) == 1
-    return tmp_path / "original" / "pkg", converted
-
-
 def test_type_comparisons_are_asked_of_pairs_of_parameters(tmp_path: Path) -> None:
     """``type(a) is type(b)`` (rewritten to ``param_type``) is a site of two objects: each
     class's first parameter against every class's before it, itself, a plain Parameter
     and a plain tensor, both ways round; a comparison of one object with itself is not."""
-    original, converted = _converted_pair(tmp_path, COMPARED)
+    original, converted = _write_pair(tmp_path, COMPARED)
     assert "param_type(old) is param_type(new)" in (converted / "swap.py").read_text()
     result = verify_trees(original, converted, tp_sizes=(1,))
     assert result.exit_code == 0 and result.differences == []
