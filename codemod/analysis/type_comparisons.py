@@ -12,10 +12,12 @@ machinery.
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator
 from typing import TypeGuard
 
 from codemod.analysis import python_trees
+from codemod.analysis.text_search import lines_matching, misses_lines, nfkc_text
 
 #: What a rewritten comparison calls on each operand (the runtime's helper).
 HELPER = "param_type"
@@ -44,18 +46,20 @@ def may_compare_types(text: str) -> bool:
                 _operator_before(text, line_start - 1):
             return True
         at = text.find("__class__", end)
-    at = text.find("type")
-    while at >= 0:
-        after = at + 4
-        while after < len(text) and text[after] in " \t":
-            after += 1
-        if after < len(text) and text[after] == "(" and (
-                at == 0 or not (text[at - 1].isalnum() or text[at - 1] in "_.")) and (
-                _operator_before(text, at - 1)
-                or (parameter and _operator_after(text, _closing(text, after) + 1))):
+    for call in _TYPE_CALL.finditer(text):
+        at, after = call.start(), call.end() - 1
+        if at > 0 and (text[at - 1].isalnum() or text[at - 1] in "_."):
+            continue  # the end of a longer name (``dtype(``), or an attribute
+        if _operator_before(text, at - 1) or (
+                parameter and _operator_after(text, _closing(text, after) + 1)):
             return True
-        at = text.find("type", at + 4)
     return False
+
+
+#: ``type``, blanks, an opening parenthesis: a call of ``type`` where the character
+#: before starts no longer name (a lookbehind here would cost the search its literal
+#: prefix: ten times slower).
+_TYPE_CALL = re.compile(r"type[ \t]*\(")
 
 
 def _closing(text: str, opening: int) -> int:
@@ -152,7 +156,22 @@ def compares_types(text: str) -> bool:
         tree = python_trees.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return True
-    return any(is_type_comparison(node) or compares_with_parameter(node) for node in ast.walk(tree))
+    # Either operand of such a comparison spells ``type`` or ``__class__`` on a line the
+    # comparison spans: the nodes spanning none of those lines are not entered.
+    lines = lines_matching(nfkc_text(text), _TYPE_WORDS)
+    stack: list[ast.AST] = [tree]
+    while stack:
+        node = stack.pop()
+        if misses_lines(node, lines):
+            continue
+        if is_type_comparison(node) or compares_with_parameter(node):
+            return True
+        stack.extend(ast.iter_child_nodes(node))
+    return False
+
+
+#: The words an operand of a comparison of types spells (``dtype`` too: a superset).
+_TYPE_WORDS = re.compile(r"type|__class__")
 
 
 def module_level_comparisons(text: str) -> list[int]:

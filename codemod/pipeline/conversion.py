@@ -259,7 +259,10 @@ def only_use_sites(path: Path, text: str, plan: Plan) -> bool:
     it defines no Parameter class, names no backing field where a rewrite may act on it
     (``field_screen``), copies no attribute dict and compares no two objects' types
     (the transformers and the field rewrites of ``convert_with_leftovers`` act on nothing else), and
-    holds no carriage return alone (LibCST does not give such a text back as it was)."""
+    holds no carriage return alone (LibCST does not give such a text back as it was).
+    The shapes are asked of the text first, then of CPython's tree (``may_rewrite_shapes``,
+    the screen of the files chosen only for them): a ``type(x) is Cls`` in a file that
+    also calls the plan's classes no longer sends the whole file through LibCST."""
     if text.count("\r") != text.count("\r\n"):
         return False
     if any(p.facts.path == path for p in plan.classes.values()):
@@ -267,7 +270,8 @@ def only_use_sites(path: Path, text: str, plan: Plan) -> bool:
     if plan.fields and prefilter(text, frozenset(plan.fields)) and \
             not fields_untouched(text, frozenset(plan.fields)):
         return False
-    return not (plan.runtime_modules and may_hold_shapes(text))
+    return not (plan.runtime_modules and may_hold_shapes(text)
+                and may_rewrite_shapes(text, plan, param_classes_of(path, plan)))
 
 
 def verify_text(text: str, path: Path, generated: list[str] | None = None) -> str | None:

@@ -158,19 +158,81 @@ def lay_out_long_statements(original: str, text: str) -> tuple[str, list[Relaid]
     statements: list[Relaid] = []
     for k, members in groups.items():
         first, last = firsts[k], tree.body[k].end_lineno or 0
-        relaid = _relaid(lines[first:last], [i - first for i in members])
+        relaid = _relaid_inside(tree.body[k], lines[first:last], [i - first for i in members],
+                                first)
         if relaid is None:
-            continue
-        code = "".join(relaid)
-        try:
-            alone = ast.parse(code)
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
-            continue
-        if len(alone.body) != 1 or ast.dump(alone.body[0]) != ast.dump(tree.body[k]):
-            continue
+            relaid = _relaid(lines[first:last], [i - first for i in members])
+            if relaid is None or not _same_statement(tree.body[k], relaid):
+                continue
         statements.append((lines[first:last], relaid))
         lines[first:last] = relaid
     return ("".join(lines), statements) if statements else (text, [])
+
+
+def _relaid_inside(statement: ast.stmt, lines: list[str], members: list[int],
+                   offset: int) -> list[str] | None:
+    """The ``lines`` of the top-level ``statement`` (its first is line ``offset`` + 1 of
+    the file) with ``members`` (indexes into them) laid out, each checked on the innermost
+    statement holding it rather than on the whole top-level one: a class of a thousand
+    lines is not tokenized and compared for one of its lines. None when one is not laid
+    out so (the caller then tries the whole statement)."""
+    inner: dict[int, tuple[ast.stmt, list[int]]] = {}
+    for i in members:
+        stmt = _innermost(statement, offset + i + 1)
+        if stmt is statement or (i and lines[i - 1].rstrip("\r\n").endswith("\\")):
+            return None
+        inner.setdefault(id(stmt), (stmt, []))[1].append(i)
+    relaid = list(lines)
+    for stmt, held in inner.values():
+        first, last = _first_line(stmt) - 1 - offset, (stmt.end_lineno or 0) - offset
+        new = _relaid(lines[first:last], [i - first for i in held])
+        if new is None or not _same_statement(stmt, new):
+            return None
+        relaid[first:last] = new
+    return relaid
+
+
+def _innermost(statement: ast.stmt, line: int) -> ast.stmt:
+    """The innermost statement in ``statement`` (itself included) whose lines, decorators
+    included, hold ``line``; where two share it (``a = 1; b = (...)``), the one holding
+    both."""
+    found = statement
+    while True:
+        inner = [stmt for stmt in _child_statements(found)
+                 if _first_line(stmt) <= line <= (stmt.end_lineno or 0)]
+        if len(inner) != 1:
+            return found
+        found = inner[0]
+
+
+def _child_statements(node: ast.AST) -> list[ast.stmt]:
+    """The statements directly in ``node``'s blocks (an ``except`` clause's and a ``case``'s
+    included)."""
+    found: list[ast.stmt] = []
+    for child in ast.iter_child_nodes(node):
+        if isinstance(child, ast.stmt):
+            found.append(child)
+        elif isinstance(child, (ast.excepthandler, ast.match_case)):
+            found += _child_statements(child)
+    return found
+
+
+def _first_line(stmt: ast.stmt) -> int:
+    return min([stmt.lineno, *(d.lineno for d in getattr(stmt, "decorator_list", ()))])
+
+
+def _same_statement(stmt: ast.stmt, relaid: list[str]) -> bool:
+    """Whether the re-laid lines of ``stmt`` (whole lines, its first at its own indentation)
+    parse as one statement with ``stmt``'s syntax tree: an indented one inside an ``if``
+    block, so that the lines around it, which are the file's own, meet it as before."""
+    code = "".join(relaid)
+    indented = stmt.col_offset > 0
+    try:
+        module = ast.parse("if 1:\n" + code if indented else code)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    body = module.body[0].body if indented and len(module.body) == 1 else module.body  # type: ignore[attr-defined]
+    return len(body) == 1 and ast.dump(body[0]) == ast.dump(stmt)
 
 
 def with_relaid(generated: list[str], relaid: list[Relaid]) -> list[str]:
