@@ -19,7 +19,7 @@ import bisect
 import functools
 import re
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
 
 @functools.lru_cache(maxsize=8192)
@@ -81,3 +81,18 @@ def names_pattern(template: str, names: frozenset[str], flags: int = 0) -> re.Pa
     """``template`` compiled with ``{names}`` standing for the ``alternation`` of the
     names (put it in a group: ``(?:{names})``); cached per template and name set."""
     return re.compile(template.replace("{names}", alternation(names)), flags)
+
+
+def unjoined(text: str, pattern: re.Pattern[str], joiners: str = "") -> Iterator[re.Match[str]]:
+    """The matches of ``pattern`` that start no longer name: the character before each is
+    no word character (nor one of ``joiners``, e.g. ``.`` for an attribute). Written
+    out rather than as a lookbehind in ``pattern``: a pattern that begins with a literal
+    is searched for by it, and a lookbehind before the literal makes every search over a
+    whole tree about ten times slower."""
+    for match in pattern.finditer(text):
+        start = match.start()
+        if start:
+            before = text[start - 1]
+            if before.isalnum() or before == "_" or before in joiners:
+                continue
+        yield match

@@ -16,6 +16,7 @@ from codemod.analysis import python_trees, roots
 from codemod.analysis.classes import FileFacts
 from codemod.analysis.index import ClassIndex
 from codemod.analysis.names import import_targets, module_name_for
+from codemod.analysis.text_search import unjoined
 from codemod.fileio import SourceFile
 from codemod.pipeline.reading import parse_file
 from codemod.pipeline.results import Progress, RunResult
@@ -115,7 +116,7 @@ def file_import_targets(path: Path, text: str) -> list[tuple[str, str]] | None:
     """
     spans = import_spans(text)
     try:
-        if len(spans) == len(_IMPORT_KEYWORD.findall(text)):
+        if len(spans) == sum(1 for _ in unjoined(text, _IMPORT_KEYWORD, ".")):
             trees = [ast.parse(span.strip()) for span in spans]
         else:
             trees = [python_trees.parse(text)]
@@ -126,7 +127,8 @@ def file_import_targets(path: Path, text: str) -> list[tuple[str, str]] | None:
     return [pair for tree in trees for pair in import_targets(tree, module_name, is_package)]
 
 
-_IMPORT_KEYWORD = re.compile(r"(?<![\w.])import(?!\w)")
+#: The keyword ``import`` (``unjoined``: starting no longer name nor attribute).
+_IMPORT_KEYWORD = re.compile(r"import(?!\w)")
 
 
 class _ModuleFiles:

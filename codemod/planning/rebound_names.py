@@ -21,11 +21,13 @@ Not reported
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from codemod.analysis.names import import_aliases, module_name_for, statements_in_scope
 from codemod.analysis.source_lines import physical_lines
+from codemod.analysis.text_search import lines_matching, misses_lines, nfkc_text
 from codemod.planning.safety_net import Escape
 
 #: (node, bound name, what binds it in words, the import's qualified name or None).
@@ -52,7 +54,7 @@ def rebound_class_names(tree: ast.Module, path: Path, text: str, names: frozense
         return []
     escapes: list[Escape] = []
     watched = frozenset(classes)
-    for node, local, what, target in [*imports, *_definitions(tree, watched, "lambda" in text)]:
+    for node, local, what, target in [*imports, *_definitions(tree, watched, text)]:
         qualname = classes.get(local)
         if qualname is None or (target is not None and converted(target) == qualname):
             continue
@@ -76,7 +78,7 @@ def _imports(tree: ast.Module, module: str, is_package: bool, names: frozenset[s
             yield node, node.name, f"a {_definition_kind(node)}", f"{module}.{node.name}"
 
 
-def _definitions(tree: ast.Module, watched: frozenset[str], lambdas: bool) -> Iterator[_Binding]:
+def _definitions(tree: ast.Module, watched: frozenset[str], text: str) -> Iterator[_Binding]:
     """Nested ``def``/``class`` statements and parameters that bind one of ``watched``."""
     for node, top in statements_in_scope(tree):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
@@ -84,10 +86,25 @@ def _definitions(tree: ast.Module, watched: frozenset[str], lambdas: bool) -> It
                 yield node, node.name, f"a nested {_definition_kind(node)}", None
             if not isinstance(node, ast.ClassDef):
                 yield from _parameters(node, watched)
-    if lambdas:
-        for expr in ast.walk(tree):
-            if isinstance(expr, ast.Lambda):
-                yield from _parameters(expr, watched)
+    if "lambda" in text:
+        yield from _lambda_parameters(tree, text, watched)
+
+
+def _lambda_parameters(tree: ast.Module, text: str, watched: frozenset[str]) -> Iterator[_Binding]:
+    """The parameters of the ``lambda`` expressions in ``tree`` that bind one of
+    ``watched``; only the nodes spanning a line that spells ``lambda`` are entered."""
+    lines = lines_matching(nfkc_text(text), _LAMBDA)
+    stack: list[ast.AST] = [tree]
+    while stack:
+        node = stack.pop()
+        if misses_lines(node, lines):
+            continue
+        if isinstance(node, ast.Lambda):
+            yield from _parameters(node, watched)
+        stack.extend(ast.iter_child_nodes(node))
+
+
+_LAMBDA = re.compile("lambda")
 
 
 def _definition_kind(node: ast.AST) -> str:

@@ -42,7 +42,7 @@ from codemod.analysis import python_trees
 from codemod.analysis.ast_uses import dict_owner, spelled_name, type_name_comparisons, use_kind
 from codemod.analysis.names import import_from_source, import_targets, module_name_for
 from codemod.analysis.source_lines import char_column, physical_lines
-from codemod.analysis.text_search import names_pattern
+from codemod.analysis.text_search import names_pattern, unjoined
 from codemod.analysis.use_rules import USE_RULES, Outcome, UseKind
 from codemod.planning.plan import Plan
 
@@ -74,13 +74,18 @@ def dotted_mention(names: frozenset[str]) -> re.Pattern[str]:
     return names_pattern(r"\.\s*(?:{names})(?!\w)", names)
 
 
-_INDENTED_CASE = re.compile(r"^[ \t]+case\s", re.MULTILINE)
+#: ``case`` and a blank: a ``case`` clause where only blanks stand before it on its
+#: line (``_indented_case``).
+_CASE = re.compile(r"case\s")
 
 
 #: A star import anywhere in a file.
 #: A module looked up by a name in a string (``importlib.import_module``, ``sys.modules``).
-_DYNAMIC_MODULE = re.compile(r"\bimport_module\b|\bsys\.modules\b|\b__import__\b")
-_STAR = re.compile(r"\bimport\s*(?:\(\s*)?\*")
+_DYNAMIC_MODULE = ("import_module", "sys.modules", "__import__")
+#: Each of ``_DYNAMIC_MODULE`` as a word (``unjoined``: starting no longer name).
+_DYNAMIC_WORD = re.compile(r"(?:import_module|sys\.modules|__import__)\b")
+#: ``import *`` (``unjoined``: the keyword starting no longer name).
+_STAR = re.compile(r"import\s*(?:\(\s*)?\*")
 
 
 class SafetyNet:
@@ -185,21 +190,22 @@ class SafetyNet:
     def any_star(self) -> bool:
         """Whether some file of the tree has a star import."""
         if self._any_star is None:
-            self._any_star = any(_STAR.search(text) for text in self.texts.values())
+            self._any_star = any(_star_import(text) for text in self.texts.values())
         return self._any_star
 
     def own_escape(self, path: Path, names: frozenset[str]) -> bool:
         """Whether ``path`` has a star import, or ``getattr``, ``globals()`` or a ``case``
         pattern naming one of ``names``."""
         text = self.texts[path]
-        if _STAR.search(text):
+        if _star_import(text):
             return True
         if ("getattr" in text or "globals" in text or "__dict__" in text or "vars(" in text
                 or "__name__" in text or "__qualname__" in text) and _quoted(names).search(text):
             return True
-        if _DYNAMIC_MODULE.search(text):
+        if any(word in text for word in _DYNAMIC_MODULE) and \
+                next(unjoined(text, _DYNAMIC_WORD), None) is not None:
             return True
-        return _INDENTED_CASE.search(text) is not None and _case_pattern(names).search(text) is not None
+        return _indented_case(text) and _case_pattern(names).search(text) is not None
 
     # -- one file ---------------------------------------------------------------
 
@@ -389,3 +395,19 @@ def _literal_names(node: ast.AST) -> list[str]:
         return [e.value for e in node.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
     return []
 
+
+
+def _star_import(text: str) -> bool:
+    """Whether ``text`` holds ``import *`` (in code or not: a superset)."""
+    return "*" in text and next(unjoined(text, _STAR), None) is not None
+
+
+def _indented_case(text: str) -> bool:
+    """Whether a line of ``text`` starts with blanks and ``case`` (a ``case`` clause, or
+    text that looks like one)."""
+    for match in _CASE.finditer(text):
+        start = match.start()
+        line_start = text.rfind("\n", 0, start) + 1
+        if start > line_start and not text[line_start:start].strip(" \t"):
+            return True
+    return False
