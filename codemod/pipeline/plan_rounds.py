@@ -81,43 +81,43 @@ def settle_plan(result: RunResult, index: ClassIndex, options: Options,
     forced: dict[str, BlockingUse] = {}
     texts = {path: source.text for path, source in result.sources.items()}
     net = SafetyNet(texts)
-    # The proofs do not depend on the plan: a forked process makes them while this one
-    # plans, looks for candidates and parses them for the screens. ``check`` parses the
-    # files the proofs read first, here: the proofs' process, the escape search and the
-    # screens then share those trees instead of each parsing its own (the planning alone
-    # takes about as long as the proofs with their trees made).
+    # The proofs do not depend on the plan; they parse every file that mentions a class.
+    # ``apply`` makes them here, while forked processes run the tree-wide screens and
+    # look for candidates (text searches): the escape search and the conversion workers,
+    # forked after, inherit the proofs' trees instead of parsing those files again (a
+    # third of all parsing on vLLM 0.34 was such repeats). ``check`` parses the files the
+    # proofs read first, here, then a forked process makes the proofs while this one
+    # plans and looks for candidates: the proofs' process, the escape search and the
+    # screens share those trees.
+    proving = None
     if not convert:
         _parse_texts(_texts_to_parse(result, index, []))
-    proving = parallel.Background(functools.partial(class_value_proofs, result, index, texts),
-                                  options.jobs)
+        proving = parallel.Background(functools.partial(class_value_proofs, result, index, texts),
+                                      options.jobs)
     _import_conversion()
     values: ClassValues | None = None
     for _ in range(_MAX_ROUNDS):
         plan = build_plan(index, options.allow_classes, forced,
                           allow_value_uses=options.allow_value_uses,
                           feature_prefix=options.feature_prefix)
-        # The tree-wide screens read every file: a forked process runs them while this
-        # one looks for candidates and parses them.
+        # The tree-wide screens read every file: a forked process runs them.
         screening = parallel.Background(functools.partial(_unreached_uses, plan, texts),
                                         options.jobs)
-        # Leftovers are uses of class names: files that only write a backing field (or
-        # copy an attribute dict) cannot have any. ``check`` needs only leftovers, so it
-        # leaves them out; ``apply`` converts them in the round too, since a round
-        # rarely changes the plan (the value proofs are made before it): all files are
-        # then converted in one parallel map, and again only if the plan changes.
-        # Whether a file that only copies an attribute dict can be changed at all
-        # (``may_rewrite_attr_dict``) is asked by the worker that converts it.
-        candidates, shape_only = _candidate_files(plan, result, fields=convert)
-        loaded_by = None
-        if convert and plan.runtime_modules and any(
-                _may_hold_shapes(result.sources[p].text) for p in candidates):
-            from codemod.pipeline.workers import loaded_by_runtime
-
-            loaded_by = loaded_by_runtime(plan, result)
-        if values is None:
+        if convert:
+            searching = parallel.Background(functools.partial(_rewrite_targets, plan, result, True),
+                                            options.jobs)
+            if values is None:
+                values = class_value_proofs(result, index, texts)
+            candidates, shape_only, loaded_by = searching.result()
+        else:
+            candidates, shape_only, loaded_by = _rewrite_targets(plan, result, False)
+        if proving is not None and values is None:
             _parse_while([proving, screening], [result.sources[p].text for p in candidates],
-                         warm_matchers=convert)
+                         warm_matchers=False)
             values = proving.result()
+        elif convert:
+            _parse_while([screening], [result.sources[p].text for p in candidates])
+        assert values is not None
         unreached = {qual: use for qual, use in screening.result().items() if qual not in forced}
         if unreached:
             # A field written where no field rewrite reaches, or a member read through
@@ -155,6 +155,30 @@ def settle_plan(result: RunResult, index: ClassIndex, options: Options,
         forced = new_forced
     _judge_undecodable(result, plan)
     return plan, candidates, conversions
+
+
+def _rewrite_targets(plan: Plan, result: RunResult, convert: bool,
+                     ) -> tuple[list[Path], frozenset[Path], dict[str, frozenset[Path]] | None]:
+    """The candidate files of a round and those chosen only for a rewrite not tied to a
+    class name (``_candidate_files``), and with ``convert``, where a runtime's helpers
+    cannot be imported at the top (``workers.loaded_by_runtime``, when a candidate may
+    hold a shape rewrite; else None).
+
+    Leftovers are uses of class names: files that only write a backing field (or copy
+    an attribute dict) cannot have any. ``check`` needs only leftovers, so it leaves them
+    out; ``apply`` converts them in the round too, since a round rarely changes the plan
+    (the value proofs are made before it): all files are then converted in one parallel
+    map, and again only if the plan changes. Whether a file that only copies an
+    attribute dict can be changed at all (``may_rewrite_attr_dict``) is asked by the
+    worker that converts it."""
+    candidates, shape_only = _candidate_files(plan, result, fields=convert)
+    loaded_by = None
+    if convert and plan.runtime_modules and any(
+            _may_hold_shapes(result.sources[p].text) for p in candidates):
+        from codemod.pipeline.workers import loaded_by_runtime
+
+        loaded_by = loaded_by_runtime(plan, result)
+    return candidates, shape_only, loaded_by
 
 
 def _parse_while(waiting: list[parallel.Background], texts: list[str],

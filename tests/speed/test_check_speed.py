@@ -30,11 +30,15 @@ def test_check_forks_the_proofs_and_escapes_and_screens_in_one_process(monkeypat
     """``check`` (no conversion) with 2 jobs: the value proofs, the tree-wide screens and
     the escape search each run in a forked process (beside the planning), and the
     leftover screens, which convert nothing, run in this process (no pool). ``apply``
-    still converts in a pool."""
+    forks the screens and the candidate search, makes the proofs itself (so that the
+    escape search and the conversion pool, forked after, inherit the trees the proofs
+    parsed) and converts in a pool."""
     tree = FIXTURES / "engine"
     backgrounds: list[tuple[str, int]] = []
     pools: list[int] = []
+    proofs_here: list[bool] = []
     real_background, real_convert_all = parallel.Background, plan_rounds.convert_all
+    real_proofs = plan_rounds.class_value_proofs
 
     def background(fn, jobs):
         backgrounds.append((fn.func.__name__, jobs))
@@ -44,17 +48,27 @@ def test_check_forks_the_proofs_and_escapes_and_screens_in_one_process(monkeypat
         pools.append(jobs)
         return real_convert_all(paths, plan, result, jobs, *args, **kwargs)
 
+    def class_value_proofs(result, index, texts):
+        proofs_here.append(os.getpid() == parent)
+        return real_proofs(result, index, texts)
+
+    parent = os.getpid()
     monkeypatch.setattr(parallel, "Background", background)
     monkeypatch.setattr(plan_rounds, "convert_all", convert_all)
+    monkeypatch.setattr(plan_rounds, "class_value_proofs", class_value_proofs)
+    forked = {False: [("class_value_proofs", 2), ("_unreached_uses", 2), ("_escaped_list", 2)],
+              True: [("_unreached_uses", 2), ("_rewrite_targets", 2), ("_escaped_list", 2)]}
     for convert, jobs in ((False, 1), (True, 2)):
         backgrounds.clear()
         pools.clear()
+        proofs_here.clear()
         result = api.read_tree([tree], Options(jobs=2))
         index = api.analyse(result.sources, result)
         api.settle_plan(result, index, Options(jobs=2), convert=convert)
-        assert backgrounds[:3] == [("class_value_proofs", 2), ("_unreached_uses", 2),
-                                   ("_escaped_list", 2)]
+        assert backgrounds[:3] == forked[convert]
         assert pools and set(pools) == {jobs}
+        if convert:
+            assert proofs_here == [True]
 
 
 def test_a_check_runs_with_the_collector_paused_and_restores_it(monkeypatch):
@@ -103,29 +117,30 @@ def test_the_walk_visits_the_nodes_iter_child_nodes_gives_in_order():
 
 def test_check_parses_the_mentioning_files_before_forking_the_proofs(monkeypatch):
     """The proofs' process (and the escape search forked after it) inherit CPython's
-    trees of every file that mentions a class, made once in this process; ``apply``
-    forks first and parses while the proofs run."""
+    trees of every file that mentions a class, made once in this process. ``apply``
+    makes the proofs itself: the escape search (and the pool) forked after them inherit
+    the same trees."""
     tree = FIXTURES / "engine"
-    parsed_at_fork: list[set[str]] = []
+    parsed_at_fork: dict[str, set[str]] = {}
     real_background = parallel.Background
 
     def background(fn, jobs):
-        if fn.func.__name__ == "class_value_proofs":
-            parsed_at_fork.append(set(python_trees._TREES))
+        parsed_at_fork[fn.func.__name__] = set(python_trees._TREES)
         return real_background(fn, jobs)
 
     monkeypatch.setattr(parallel, "Background", background)
-    for convert in (False, True):
+    for convert, first in ((False, "class_value_proofs"), (True, "_escaped_list")):
+        parsed_at_fork.clear()
+        python_trees.clear()
         result = api.read_tree([tree], Options(jobs=2))
         index = api.analyse(result.sources, result)
         names = api.hierarchy_names(index, result.facts.values())
         mentioning = {s.text for p, s in result.sources.items() if result.mentions.any(p, s.text, names)}
         api.settle_plan(result, index, Options(jobs=2), convert=convert)
         assert len(mentioning) > 3
+        assert mentioning <= parsed_at_fork[first]
         if convert:
-            assert not mentioning <= parsed_at_fork[-1]
-        else:
-            assert mentioning <= parsed_at_fork[-1]
+            assert not mentioning <= parsed_at_fork["_unreached_uses"]
 
 
 def test_the_check_engine_loads_without_the_conversion_machinery():
