@@ -96,10 +96,18 @@ def settle_plan(result: RunResult, index: ClassIndex, options: Options,
                                       options.jobs)
     _import_conversion()
     values: ClassValues | None = None
-    for _ in range(_MAX_ROUNDS):
+    # A name clash (a generated name its module already defines, as in a tree an earlier
+    # ``apply`` converted) refuses its classes only once the rounds have found every
+    # other reason: refused first, a class would give the clash as its reason, and the use
+    # no rewrite covers (the reason it was kept the first time) would never be looked
+    # for. A plan whose clashes are not refused is never carried out (the last round
+    # refuses them whatever happens).
+    check_names = False
+    for attempt in range(_MAX_ROUNDS):
+        check_names = check_names or attempt == _MAX_ROUNDS - 1
         plan = build_plan(index, options.allow_classes, forced,
                           allow_value_uses=options.allow_value_uses,
-                          feature_prefix=options.feature_prefix)
+                          feature_prefix=options.feature_prefix, check_names=check_names)
         # The tree-wide screens read every file: a forked process runs them.
         screening = parallel.Background(functools.partial(_unreached_uses, plan, texts),
                                         options.jobs)
@@ -151,6 +159,9 @@ def settle_plan(result: RunResult, index: ClassIndex, options: Options,
         else:
             escaping.discard()
         if new_forced == forced:
+            if plan.name_clashes:
+                check_names = True  # every other reason is known: refuse the clashes
+                continue
             break
         forced = new_forced
     _judge_undecodable(result, plan)

@@ -124,6 +124,9 @@ class Plan:
     values: ClassValues = field(default_factory=ClassValues)
     #: Each runtime module of ``runtime_modules``: its path and ``Features`` members.
     runtimes: dict[str, RuntimeModule] = field(default_factory=dict)
+    #: The classes a name clash would refuse, with why, in a plan built without refusing
+    #: them (``build_plan(check_names=False)``); empty in a plan that may be carried out.
+    name_clashes: dict[str, Refusal] = field(default_factory=dict)
 
     def value_use_kept(self, path: Path, line: int, column: int) -> bool:
         """Whether the value use at ``path:line:column`` of a converted class stays valid:

@@ -68,8 +68,11 @@ class Planner(HierarchyChecks, Settling):
     """Builds a ``Plan`` from a ``ClassIndex``."""
 
     def __init__(self, index: ClassIndex, allow_classes: tuple[str, ...] = (),
-                 forced: dict[str, BlockingUse] | None = None) -> None:
+                 forced: dict[str, BlockingUse] | None = None, check_names: bool = True) -> None:
         self.index = index
+        #: Whether a name clash refuses its classes here; else it is only recorded
+        #: (``Plan.name_clashes``), for a planning round that looks for other reasons first.
+        self.check_names = check_names
         self.allow = set(allow_classes)
         #: Qualname -> the use no rewrite covers (found by a transform or the safety net).
         self.forced = dict(forced or {})
@@ -108,18 +111,20 @@ class Planner(HierarchyChecks, Settling):
         self._backing_fields = frozenset(f for p in plans.values() for f in p.properties.values())
         self._settle(plans)
         runtimes = self._assign_runtime(plans)
-        before_names = [p.refusal for p in plans.values()]
-        self._check_names(plans, runtimes)
-        if any(p.refusal is not was for p, was in zip(plans.values(), before_names)):
+        clashes = self._name_clashes(plans, runtimes)
+        if clashes and self.check_names:
+            for qualname, refusal in clashes.items():
+                plans[qualname].refusal = refusal
             # A name clash refused more classes: settle their hierarchies again. Without
             # one, settling again gives the same plan (same refusals in, same out).
             self._settle(plans)
             runtimes = self._assign_runtime(plans)
+            clashes = {}
         _mark_written_wraps(plans)
         return Plan(idx, plans, {f: p for f, p in fields.items()
                                  if any((pl.converted or pl.shadow) and p in pl.properties
                                         for pl in plans.values())}, set(runtimes),
-                    runtimes=runtimes)
+                    runtimes=runtimes, name_clashes=clashes)
 
     # -- per-class checks ----------------------------------------------------------------
 
@@ -229,43 +234,48 @@ class Planner(HierarchyChecks, Settling):
             runtime.members = dict(root_first)
         return runtimes
 
-    def _check_names(self, plans: dict[str, ClassPlan], runtimes: dict[str, RuntimeModule]) -> None:
-        """Generated names must not collide with names the module already defines; a
-        runtime module must not replace a file ``apply`` did not write, and its
-        ``Features`` members (named after the classes) must be unique."""
-        by_runtime: dict[str, list[ClassPlan]] = {}
-        for p in plans.values():
+    def _name_clashes(self, plans: dict[str, ClassPlan],
+                      runtimes: dict[str, RuntimeModule]) -> dict[str, Refusal]:
+        """The classes a name clash refuses, with why: generated names must not collide
+        with names the module already defines; a runtime module must not replace a file
+        ``apply`` did not write, and its ``Features`` members (named after the classes)
+        must be unique."""
+        clashes: dict[str, Refusal] = {}
+        by_runtime: dict[str, list[tuple[str, ClassPlan]]] = {}
+        for qualname, p in plans.items():
             if (p.converted or p.shadow) and p.runtime_module in runtimes:
-                by_runtime.setdefault(p.runtime_module, []).append(p)
+                by_runtime.setdefault(p.runtime_module, []).append((qualname, p))
         for module, family in by_runtime.items():
-            reason = _runtime_clash(runtimes[module], family)
+            reason = _runtime_clash(runtimes[module], [p for _, p in family])
             if reason is not None:
-                for p in family:
-                    p.refusal = Refusal(p.facts.path, p.facts.line, p.name, reason)
-        by_module: dict[str, list[ClassPlan]] = {}
-        for p in plans.values():
-            if p.converted or p.shadow:
-                by_module.setdefault(p.facts.module, []).append(p)
+                for qualname, p in family:
+                    clashes[qualname] = Refusal(p.facts.path, p.facts.line, p.name, reason)
+        by_module: dict[str, list[tuple[str, ClassPlan, bool]]] = {}
+        for qualname, p in plans.items():
+            converted = p.converted and qualname not in clashes
+            if converted or p.shadow:
+                by_module.setdefault(p.facts.module, []).append((qualname, p, converted))
         for module, group in by_module.items():
             ff = self.index.files[module]
             taken = set(ff.globals) | set(ff.bindings)
-            taken -= {p.name for p in group if p.converted}
+            taken -= {p.name for _, p, converted in group if converted}
             generated: list[str] = []
-            for p in group:
+            for _, p, converted in group:
                 generated.append(p.wrap_name)
-                if p.converted:
+                if converted:
                     generated += [*p.method_funcs.values(), *p.constants.values(),
                                   *p.static_funcs.values()]
             seen: set[str] = set()
             for name in generated:
                 if name in taken or name in seen:
-                    for p in group:
-                        p.refusal = Refusal(
+                    for qualname, p, _ in group:
+                        clashes[qualname] = Refusal(
                             p.facts.path, p.facts.line, p.name,
                             f"the generated name {name!r} is already used in {module}",
                         )
                     break
                 seen.add(name)
+        return clashes
 
 
 def _mark_written_wraps(plans: dict[str, ClassPlan]) -> None:
@@ -307,9 +317,11 @@ def _runtime_clash(runtime: RuntimeModule, family: list[ClassPlan]) -> str | Non
 
 def build_plan(index: ClassIndex, allow_classes: tuple[str, ...] = (),
                forced: dict[str, BlockingUse] | None = None, allow_value_uses: bool = False,
-               feature_prefix: str = "") -> Plan:
-    """Plan every Parameter class of ``index``."""
-    plan = Planner(index, allow_classes, forced).plan()
+               feature_prefix: str = "", check_names: bool = True) -> Plan:
+    """Plan every Parameter class of ``index``. With ``check_names`` False, a class whose
+    generated names clash stays converted and the clash is only recorded
+    (``Plan.name_clashes``): such a plan is never carried out."""
+    plan = Planner(index, allow_classes, forced, check_names).plan()
     plan.allow_value_uses = allow_value_uses
     plan.feature_prefix = feature_prefix
     for runtime in plan.runtimes.values():
