@@ -96,3 +96,16 @@ def unjoined(text: str, pattern: re.Pattern[str], joiners: str = "") -> Iterator
             if before.isalnum() or before == "_" or before in joiners:
                 continue
         yield match
+
+
+def nodes_on_lines(tree: ast.AST, lines: list[int]) -> Iterator[ast.AST]:
+    """The nodes of ``tree`` that span one of ``lines`` (sorted, as ``lines_matching``
+    gives them), depth first: a node spanning none is not entered (``misses_lines``).
+    For a search whose every match spells a word on one of ``lines``."""
+    stack: list[ast.AST] = [tree]
+    while stack:
+        node = stack.pop()
+        if misses_lines(node, lines):
+            continue
+        yield node
+        stack.extend(ast.iter_child_nodes(node))

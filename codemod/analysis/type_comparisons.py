@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from typing import TypeGuard
 
 from codemod.analysis import python_trees
-from codemod.analysis.text_search import lines_matching, misses_lines, nfkc_text, unjoined
+from codemod.analysis.text_search import lines_matching, nfkc_text, nodes_on_lines, unjoined
 
 #: What a rewritten comparison calls on each operand (the runtime's helper).
 HELPER = "param_type"
@@ -155,15 +155,8 @@ def compares_types(text: str) -> bool:
     # Either operand of such a comparison spells ``type`` or ``__class__`` on a line the
     # comparison spans: the nodes spanning none of those lines are not entered.
     lines = lines_matching(nfkc_text(text), _TYPE_WORDS)
-    stack: list[ast.AST] = [tree]
-    while stack:
-        node = stack.pop()
-        if misses_lines(node, lines):
-            continue
-        if is_type_comparison(node) or compares_with_parameter(node):
-            return True
-        stack.extend(ast.iter_child_nodes(node))
-    return False
+    return any(is_type_comparison(node) or compares_with_parameter(node)
+               for node in nodes_on_lines(tree, lines))
 
 
 #: The words an operand of a comparison of types spells (``dtype`` too: a superset).

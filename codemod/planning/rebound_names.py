@@ -27,7 +27,7 @@ from pathlib import Path
 
 from codemod.analysis.names import import_aliases, module_name_for, statements_in_scope
 from codemod.analysis.source_lines import physical_lines
-from codemod.analysis.text_search import lines_matching, misses_lines, nfkc_text
+from codemod.analysis.text_search import lines_matching, nfkc_text, nodes_on_lines
 from codemod.planning.safety_net import Escape
 
 #: (node, bound name, what binds it in words, the import's qualified name or None).
@@ -93,15 +93,9 @@ def _definitions(tree: ast.Module, watched: frozenset[str], text: str) -> Iterat
 def _lambda_parameters(tree: ast.Module, text: str, watched: frozenset[str]) -> Iterator[_Binding]:
     """The parameters of the ``lambda`` expressions in ``tree`` that bind one of
     ``watched``; only the nodes spanning a line that spells ``lambda`` are entered."""
-    lines = lines_matching(nfkc_text(text), _LAMBDA)
-    stack: list[ast.AST] = [tree]
-    while stack:
-        node = stack.pop()
-        if misses_lines(node, lines):
-            continue
+    for node in nodes_on_lines(tree, lines_matching(nfkc_text(text), _LAMBDA)):
         if isinstance(node, ast.Lambda):
             yield from _parameters(node, watched)
-        stack.extend(ast.iter_child_nodes(node))
 
 
 _LAMBDA = re.compile("lambda")
