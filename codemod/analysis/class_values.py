@@ -13,7 +13,8 @@ What it does
       an object's type (each name holds one object, so identity and equality answer as
       before): not ``type(...)``/``....__class__``, nor a side holding one
       (``type(p).__mro__``, ``(t := type(p))``), nor a name its scope binds to one
-      (``t = type(p)``, then ``t == X``: ``_type_held``);
+      (``t = type(p)``, then ``t == X``: ``_type_held``), nor a parameter some call of
+      its function passes one (``is_x(type(p))``: ``fed``, every call followed);
     * a pass to a parameter of a function of the tree whose own uses are proven (calls
       by name, through an imported module, ``self.m``/``cls.m``/``C.m``: then *every*
       method of that name in the tree is proven, since an override may receive it);
@@ -86,6 +87,21 @@ class ClassValues:
         """``why_not``'s chain, one step each (the proof joins its steps with `` -> ``)."""
         chain = self.why_not(path, line, column)
         return tuple(chain.split(" -> ")) if chain is not None else None
+
+
+def _parameter_of(f: ParsedModule, side: ast.expr) -> ast.AST | None:
+    """The function (or ``lambda``) of which ``side``, a bare name, is a parameter: the
+    scope that holds it or one around it (a closure reads its enclosing function's);
+    None for any other expression or name."""
+    if not isinstance(side, ast.Name):
+        return None
+    scope = f.scope_of(side)
+    while scope is not None:
+        arguments = scope.args  # type: ignore[attr-defined]
+        if side.id in {a.arg for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs)}:
+            return scope
+        scope = f.scope_of(scope)
+    return None
 
 
 def _type_held(f: ParsedModule, side: ast.expr) -> ast.expr | None:
@@ -187,6 +203,79 @@ class _Prover(CallTargets):
                 return (f"`{short_code(compare)}` at {f.where(compare)}, where "
                         f"`{short_code(side)}` holds `{short_code(held)}` ({f.where(held)}): an "
                         "object's type, Parameter for a converted parameter")
+            function = _parameter_of(f, side)
+            if function is not None:
+                assert isinstance(side, ast.Name)
+                fed = self.fed(f, function, side.id)
+                if fed is not None:
+                    return (f"`{short_code(compare)}` at {f.where(compare)}, where `{side.id}` is a "
+                            f"parameter of `{getattr(function, 'name', 'lambda')}`: {fed}")
+        return None
+
+    def fed(self, f: ParsedModule, function: ast.AST, parameter: str) -> str | None:
+        """None when no call of ``function`` in the tree can pass an object's type to
+        ``parameter`` (its callers found by its name, as for a returned value), else how
+        one can: ``type(x)`` or a name holding one passed, a parameter of the caller that
+        is passed one in turn, or callers that are not all known (a ``lambda``, the
+        function used other than by calling it, a call the proof cannot resolve, a ``*``
+        or ``**`` spread where the argument may be)."""
+        if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return "the callers of a lambda are not followed"
+        name = function.name
+
+        def compute() -> str | None:
+            for g in self.mentioning(name):
+                for node in g.reads.get(name, ()):
+                    call = g.up(node)
+                    if not (isinstance(call, ast.Call) and call.func is node):
+                        return (f"`{name}` used as `{short_code(call or node)}` at {g.where(node)}, "
+                                "so its callers are not known")
+                    callees = self.callees(g, call)
+                    if isinstance(callees, str):
+                        return f"a call of `{name}` at {g.where(call)} is not followed ({callees})"
+                    for _, callee, shift in callees:
+                        if callee is function:
+                            found = self._argument_fed(g, call, function, parameter, shift)
+                            if found is not None:
+                                return found
+            return None
+        return self._memoised(("fed", f.path, id(function), parameter), compute)
+
+    def _argument_fed(self, g: ParsedModule, call: ast.Call, function: ast.FunctionDef | ast.AsyncFunctionDef,
+                      parameter: str, shift: int) -> str | None:
+        """How ``call`` may pass an object's type to ``parameter`` of ``function`` (None:
+        it cannot)."""
+        where = g.where(call)
+        arguments = function.args
+        positional = [a.arg for a in (*arguments.posonlyargs, *arguments.args)]
+        value: ast.expr | None = None
+        if parameter in positional:
+            at = positional.index(parameter) - shift
+            if at < 0:
+                return None  # the bound ``self``
+            if any(isinstance(a, ast.Starred) for a in call.args[:at + 1]):
+                return f"a `*` spread in the call at {where}"
+            if at < len(call.args):
+                value = call.args[at]
+        if value is None:
+            value = next((k.value for k in call.keywords if k.arg == parameter), None)
+        if value is None:
+            if any(k.arg is None for k in call.keywords):
+                return f"a `**` spread in the call at {where}"
+            return None  # the default: a value of the function's own, followed where written
+        if is_type_of(value):
+            return f"`{short_code(call)}` at {where} passes `{short_code(value)}`, an object's type"
+        held = _type_held(g, value)
+        if held is not None:
+            return (f"`{short_code(call)}` at {where} passes `{short_code(value)}`, which holds "
+                    f"`{short_code(held)}` ({g.where(held)}), an object's type")
+        caller = _parameter_of(g, value)
+        if caller is not None:
+            assert isinstance(value, ast.Name)
+            found = self.fed(g, caller, value.id)
+            if found is not None:
+                return f"`{short_code(call)}` at {where} passes `{value.id}`, a parameter of " \
+                       f"`{getattr(caller, 'name', 'lambda')}`: {found}"
         return None
 
     def in_raise(self, f: ParsedModule, node: ast.AST) -> bool:

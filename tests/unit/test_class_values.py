@@ -112,6 +112,28 @@ def test_check_reports_the_chain_and_is_clean_after_apply(tmp_path, capsys):
     ("def f(p):\n    return (t := type(p)) is Kind\n", "holds `type(p)`"),
     ("def f(p, q):\n    a, b = type(p), type(q)\n    return a == Kind\n", "where `a` holds `type(p)`"),
     ("T = type(1)\nSAME = T == Kind\n", "where `T` holds `type(1)` (use.py:2)"),
+    # A compared parameter that a caller passes an object's type (then Parameter, where
+    # it was the class): each call of the function is followed, by position or keyword.
+    ("def is_kind(k):\n    return k == Kind\ndef check(p):\n    return is_kind(type(p))\n",
+     "where `k` is a parameter of `is_kind`: `is_kind(type(p))` at use.py:5 passes `type(p)`"),
+    ("def is_kind(x, *, k):\n    return k is Kind\ndef check(p):\n    return is_kind(1, k=p.__class__)\n",
+     "passes `p.__class__`, an object's type"),
+    ("def is_kind(k):\n    return k == Kind\ndef check(p):\n    t = type(p)\n    return is_kind(t)\n",
+     "passes `t`, which holds `type(p)` (use.py:5)"),
+    ("def is_kind(k):\n    return k == Kind\ndef relay(c):\n    return is_kind(c)\n"
+     "def check(p):\n    return relay(type(p))\n",
+     "passes `c`, a parameter of `relay`: `relay(type(p))` at use.py:7 passes `type(p)`"),
+    ("class Checker:\n    def is_kind(self, k):\n        return k == Kind\n"
+     "    def check(self, p):\n        return self.is_kind(type(p))\n",
+     "`self.is_kind(type(p))` at use.py:6 passes `type(p)`"),
+    ("def outer(k):\n    def inner():\n        return k == Kind\n    return inner()\n"
+     "def check(p):\n    return outer(type(p))\n",
+     "where `k` is a parameter of `outer`: `outer(type(p))` at use.py:7 passes `type(p)`"),
+    ("def is_kind(k):\n    return k == Kind\nCHECKS = [is_kind]\n",
+     "`is_kind` used as `[is_kind]` at use.py:4, so its callers are not known"),
+    ("def is_kind(k):\n    return k == Kind\ndef check(p, **kw):\n    return is_kind(**kw)\n",
+     "a `**` spread in the call at use.py:5"),
+    ("check = lambda k: k == Kind\n", "the callers of a lambda are not followed"),
 ])
 def test_unproven_values_refuse_with_the_reason(tmp_path, use, reason):
     found = _kind(tmp_path, use)
@@ -128,6 +150,12 @@ def test_unproven_values_refuse_with_the_reason(tmp_path, use, reason):
     "def build(p, flag):\n    kind = Kind if flag else None\n    return kind(p)\n",
     # A name bound to a type only in another scope compares as before.
     "def f(p):\n    t = Kind\n    def g(q):\n        t = type(q)\n        return t\n    return t == Kind\n",
+    # A compared parameter every caller passes a class (vLLM's create_fp8_scale_parameter
+    # shape): a table read, the class, a default; the caller's own parameter followed.
+    "TABLE = {'a': Kind}\ndef create(k, p):\n    if k == Kind:\n        return k(p)\n    return None\n"
+    "def build(key, p):\n    return create(TABLE[key], p)\ndef other(p):\n    return create(Kind, p)\n"
+    "def relay(c, p):\n    return create(c, p)\ndef top(p):\n    return relay(Kind, p)\n",
+    "def create(p, k=Kind):\n    return k == Kind\ndef build(p):\n    return create(p)\n",
 ])
 def test_proven_values_convert(tmp_path, use):
     assert _kind(tmp_path, use) is None
