@@ -21,12 +21,18 @@ from __future__ import annotations
 
 import ast
 import builtins
+import importlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-from codemod.analysis.type_comparisons import compared_objects, is_type_comparison, may_compare_types
+from codemod.analysis.type_comparisons import (
+    compared_objects,
+    compares_with_parameter,
+    is_type_comparison,
+    may_compare_types,
+)
 from codemod.verify.families import Families
 from codemod.verify.importer import TreeImport
 
@@ -34,6 +40,9 @@ from codemod.verify.importer import TreeImport
 SUBJECT = "__verified_parameter__"
 #: The second object of a comparison of two objects' types (``CheckSite.pair``).
 OTHER = "__verified_other__"
+#: Modules outside the tree whose names a check may read (``type(p) is nn.Parameter``):
+#: bound from the interpreter's own copy, the same in both trees.
+OUTSIDE = frozenset({"torch", "torch.nn", "torch.nn.parameter"})
 _TYPE_OPS = (ast.Is, ast.IsNot, ast.Eq, ast.NotEq, ast.In, ast.NotIn)
 T = TypeVar("T")
 
@@ -140,6 +149,20 @@ def _outermost(node: ast.AST, match: Callable[[ast.expr], T | None],
             yield from _outermost(child, match, (*path, step))
 
 
+def _compared_with_parameter(node: ast.expr) -> ast.expr | None:
+    """The object of a comparison of its type with ``Parameter`` (``type(p) is not
+    nn.Parameter``, ``Parameter == p.__class__``: the rewrite's rule,
+    ``compares_with_parameter``)."""
+    if not compares_with_parameter(node):
+        return None
+    for operand in (node.left, node.comparators[0]):
+        if isinstance(operand, ast.Call) and isinstance(operand.func, ast.Name) and operand.func.id == "type":
+            return operand.args[0]
+        if isinstance(operand, ast.Attribute) and operand.attr == "__class__":
+            return operand.value
+    return None
+
+
 def _compared(node: ast.expr) -> tuple[ast.expr, ast.expr] | None:
     """The two objects of a comparison of their types (the rule ``apply`` rewrites them
     by: ``analysis/type_comparisons.py``)."""
@@ -213,6 +236,9 @@ def _imports(tree: ast.Module, module: str, is_package: bool, wanted: set[str]) 
             for alias in node.names:
                 if alias.asname and alias.name in wanted:
                     bound[alias.asname] = (alias.name, None)
+                elif not alias.asname and alias.name.split(".")[0] in wanted:
+                    top = alias.name.split(".")[0]
+                    bound[top] = (top, None)
     return bound
 
 
@@ -240,8 +266,8 @@ def find_check_sites(families: Families) -> CheckSites:
         except (OSError, UnicodeDecodeError, SyntaxError, ValueError):
             continue
         is_package = path.name == "__init__.py"
-        before_imports = _imports(before, module, is_package, wanted)
-        after_imports = _imports(after, module, is_package, wanted)
+        before_imports = _imports(before, module, is_package, wanted | OUTSIDE)
+        after_imports = _imports(after, module, is_package, wanted | OUTSIDE)
         rel = path.relative_to(original_dir.parent).as_posix()
         for where, check, subject in _outermost(before, lambda n: _subject(n, classes)):
             site = f"{rel}:{check.lineno}"
@@ -273,6 +299,20 @@ def find_check_sites(families: Families) -> CheckSites:
                 continue
             found.sites.append(CheckSite(site, module, original, converted,
                                          before_imports, after_imports, pair=True))
+        for where, compare, subject in _outermost(before, _compared_with_parameter):
+            site = f"{rel}:{compare.lineno}"
+            counterpart = _follow(after, where)
+            if not isinstance(counterpart, ast.expr):
+                found.skipped.append(f"{site}: no rewritten comparison at the same place")
+                continue
+            original, _ = _with_subject(compare, subject)
+            converted, uses = _with_subject(counterpart, subject)
+            if not uses:
+                found.skipped.append(f"{site}: the rewritten comparison does not compare "
+                                     f"`{ast.unparse(subject)}`")
+                continue
+            found.sites.append(CheckSite(site, module, original, converted,
+                                         before_imports, after_imports))
     return found
 
 
@@ -283,7 +323,8 @@ def _namespace(code: str, imports: dict[str, tuple[str, str | None]], tree: Tree
     for name in sorted(_names(ast.parse(code, mode="eval")) - {SUBJECT, OTHER}):
         if name in imports:
             module_name, attribute = imports[name]
-            module = tree.module(module_name)
+            module = tree.module(module_name) if module_name not in OUTSIDE \
+                else importlib.import_module(module_name)
             if module is not None and (attribute is None or hasattr(module, attribute)):
                 namespace[name] = module if attribute is None else getattr(module, attribute)
                 continue

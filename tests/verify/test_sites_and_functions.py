@@ -243,3 +243,46 @@ def test_type_comparisons_are_asked_of_pairs_of_parameters(tmp_path: Path) -> No
         for one, other in [("Scale", "Base"), ("Base", "a plain Parameter"),
                            ("Scale", "a plain Parameter")]
         for first, second in [(one, other), (other, one)]}
+
+
+WITH_PARAMETER = {
+    **SMALL_FAMILY,
+    "pkg/fast.py": '''
+        import torch
+        from torch import nn
+        from torch.nn import Parameter
+
+
+        def plain(p):
+            return type(p) is not nn.Parameter
+
+
+        def exact(p):
+            return Parameter == p.__class__
+
+
+        def spelled(p):
+            return type(p) == torch.nn.Parameter
+    ''',
+}
+
+
+def test_type_compared_with_parameter_is_asked_of_every_parameter(tmp_path: Path) -> None:
+    """``type(p) is not nn.Parameter`` (rewritten on its type operand to ``param_type``):
+    a site of one object, asked of every built parameter with ``nn``, ``Parameter`` and
+    ``torch`` bound from torch in both trees; left as it was, it answers differently for
+    every converted parameter, and that is caught."""
+    original, converted = _write_pair(tmp_path, WITH_PARAMETER)
+    fast = converted / "fast.py"
+    assert "param_type(p) is not nn.Parameter" in fast.read_text()
+    result = verify_trees(original, converted, tp_sizes=(1,))
+    assert result.exit_code == 0 and result.differences == []
+    assert [site for site in result.check_sites if "fast" in site] == \
+        ["pkg/fast.py:7", "pkg/fast.py:11", "pkg/fast.py:15"]
+    assert not [skip for skip in result.check_sites_skipped if "fast" in skip]
+    fast.write_text(fast.read_text().replace("param_type(p) is not nn.Parameter",
+                                             "type(p) is not nn.Parameter"))
+    broken = verify_trees(original, converted, tp_sizes=(1,))
+    assert broken.exit_code == 1
+    cases = [diff.case for diff in broken.differences]
+    assert cases and all("pkg/fast.py:7" in case for case in cases), cases
