@@ -1,9 +1,12 @@
 """CM006: a comparison of two objects' types in a tree ``apply`` converted.
 
 A converted parameter is a plain ``torch.nn.Parameter``: ``type(a) is type(b)`` holds for
-two parameters of different former classes. ``apply`` rewrites every such comparison it
-finds to ``param_type(a) is param_type(b)`` (``transforms/type_compares.py``); this finds
-those written afterwards, with the same rule (``analysis/type_comparisons.py``).
+two parameters of different former classes, and ``type(p) is nn.Parameter`` holds for
+every converted parameter where it held for no former class. ``apply`` rewrites every
+such comparison it finds to ``param_type(a) is param_type(b)`` / ``param_type(p) is
+nn.Parameter`` (``transforms/type_compares.py``); this finds those written afterwards, with
+the same rule (``analysis/type_comparisons.py``; ``Parameter`` resolved, as ``apply``
+resolves it, through the module's own module-level imports to torch's).
 """
 
 from __future__ import annotations
@@ -13,11 +16,18 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from codemod.analysis.bound_names import bound_at_module_level, bound_in_some_function
+from codemod.analysis.names import import_aliases, module_name_for, statements_in_scope
 from codemod.analysis.source_lines import char_column
-from codemod.analysis.type_comparisons import HELPER, may_compare_types, type_comparisons
+from codemod.analysis.type_comparisons import (
+    HELPER,
+    compares_with_parameter,
+    may_compare_types,
+    type_comparisons,
+)
 from codemod.check.locate import source_lines
 from codemod.check.rules import Finding
 from codemod.pipeline.results import RunResult
+from codemod.types import PARAMETER_QUALNAMES
 
 
 def type_compare_findings(run: RunResult, paths: Iterable[Path], runtime_modules: list[str],
@@ -44,4 +54,41 @@ def type_compare_findings(run: RunResult, paths: Iterable[Path], runtime_modules
                 "torch.nn.Parameter, so parameters of different former classes compare "
                 f"equal; compare `{HELPER}(a) is {HELPER}(b)` ({HELPER} from {helper_from})",
                 path, node.lineno, column, False))
+        if "Parameter" not in text:
+            continue
+        imported = _module_imports(tree, path)
+        for found in ast.walk(tree):
+            if compares_with_parameter(found) and any(
+                    _resolves_to_parameter(operand, imported) for operand in (found.left, found.comparators[0])):
+                column = char_column(lines[found.lineno - 1], found.col_offset)
+                out.append(Finding(
+                    "CM006",
+                    "compares an object's type with torch.nn.Parameter: a converted "
+                    "parameter's type is torch.nn.Parameter, so this holds for it where it "
+                    f"held for no former class; compare `{HELPER}(p)` ({HELPER} from "
+                    f"{helper_from})", path, found.lineno, column, False))
     return out
+
+
+def _module_imports(tree: ast.Module, path: Path) -> dict[str, set[str]]:
+    """Local name -> the qualified names the module-level imports bind it to."""
+    imported: dict[str, set[str]] = {}
+    module, is_package = module_name_for(path), path.name == "__init__.py"
+    for node, top in statements_in_scope(tree):
+        if top:
+            for local, _name, full in import_aliases(node, module, is_package):
+                imported.setdefault(local, set()).add(full)
+    return imported
+
+
+def _resolves_to_parameter(operand: ast.expr, imported: dict[str, set[str]]) -> bool:
+    """Whether ``operand`` (``nn.Parameter``, ``torch.nn.Parameter``, ``Parameter``) names
+    torch's ``Parameter`` through every module-level import of its first name."""
+    parts: list[str] = []
+    while isinstance(operand, ast.Attribute):
+        parts.append(operand.attr)
+        operand = operand.value
+    if not isinstance(operand, ast.Name) or operand.id not in imported:
+        return False
+    rest = "".join(f".{part}" for part in reversed(parts))
+    return all(f"{full}{rest}" in PARAMETER_QUALNAMES for full in imported[operand.id])

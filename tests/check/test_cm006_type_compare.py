@@ -21,6 +21,7 @@ TREE = {
     "pkg/__init__.py": "",
     "pkg/params.py": PARAMS,
     "pkg/util.py": "def same(a, b):\n    return type(a) is type(b)\n",
+    "pkg/fast.py": "from torch import nn\n\n\ndef plain(p):\n    return type(p) is nn.Parameter\n",
 }
 
 
@@ -38,6 +39,7 @@ def converted(converted_once: Path, tmp_path: Path) -> Path:
 
 def test_none_right_after_apply(converted: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert "param_type(a) is param_type(b)" in (converted / "pkg" / "util.py").read_text()
+    assert "param_type(p) is nn.Parameter" in (converted / "pkg" / "fast.py").read_text()
     assert "CM006" not in run(capsys, "check", converted).out
 
 
@@ -73,3 +75,26 @@ def test_only_files_given_are_reported(converted: Path, capsys: pytest.CaptureFi
     (converted / "pkg" / "other.py").write_text("def f(a, b):\n    return type(a) == type(b)\n")
     done = run(capsys, "check", converted / "pkg" / "other.py")
     assert [(name, code) for name, _, code in done.findings()] == [("other.py", "CM006")]
+
+
+def test_a_type_compared_with_torchs_parameter_added_afterwards_is_found(
+        converted: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``type(p) is nn.Parameter`` holds for every converted parameter: found when
+    ``Parameter`` is torch's through the module's imports, in each spelling; a class of the
+    engine's own named ``Parameter`` is not torch's."""
+    (converted / "pkg" / "later.py").write_text(
+        "import torch\n"
+        "import torch.nn as tnn\n"
+        "from torch.nn import Parameter\n\n\n"
+        "def f(p):\n"
+        "    return (type(p) is not tnn.Parameter,\n"
+        "            Parameter == p.__class__,\n"
+        "            type(p) == torch.nn.Parameter)\n")
+    (converted / "pkg" / "own.py").write_text(
+        "from pkg.mine import Parameter\n\n\n"
+        "def f(p):\n    return type(p) is Parameter\n")
+    done = run(capsys, "check", converted)
+    found = [(name, line) for name, line, code in done.findings() if code == "CM006"]
+    assert found == [("later.py", 7), ("later.py", 8), ("later.py", 9)], done.out
+    line = next(text for text in done.out.splitlines() if "later.py:7:" in text)
+    assert "compares an object's type with torch.nn.Parameter" in line and "`param_type(p)`" in line
