@@ -29,8 +29,11 @@ from codemod.types import BlockingUse, FileResult, Options, Outcome, UseForm
 if TYPE_CHECKING:
     from codemod.pipeline.workers import Converted
 
-#: Rounds of "a use site cannot be rewritten -> refuse that hierarchy -> plan again".
-_MAX_ROUNDS = 8
+#: Rounds of "a use site cannot be rewritten -> refuse that hierarchy -> plan again",
+#: beyond one per class. Each round that does not settle refuses at least one more class
+#: (or, once, the name clashes: ``settle_plan``), so the rounds end within the number of
+#: classes plus two; a plan is never carried out unsettled.
+_SPARE_ROUNDS = 2
 
 
 def convert_all(*args: Any, **kwargs: Any) -> dict[Path, Converted]:
@@ -103,8 +106,9 @@ def settle_plan(result: RunResult, index: ClassIndex, options: Options,
     # for. A plan whose clashes are not refused is never carried out (the last round
     # refuses them whatever happens).
     check_names = False
-    for attempt in range(_MAX_ROUNDS):
-        check_names = check_names or attempt == _MAX_ROUNDS - 1
+    rounds = len(index.param_classes) + _SPARE_ROUNDS
+    for attempt in range(rounds):
+        check_names = check_names or attempt == rounds - 1
         plan = build_plan(index, options.allow_classes, forced,
                           allow_value_uses=options.allow_value_uses,
                           feature_prefix=options.feature_prefix, check_names=check_names)
@@ -164,6 +168,10 @@ def settle_plan(result: RunResult, index: ClassIndex, options: Options,
                 continue
             break
         forced = new_forced
+    else:
+        # Cannot happen (see ``_SPARE_ROUNDS``): converting with leftovers would leave
+        # uses of converted classes behind, so stop rather than write such a tree.
+        raise RuntimeError(f"the plan did not settle in {rounds} rounds")
     _judge_undecodable(result, plan)
     return plan, candidates, conversions
 
