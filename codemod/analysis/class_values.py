@@ -52,7 +52,7 @@ Fix safety
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -224,20 +224,18 @@ class _Prover(CallTargets):
         name = function.name
 
         def compute() -> str | None:
-            for g in self.mentioning(name):
-                for node in g.reads.get(name, ()):
-                    call = g.up(node)
-                    if not (isinstance(call, ast.Call) and call.func is node):
-                        return (f"`{name}` used as `{short_code(call or node)}` at {g.where(node)}, "
-                                "so its callers are not known")
-                    callees = self.callees(g, call)
-                    if isinstance(callees, str):
-                        return f"a call of `{name}` at {g.where(call)} is not followed ({callees})"
-                    for _, callee, shift in callees:
-                        if callee is function:
-                            found = self._argument_fed(g, call, function, parameter, shift)
-                            if found is not None:
-                                return found
+            for g, node, call in self.calls_of(name):
+                if call is None:
+                    return (f"`{name}` used as `{short_code(g.up(node) or node)}` at "
+                            f"{g.where(node)}, so its callers are not known")
+                callees = self.callees(g, call)
+                if isinstance(callees, str):
+                    return f"a call of `{name}` at {g.where(call)} is not followed ({callees})"
+                for _, callee, shift in callees:
+                    if callee is function:
+                        found = self._argument_fed(g, call, function, parameter, shift)
+                        if found is not None:
+                            return found
             return None
         return self._memoised(("fed", f.path, id(function), parameter), compute)
 
@@ -444,6 +442,14 @@ class _Prover(CallTargets):
         name = getattr(function, "name", "lambda")
         return None if found is None else f"{name}({parameter}) -> {found}"
 
+    def calls_of(self, name: str) -> Iterator[tuple[ParsedModule, ast.expr, ast.Call | None]]:
+        """Every read of ``name`` in the tree (by name: a superset of the function's), with
+        the call it is the callee of, or None where it is read otherwise."""
+        for g in self.mentioning(name):
+            for node in g.reads.get(name, ()):
+                call = g.up(node)
+                yield g, node, call if isinstance(call, ast.Call) and call.func is node else None
+
     def returned(self, f: ParsedModule, scope: ast.AST | None) -> str | None:
         """A returned value reaches wherever each call of the function puts its result."""
         if not isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -451,14 +457,13 @@ class _Prover(CallTargets):
         name = scope.name
 
         def compute() -> str | None:
-            for g in self.mentioning(name):
-                for node in g.reads.get(name, ()):
-                    call = g.up(node)
-                    if not (isinstance(call, ast.Call) and call.func is node):
-                        return f"`{name}` (which returns it) used as `{short_code(call or node)}` at {g.where(node)}"
-                    found = self.reach(g, call)
-                    if found is not None:
-                        return f"returned by {name}() at {g.where(call)} -> {found}"
+            for g, node, call in self.calls_of(name):
+                if call is None:
+                    return (f"`{name}` (which returns it) used as `{short_code(g.up(node) or node)}` "
+                            f"at {g.where(node)}")
+                found = self.reach(g, call)
+                if found is not None:
+                    return f"returned by {name}() at {g.where(call)} -> {found}"
             return None
         return self._memoised(("return", f.path, id(scope)), compute)
 

@@ -221,6 +221,15 @@ def compares_with_parameter(node: ast.AST) -> TypeGuard[ast.Compare]:
         (_python_type_of(right) and _names_parameter(left))
 
 
+def compared_with_parameter(node: ast.AST) -> ast.expr | None:
+    """The object whose type ``node`` compares with ``Parameter`` (``p`` of ``type(p) is
+    nn.Parameter``), when ``compares_with_parameter``; else None."""
+    if not compares_with_parameter(node):
+        return None
+    left, right = node.left, node.comparators[0]
+    return _object_of(left if _python_type_of(left) and _names_parameter(right) else right)
+
+
 def _names_parameter(operand: ast.expr) -> bool:
     return (isinstance(operand, ast.Name) and operand.id == "Parameter") or \
         (isinstance(operand, ast.Attribute) and operand.attr == "Parameter")

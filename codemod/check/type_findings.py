@@ -6,7 +6,7 @@ every converted parameter where it held for no former class. ``apply`` rewrites 
 such comparison it finds to ``param_type(a) is param_type(b)`` / ``param_type(p) is
 nn.Parameter`` (``transforms/type_compares.py``); this finds those written afterwards, with
 the same rule (``analysis/type_comparisons.py``; ``Parameter`` resolved, as ``apply``
-resolves it, through the module's own module-level imports to torch's).
+resolves it, through the module's imports to torch's).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from codemod.analysis.bound_names import bound_at_module_level, bound_in_some_function
-from codemod.analysis.names import import_aliases, module_name_for, statements_in_scope
+from codemod.analysis.names import module_name_for
 from codemod.analysis.source_lines import char_column
 from codemod.analysis.type_comparisons import (
     HELPER,
@@ -26,6 +26,7 @@ from codemod.analysis.type_comparisons import (
 )
 from codemod.check.locate import source_lines
 from codemod.check.rules import Finding
+from codemod.check.uses_from_ast import AstFacts, Undecided, resolve
 from codemod.pipeline.results import RunResult
 from codemod.types import PARAMETER_QUALNAMES
 
@@ -56,10 +57,10 @@ def type_compare_findings(run: RunResult, paths: Iterable[Path], runtime_modules
                 path, node.lineno, column, False))
         if "Parameter" not in text:
             continue
-        imported = _module_imports(tree, path)
+        facts = AstFacts.of(path, module_name_for(path), tree)
         for found in ast.walk(tree):
             if compares_with_parameter(found) and any(
-                    _resolves_to_parameter(operand, imported) for operand in (found.left, found.comparators[0])):
+                    _names_torch_parameter(operand, facts) for operand in (found.left, found.comparators[0])):
                 column = char_column(lines[found.lineno - 1], found.col_offset)
                 out.append(Finding(
                     "CM006",
@@ -70,25 +71,11 @@ def type_compare_findings(run: RunResult, paths: Iterable[Path], runtime_modules
     return out
 
 
-def _module_imports(tree: ast.Module, path: Path) -> dict[str, set[str]]:
-    """Local name -> the qualified names the module-level imports bind it to."""
-    imported: dict[str, set[str]] = {}
-    module, is_package = module_name_for(path), path.name == "__init__.py"
-    for node, top in statements_in_scope(tree):
-        if top:
-            for local, _name, full in import_aliases(node, module, is_package):
-                imported.setdefault(local, set()).add(full)
-    return imported
-
-
-def _resolves_to_parameter(operand: ast.expr, imported: dict[str, set[str]]) -> bool:
-    """Whether ``operand`` (``nn.Parameter``, ``torch.nn.Parameter``, ``Parameter``) names
-    torch's ``Parameter`` through every module-level import of its first name."""
-    parts: list[str] = []
-    while isinstance(operand, ast.Attribute):
-        parts.append(operand.attr)
-        operand = operand.value
-    if not isinstance(operand, ast.Name) or operand.id not in imported:
+def _names_torch_parameter(operand: ast.expr, facts: AstFacts) -> bool:
+    """Whether ``operand`` (``nn.Parameter``, ``torch.nn.Parameter``, ``Parameter``)
+    resolves to torch's ``Parameter`` through the file's imports, as ``apply`` resolves
+    it (``FileFacts.resolve``); a name bound to more than one place does not."""
+    try:
+        return resolve(operand, facts.bindings, facts.module_name, facts.globals) in PARAMETER_QUALNAMES
+    except Undecided:
         return False
-    rest = "".join(f".{part}" for part in reversed(parts))
-    return all(f"{full}{rest}" in PARAMETER_QUALNAMES for full in imported[operand.id])

@@ -29,7 +29,7 @@ from typing import Any, TypeVar
 
 from codemod.analysis.type_comparisons import (
     compared_objects,
-    compares_with_parameter,
+    compared_with_parameter,
     is_type_comparison,
     may_compare_types,
 )
@@ -149,20 +149,6 @@ def _outermost(node: ast.AST, match: Callable[[ast.expr], T | None],
             yield from _outermost(child, match, (*path, step))
 
 
-def _compared_with_parameter(node: ast.expr) -> ast.expr | None:
-    """The object of a comparison of its type with ``Parameter`` (``type(p) is not
-    nn.Parameter``, ``Parameter == p.__class__``: the rewrite's rule,
-    ``compares_with_parameter``)."""
-    if not compares_with_parameter(node):
-        return None
-    for operand in (node.left, node.comparators[0]):
-        if isinstance(operand, ast.Call) and isinstance(operand.func, ast.Name) and operand.func.id == "type":
-            return operand.args[0]
-        if isinstance(operand, ast.Attribute) and operand.attr == "__class__":
-            return operand.value
-    return None
-
-
 def _compared(node: ast.expr) -> tuple[ast.expr, ast.expr] | None:
     """The two objects of a comparison of their types (the rule ``apply`` rewrites them
     by: ``analysis/type_comparisons.py``)."""
@@ -269,20 +255,8 @@ def find_check_sites(families: Families) -> CheckSites:
         before_imports = _imports(before, module, is_package, wanted | OUTSIDE)
         after_imports = _imports(after, module, is_package, wanted | OUTSIDE)
         rel = path.relative_to(original_dir.parent).as_posix()
-        for where, check, subject in _outermost(before, lambda n: _subject(n, classes)):
-            site = f"{rel}:{check.lineno}"
-            counterpart = _follow(after, where)
-            if not isinstance(counterpart, ast.expr):
-                found.skipped.append(f"{site}: no rewritten expression at the same place")
-                continue
-            original, _ = _with_subject(check, subject)
-            converted, uses = _with_subject(counterpart, subject)
-            if not uses:
-                found.skipped.append(f"{site}: the rewritten expression does not check "
-                                     f"`{ast.unparse(subject)}`")
-                continue
-            found.sites.append(CheckSite(site, module, original, converted,
-                                         before_imports, after_imports))
+        changed = _ChangedModule(rel, module, before, after, before_imports, after_imports)
+        _single_sites(found, changed, lambda n: _subject(n, classes), "expression", "check")
         for where, compare, (first, second) in _outermost(before, _compared):
             site = f"{rel}:{compare.lineno}"
             if ast.dump(first) == ast.dump(second):
@@ -299,21 +273,40 @@ def find_check_sites(families: Families) -> CheckSites:
                 continue
             found.sites.append(CheckSite(site, module, original, converted,
                                          before_imports, after_imports, pair=True))
-        for where, compare, subject in _outermost(before, _compared_with_parameter):
-            site = f"{rel}:{compare.lineno}"
-            counterpart = _follow(after, where)
-            if not isinstance(counterpart, ast.expr):
-                found.skipped.append(f"{site}: no rewritten comparison at the same place")
-                continue
-            original, _ = _with_subject(compare, subject)
-            converted, uses = _with_subject(counterpart, subject)
-            if not uses:
-                found.skipped.append(f"{site}: the rewritten comparison does not compare "
-                                     f"`{ast.unparse(subject)}`")
-                continue
-            found.sites.append(CheckSite(site, module, original, converted,
-                                         before_imports, after_imports))
+        _single_sites(found, changed, compared_with_parameter, "comparison", "compare")
     return found
+
+
+@dataclass(frozen=True)
+class _ChangedModule:
+    """One changed module: its place, its two trees and what their imports bind."""
+
+    rel: str
+    module: str
+    before: ast.Module
+    after: ast.Module
+    before_imports: dict[str, tuple[str, str | None]]
+    after_imports: dict[str, tuple[str, str | None]]
+
+
+def _single_sites(found: CheckSites, changed: _ChangedModule,
+                  match: Callable[[ast.expr], ast.expr | None], noun: str, verb: str) -> None:
+    """The sites of one checked object ``match`` finds in ``changed`` (a class check, a
+    type compared with ``Parameter``), or why each is left out (``noun``/``verb`` word it)."""
+    for where, check, subject in _outermost(changed.before, match):
+        site = f"{changed.rel}:{check.lineno}"
+        counterpart = _follow(changed.after, where)
+        if not isinstance(counterpart, ast.expr):
+            found.skipped.append(f"{site}: no rewritten {noun} at the same place")
+            continue
+        original, _ = _with_subject(check, subject)
+        converted, uses = _with_subject(counterpart, subject)
+        if not uses:
+            found.skipped.append(f"{site}: the rewritten {noun} does not {verb} "
+                                 f"`{ast.unparse(subject)}`")
+            continue
+        found.sites.append(CheckSite(site, changed.module, original, converted,
+                                     changed.before_imports, changed.after_imports))
 
 
 def _namespace(code: str, imports: dict[str, tuple[str, str | None]], tree: TreeImport) \
