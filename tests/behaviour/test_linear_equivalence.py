@@ -476,15 +476,21 @@ def test_swap_on_conversion_refused_alike(twin, checkpoint_files, generator):
     tally.note("to() with swap_module_params_on_conversion", f"same in both engines: {results}")
 
 
-@pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device")
-def test_to_cuda_keeps_everything(twin, checkpoint_files, generator):
+@pytest.mark.parametrize("device", DEVICES)
+def test_to_device_keeps_everything(twin, checkpoint_files, generator, device):
+    # After module.to(device): the same parameters, attributes and kinds, the same forward,
+    # and each engine's own loader still writes into its moved parameter (the up part is
+    # reloaded over a zeroed gate_up in both engines, so the forwards must agree again).
     old, new, tensors = _loaded(twin, checkpoint_files, generator)
-    old.to("cuda")
-    new.to("cuda")
-    tally.count("params deepcopy/to/state_dict", compare_params(twin, old, new, "to(cuda)"))
+    old.to(device)
+    new.to(device)
+    where = f"to({device})"
+    tally.count("params deepcopy/to/state_dict", compare_params(twin, old, new, where))
+    x = sample_input(device)
+    compare_outputs(old(x), new(x), where)
     _assert_loader_acts_on(new, old, tensors)
-    x = sample_input("cuda")
-    compare_outputs(old(x), new(x), "to(cuda)")
+    _assert_loader_acts_on(old, new, tensors)
+    compare_outputs(old(x), new(x), f"{where}, part reloaded")
 
 
 def test_torch_save_of_loaded_block(twin, checkpoint_files, generator):
