@@ -229,7 +229,7 @@ def test_symlinked_directory_leaving_the_tree_is_an_error(
         assert code == 2
         assert "pkg/ops: symbolic link to a directory outside the tree" in err
     assert snapshot(tmp_path) == before
-    # Excluded files are not read, so their uses stay as they are (README, Usage): the
+    # Excluded files are not read, so their uses stay as they are (docs/usage.md): the
     # independent verifier, which follows the link, would rightly report them.
     code, _, err = run_main(["apply", "--extend-exclude", "pkg/ops", "."], tree, capsys,
                             verify_tree=False)
