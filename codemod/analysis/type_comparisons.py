@@ -18,9 +18,10 @@ from typing import TypeGuard
 
 from codemod.analysis import python_trees
 from codemod.analysis.text_search import lines_matching, nfkc_text, nodes_on_lines, unjoined
+from codemod.runtime.helpers import PARAM_TYPE
 
 #: What a rewritten comparison calls on each operand (the runtime's helper).
-HELPER = "param_type"
+HELPER = PARAM_TYPE
 
 
 def may_compare_types(text: str) -> bool:

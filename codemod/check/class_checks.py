@@ -26,6 +26,7 @@ from typing import Any, NamedTuple
 
 from codemod.analysis.use_rules import UseKind
 from codemod.check.converted import Target
+from codemod.runtime.helpers import HAS_PARAM_FEATURE
 
 #: Operators (as written) comparing ``type(p)`` with one class, and with several.
 EQUALITY = frozenset({"is", "is not", "==", "!="})
@@ -124,7 +125,7 @@ class ClassChecks:
     def either_or(self, first: Any, second: Any) -> None:
         """Two operands of an ``or`` that face each other."""
         for one, other in ((first, second), (second, first)):
-            if self.callee(one) == "has_param_feature":
+            if self.callee(one) == HAS_PARAM_FEATURE:
                 self._paired.add(id(other))
 
     def check_call(self, node: Any, func: str, args: list[Any] | None) -> None:

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from codemod.prefilters import import_spans
+from codemod.runtime.helpers import HAS_PARAM_FEATURE, ISINSTANCE_OR_PARAM_FEATURE, PARAM_KIND_IS
 
 #: ``owner(member, runtime module)``: the qualified name of the class whose feature
 #: ``Features.<member>`` is, or None.
@@ -22,9 +23,9 @@ FeatureOwner = Callable[[str, str | None], str | None]
 
 #: Runtime helpers a class check becomes, and the kind of check each stands for.
 _CHECK_HELPERS = {
-    "has_param_feature": "isinstance",
-    "isinstance_or_param_feature": "isinstance",
-    "param_kind_is": "type-check",
+    HAS_PARAM_FEATURE: "isinstance",
+    ISINSTANCE_OR_PARAM_FEATURE: "isinstance",
+    PARAM_KIND_IS: "type-check",
 }
 
 

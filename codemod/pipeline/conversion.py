@@ -28,6 +28,7 @@ from codemod.analysis.type_comparisons import (
 from codemod.pipeline.indexing import hierarchy_names
 from codemod.planning.plan import Plan
 from codemod.prefilters import prefilter
+from codemod.runtime.helpers import PARAM_ATTR_DICT, REBIND_PARAM_METHODS
 from codemod.transforms import matcher_cache
 from codemod.transforms.def_layout import lay_out_long_defs, lay_out_long_statements, with_relaid
 from codemod.transforms.definitions import DefinitionsTransformer
@@ -109,7 +110,7 @@ def convert_with_leftovers(ff: FileFacts, plan: Plan, stop_at_leftovers: bool,
     # A file that already names the helper (rebinds already, or uses the name for
     # something else) is left as it is: no second call, no shadowed name.
     if plan.runtime_modules and DICT_COPY.search(source) and \
-            "rebind_param_methods" not in source and "param_attr_dict" not in source:
+            REBIND_PARAM_METHODS not in source and PARAM_ATTR_DICT not in source:
         runtime, local = _runtime_for(ff, plan, loaded_by)
         copies = DictCopyTransformer(refs, runtime, local=local or refs.is_runtime)
         before = tree
@@ -122,7 +123,7 @@ def convert_with_leftovers(ff: FileFacts, plan: Plan, stop_at_leftovers: bool,
         if copies.skipped:
             left_alone.append((None, f"attribute-dict copies or reads outside every function left as "
                                      f"they are ({copies.skipped})"
-                                     f"{_cannot_import(runtime, 'param_attr_dict', refs.is_runtime)}"))
+                                     f"{_cannot_import(runtime, PARAM_ATTR_DICT, refs.is_runtime)}"))
     if plan.runtime_modules and may_compare_types(source) and not prefilter(source, frozenset({TYPE_HELPER})):
         runtime, local = _runtime_for(ff, plan, loaded_by)
         compares = TypeCompareTransformer(refs, runtime, local=local)

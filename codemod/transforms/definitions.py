@@ -35,6 +35,7 @@ from libcst.codemod.visitors import AddImportsVisitor
 from codemod.analysis.classes import FileFacts, docstring_and_body
 from codemod.analysis.names import dotted, variables_used
 from codemod.planning.plan import ClassPlan, Plan
+from codemod.runtime.helpers import CHECK_PARAM_KWARGS, INIT_PARAM_KIND, SET_PARAM_FIELD
 from codemod.transforms.class_code import (
     FieldsAsAttributes,
     Rename,
@@ -239,7 +240,7 @@ class DefinitionsTransformer(cst.CSTTransformer):
                 if fields:
                     fn = fn.with_changes(body=fn.body.visit(FieldsAsAttributes(
                         self_name, fields,
-                        lambda: self.refs.helper("set_param_field", plan.facts.qualname))))
+                        lambda: self.refs.helper(SET_PARAM_FIELD, plan.facts.qualname))))
             returns = (cst.Module(body=[]).code_for_node(fn.returns.annotation)
                        if fn.returns is not None else None)
             fn = fn.with_changes(name=cst.Name(func_name), decorators=[],
@@ -284,7 +285,7 @@ class DefinitionsTransformer(cst.CSTTransformer):
         ])
         body.append(cst.SimpleStatementLine(body=[cst.Assign(
             targets=[cst.AssignTarget(cst.Name(local))], value=build)]))
-        init_kind = refs.helper("init_param_kind", plan.facts.qualname).value
+        init_kind = refs.helper(INIT_PARAM_KIND, plan.facts.qualname).value
         feature = cst.Module(body=[]).code_for_node(refs.feature(plan.facts.qualname))
         body.append(cst.parse_statement(f"{init_kind}({local}, {feature})"))
         body.extend(after_creation(post, local))
@@ -376,7 +377,7 @@ class DefinitionsTransformer(cst.CSTTransformer):
         if plan.accepted_keywords is None:
             return []
         accepted = [n for n in plan.accepted_keywords if n not in named]
-        check = self.refs.helper("check_param_kwargs", plan.facts.qualname).value
+        check = self.refs.helper(CHECK_PARAM_KWARGS, plan.facts.qualname).value
         return [cst.parse_statement(kwargs_check_call(check, plan.name, star_kwarg, accepted))]
 
     def _wrap(self, node: cst.ClassDef, plan: ClassPlan) -> cst.FunctionDef:
@@ -395,7 +396,7 @@ class DefinitionsTransformer(cst.CSTTransformer):
             set_before = {fld for q in plan.mro[1:] if self.plan.classes[q].init is not None
                           for fld in self.plan.classes[q].init.writes}  # type: ignore[union-attr]
             as_attributes = FieldsAsAttributes(
-                self_name, fields, lambda: self.refs.helper("set_param_field", plan.facts.qualname),
+                self_name, fields, lambda: self.refs.helper(SET_PARAM_FIELD, plan.facts.qualname),
                 first_writes(body_stmts, self_name, fields, set_before),
             )
             body_stmts = [s.visit(as_attributes) for s in body_stmts]  # type: ignore[misc]

@@ -35,13 +35,14 @@ from collections.abc import Sequence
 import libcst as cst
 
 from codemod.planning.plan import Plan
+from codemod.runtime.helpers import PARAM_ATTR_DICT, REBIND_PARAM_METHODS
 from codemod.transforms.dict_copy_screen import may_rewrite as may_rewrite
 from codemod.transforms.dict_forms import DICT_VIEWS, attr_dict_of, copied_object, copy_target, setattr_copy
 from codemod.transforms.import_edits import with_import_first
 from codemod.transforms.refs import FileRefs
 
-_HELPER = "rebind_param_methods"
-_VIEW = "param_attr_dict"
+_HELPER = REBIND_PARAM_METHODS
+_VIEW = PARAM_ATTR_DICT
 
 
 class DictCopyTransformer(cst.CSTTransformer):

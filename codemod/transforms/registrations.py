@@ -11,6 +11,7 @@ from __future__ import annotations
 import libcst as cst
 
 from codemod.planning.plan import ClassPlan, Plan
+from codemod.runtime.helpers import REGISTER_PARAM_FIELDS, REGISTER_PARAM_KIND
 from codemod.transforms.code_layout import layout_call, two_blank_lines
 from codemod.transforms.refs import FileRefs
 
@@ -23,7 +24,7 @@ def fields_registration(plan: Plan, class_plan: ClassPlan,
     fields = plan.property_fields(class_plan.facts.qualname)
     if not fields:
         return []
-    register = refs.helper("register_param_fields", class_plan.facts.qualname).value
+    register = refs.helper(REGISTER_PARAM_FIELDS, class_plan.facts.qualname).value
     feature = cst.Module(body=[]).code_for_node(refs.feature(class_plan.facts.qualname))
     pairs = [f'"{fld}": "{name}"' for fld, (name, _) in fields.items()]
     nullable = [f'"{name}"' for name, none_deletes in fields.values() if none_deletes]
@@ -46,7 +47,7 @@ def kind_registration(plan: Plan, class_plan: ClassPlan, refs: FileRefs,
     parameter): the kinds of its bases, in order, and the methods it defined. Placed
     after its method functions, which it names; right under the kind's
     ``register_param_fields`` when no function stands between them."""
-    register = refs.helper("register_param_kind", class_plan.facts.qualname).value
+    register = refs.helper(REGISTER_PARAM_KIND, class_plan.facts.qualname).value
     feature = cst.Module(body=[]).code_for_node(refs.feature(class_plan.facts.qualname))
     args: list[tuple[str, str, list[str], str]] = [(feature, "", [], "")]
     bases = [cst.Module(body=[]).code_for_node(refs.feature(q))

@@ -41,6 +41,14 @@ from codemod.analysis.class_specs import class_spec_members
 from codemod.analysis.classes import FileFacts
 from codemod.analysis.names import dotted
 from codemod.planning.plan import Plan
+from codemod.runtime.helpers import (
+    HAS_PARAM_FEATURE,
+    HAS_PARAM_FIELD,
+    ISINSTANCE_OR_PARAM_FEATURE,
+    PARAM_FIELD,
+    PARAM_KIND_IS,
+    SET_PARAM_FIELD,
+)
 from codemod.transforms.builtin_scopes import BuiltinScopes
 from codemod.transforms.operand_groups import OperandGroups
 from codemod.transforms.refs import FileRefs, FStringQuotes
@@ -198,7 +206,7 @@ class UseSiteTransformer(WrittenTargets, FStringQuotes, OperandGroups, BuiltinSc
         features = [self.refs.feature(k or s) for k, s in zip(kinds, shadows) if k or s]  # type: ignore[arg-type]
         first = next(k or s for k, s in zip(kinds, shadows) if k or s)
         check: cst.BaseExpression = cst.Call(
-            func=self.refs.helper("has_param_feature", first),
+            func=self.refs.helper(HAS_PARAM_FEATURE, first),
             args=[cst.Arg(obj)] + [cst.Arg(f) for f in features],
         )
         # A kept class still answers for its own instances: it stays, in a flat tuple
@@ -210,7 +218,7 @@ class UseSiteTransformer(WrittenTargets, FStringQuotes, OperandGroups, BuiltinSc
             self._mark(elements, kinds)
             self.counts["isinstance"] += 1
             return cst.Call(
-                func=self.refs.helper("isinstance_or_param_feature", first),
+                func=self.refs.helper(ISINSTANCE_OR_PARAM_FEATURE, first),
                 args=[cst.Arg(obj), cst.Arg(_class_spec(rest))] + [cst.Arg(f) for f in features],
             )
         if rest:
@@ -234,7 +242,7 @@ class UseSiteTransformer(WrittenTargets, FStringQuotes, OperandGroups, BuiltinSc
         if not isinstance(node.operator, cst.Or) or not isinstance(node.right, cst.Call):
             return
         feature_call, check = node.left, node.right
-        if not (isinstance(feature_call, cst.Call) and _callee_name(feature_call) == "has_param_feature"
+        if not (isinstance(feature_call, cst.Call) and _callee_name(feature_call) == HAS_PARAM_FEATURE
                 and m.matches(check.func, m.Name("isinstance")) and len(check.args) == 2
                 and feature_call.args and _same_code(feature_call.args[0].value, check.args[0].value)):
             return
@@ -322,7 +330,7 @@ class UseSiteTransformer(WrittenTargets, FStringQuotes, OperandGroups, BuiltinSc
         inner = self._type_subject(updated_subject)
         first = next(k for k in kinds if k)
         call: cst.BaseExpression = cst.Call(
-            func=self.refs.helper("param_kind_is", first),
+            func=self.refs.helper(PARAM_KIND_IS, first),
             args=[cst.Arg(inner)] + [cst.Arg(self.refs.feature(k)) for k in kinds if k],  # type: ignore[arg-type]
         )
         if kept:
@@ -496,7 +504,7 @@ class UseSiteTransformer(WrittenTargets, FStringQuotes, OperandGroups, BuiltinSc
         return owner, prop, prop in self.plan.classes[owner].nullable
 
     def _field_reader(self, obj: cst.BaseExpression, fld: str, *default: cst.Arg,
-                      helper: str = "param_field") -> cst.Call:
+                      helper: str = PARAM_FIELD) -> cst.Call:
         """``param_field(obj, "_f"[, default])`` (or ``has_param_field``)."""
         owner, _, _ = self._field_owner(fld)
         self.counts["backing-field"] += 1
@@ -519,7 +527,7 @@ class UseSiteTransformer(WrittenTargets, FStringQuotes, OperandGroups, BuiltinSc
             return None
         obj = args[0].value
         if func.value == "hasattr" and len(args) == 2:
-            return self._field_reader(obj, fld, helper="has_param_field")
+            return self._field_reader(obj, fld, helper=HAS_PARAM_FIELD)
         if func.value == "getattr" and len(args) in (2, 3):
             return self._field_reader(obj, fld, *[a.with_changes(comma=cst.MaybeSentinel.DEFAULT)
                                                   for a in args[2:]])
@@ -540,7 +548,7 @@ class UseSiteTransformer(WrittenTargets, FStringQuotes, OperandGroups, BuiltinSc
             args.append(cst.Arg(cst.Name("True"), keyword=cst.Name("none_deletes"),
                                 equal=cst.AssignEqual(cst.SimpleWhitespace(""), cst.SimpleWhitespace(""))))
         self.counts["backing-field"] += 1
-        return cst.Call(func=self.refs.helper("set_param_field", owner), args=args)
+        return cst.Call(func=self.refs.helper(SET_PARAM_FIELD, owner), args=args)
 
     def leave_Assign(
         self, original_node: cst.Assign, updated_node: cst.Assign

@@ -13,6 +13,7 @@ from typing import Any
 
 import torch
 
+from codemod.runtime.helpers import PARAM_ATTR_DICT
 from codemod.verify.compare import Counter, same_outcome, same_value
 from codemod.verify.families import FamilyClass
 from codemod.verify.model import ClassResult
@@ -105,7 +106,7 @@ class ParamComparison:
     def attr_dict(self, param: Any) -> Any:
         """What the converted code answers for ``p.__dict__`` (``param_attr_dict``)."""
         runtime = self.family.after.runtimes.get(self.member.key)
-        reader = getattr(runtime, "param_attr_dict", None)
+        reader = getattr(runtime, PARAM_ATTR_DICT, None)
         return reader(param) if reader is not None else vars(param)
 
     def kind_differences(self, old: Any, new: Any, what: str) -> list[str]:

@@ -19,11 +19,12 @@ import ast
 from dataclasses import dataclass
 from pathlib import Path
 
+from codemod.runtime.helpers import HAS_PARAM_FEATURE, PARAM_KIND_IS
 from codemod.verify.families import Families
 from codemod.verify.parsed import parse_file
 
 #: Runtime functions a rewrite of a class check calls (not a change of behaviour to drive).
-_CHECK_FUNCTIONS = {"has_param_feature", "param_kind_is", "Features"}
+_CHECK_FUNCTIONS = {HAS_PARAM_FEATURE, PARAM_KIND_IS, "Features"}
 _TENSOR_NAMES = {"Tensor", "Parameter"}
 
 
