@@ -23,7 +23,8 @@ reports:
 * other value uses (names stored or passed around), which keep working as factories;
 * every import statement the conversion added or changed, which must resolve: the module
   is a module of the tree (or of the standard library, or ``torch``) and the imported name
-  is bound in it; with ``--import`` each such statement is also executed in a fresh
+  is bound in it; and every ``from M import X``, in any file, of a module ``M`` the
+  conversion changed, which resolved before and must still; with ``--import`` each such statement is also executed in a fresh
   interpreter whose ``sys.path`` starts with the import root (nothing stubbed);
 * every changed file compiled with ``compile()``.
 
@@ -737,6 +738,20 @@ def check_imports(original: Tree, converted: Tree, changed: list[Path]) -> tuple
                                 f"{problem}")
             statement = f"from {source} import {name}" if name else f"import {source}"
             statements.append(f"{module.root}\t{path}\t{statement}")
+    # Imports from a changed module, anywhere in the tree: the name each one imports must
+    # still be bound there (a rewrite may have dropped an import another file re-exports).
+    changed_paths = set(changed)
+    changed_modules = {m.name for m in converted.modules.values() if m.path in changed_paths}
+    for module in converted.modules.values():
+        for source, name, _alias in sorted(_imports(module), key=str):
+            if source not in changed_modules or name in (None, "*"):
+                continue
+            assert name is not None
+            if _import_problem(original, source, name) is None:
+                problem = _import_problem(converted, source, name)
+                if problem:
+                    problems.append(f"{module.path}: from {source} import {name}: {problem}")
+                statements.append(f"{module.root}\t{module.path}\tfrom {source} import {name}")
     return count, problems, sorted(set(statements))
 
 

@@ -53,8 +53,25 @@ def _is_type_call(node: ast.AST) -> bool:
         and len(node.args) == 1
 
 
+def dict_get(node: ast.AST) -> tuple[ast.AST, str] | None:
+    """``(namespace, "X")`` of ``globals().get("X")``, ``m.__dict__.get("X")`` or
+    ``vars(m).get("X")`` (the namespace: the ``globals()`` call or ``m``; a default may
+    follow the name)."""
+    if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get"
+            and node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)):
+        owner = node.func.value
+        if isinstance(owner, ast.Call) and isinstance(owner.func, ast.Name) and owner.func.id == "globals":
+            return owner, node.args[0].value
+        if (found := dict_owner(owner)) is not None:
+            return found, node.args[0].value
+    return None
+
+
 def spelled_name(node: ast.AST) -> str | None:
-    """The class name ``node`` spells: ``X``, ``m.X``, ``getattr(m, "X")``, ``globals()["X"]``."""
+    """The class name ``node`` spells: ``X``, ``m.X``, ``getattr(m, "X")``, ``globals()["X"]``,
+    ``m.__dict__["X"]``, and the ``.get("X")`` of ``globals()`` and of a module's dict."""
+    if (got := dict_get(node)) is not None:
+        return got[1]
     if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
         return node.id
     if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):

@@ -27,7 +27,7 @@ def _is_type_checking(test: ast.expr) -> bool:
         isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
 
 
-def _import_time_imports(tree: ast.Module, module_name: str, is_package: bool) -> list[str]:
+def import_time_imports(tree: ast.Module, module_name: str, is_package: bool) -> list[str]:
     """Dotted names imported by the statements that run when the module is imported."""
     found: list[str] = []
     stack: list[ast.AST] = list(tree.body)
@@ -114,7 +114,7 @@ def loaded_while_importing(path: Path, module_name: str, texts: Mapping[Path, st
             tree = python_trees.parse(texts[current])
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             continue
-        for dotted in _import_time_imports(tree, name, current.name == "__init__.py"):
+        for dotted in import_time_imports(tree, name, current.name == "__init__.py"):
             for found in files_of(dotted):
                 if found not in seen:
                     seen.add(found)

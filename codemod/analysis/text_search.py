@@ -109,3 +109,12 @@ def nodes_on_lines(tree: ast.AST, lines: list[int]) -> Iterator[ast.AST]:
             continue
         yield node
         stack.extend(ast.iter_child_nodes(node))
+
+
+#: ``import *`` (``unjoined``: the keyword starting no longer name).
+_STAR = re.compile(r"import\s*(?:\(\s*)?\*")
+
+
+def star_import(text: str) -> bool:
+    """Whether ``text`` holds ``import *`` (in code or not: a superset)."""
+    return "*" in text and next(unjoined(text, _STAR), None) is not None

@@ -144,7 +144,7 @@ def convert_with_leftovers(ff: FileFacts, plan: Plan, stop_at_leftovers: bool,
     if counts:
         tree = add_imports(tree, context)
         heads = uses.handled_heads | definitions.base_heads
-        removable = request_import_removals(ff, heads, context)
+        removable = request_import_removals(ff, heads, context, plan.imported_elsewhere)
         if removable:
             tree = remove_imports(tree, removable, context, ff.code_of(tree, made),
                                   functools.partial(ff.statement_code, made=made))

@@ -16,8 +16,10 @@ from codemod.analysis import python_trees
 from codemod.analysis.class_values import ClassValues, prove_class_values
 from codemod.analysis.index import ClassIndex
 from codemod.analysis.names import module_name_for
+from codemod.pipeline.imported_names import ImportedNames
 from codemod.pipeline.indexing import file_import_targets, hierarchy_names
 from codemod.pipeline.results import Progress, RunResult
+from codemod.pipeline.runtime_cycles import cyclic_runtime_uses
 from codemod.planning.field_targets import field_target_uses
 from codemod.planning.plan import Plan, build_plan
 from codemod.planning.rebound_names import rebound_class_names
@@ -84,6 +86,8 @@ def settle_plan(result: RunResult, index: ClassIndex, options: Options,
     forced: dict[str, BlockingUse] = {}
     texts = {path: source.text for path, source in result.sources.items()}
     net = SafetyNet(texts)
+    imported = ImportedNames(texts, lambda name: result.mentions.files_naming(name, texts),
+                             hierarchy_names(index, result.facts.values()))
     # The proofs do not depend on the plan; they parse every file that mentions a class.
     # ``apply`` makes them here, while forked processes run the tree-wide screens and
     # look for candidates (text searches): the escape search and the conversion workers,
@@ -130,7 +134,10 @@ def settle_plan(result: RunResult, index: ClassIndex, options: Options,
         elif convert:
             _parse_while([screening], [result.sources[p].text for p in candidates])
         assert values is not None
-        unreached = {qual: use for qual, use in screening.result().items() if qual not in forced}
+        # Asked before waiting for the screens (``check`` has nothing else to do meanwhile).
+        cyclic = cyclic_runtime_uses(plan, result, candidates, loaded_by)
+        unreached = {qual: use for qual, use in {**screening.result(), **cyclic}.items()
+                     if qual not in forced}
         if unreached:
             # A field written where no field rewrite reaches, or a member read through
             # ``type(x)``, refuses its classes: plan again before converting (such a
@@ -138,6 +145,9 @@ def settle_plan(result: RunResult, index: ClassIndex, options: Options,
             forced = {**forced, **unreached}
             continue
         plan.values = values
+        plan.imported_elsewhere = imported.kept
+        if convert:
+            imported.prepare()
         # Asked only if the round finds no leftover; a forked process looks for them
         # while the candidates are converted.
         escaping = parallel.Background(functools.partial(_escaped_list, plan, result, net),
@@ -280,6 +290,7 @@ def _escaped_uses(plan: Plan, result: RunResult, net: SafetyNet) -> Iterator[tup
         for escape in rebound_class_names(tree, path, source.text, names, converted_class) \
                 if tree is not None else ():
             yield path, escape
+        targets = file_import_targets(path, source.text) or []
         if not net.own_escape(path, names):
             # Without a star import, getattr, globals() or a case pattern of its own, a
             # use escapes only through a module it imports a name from (or names as
@@ -287,9 +298,13 @@ def _escaped_uses(plan: Plan, result: RunResult, net: SafetyNet) -> Iterator[tup
             if not net.any_star() or not (dotted.search(source.text) or any(
                     (local in names or target.rpartition(".")[2] in names)
                     and plan.index.canonical(target) not in plan.classes
-                    for local, target in file_import_targets(path, source.text) or ())):
+                    for local, target in targets)):
                 continue
-        for escape in net.escaped_uses(path, plan, names):
+        # A class imported under another name (``from pkg import Col as C``, ``pkg``
+        # star-importing it) is used under that name.
+        aliases = frozenset(local for local, target in targets
+                            if local not in names and target.rpartition(".")[2] in names)
+        for escape in net.escaped_uses(path, plan, names | aliases):
             yield path, escape
 
 

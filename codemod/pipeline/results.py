@@ -84,3 +84,8 @@ class Mentions:
             found |= mentioned(text, frozenset(new))
             asked |= new
         return not found.isdisjoint(names)
+
+    def files_naming(self, name: str, texts: dict[Path, str]) -> list[Path]:
+        """The files of ``texts`` that mention ``name`` (each scanned for it at most once)."""
+        names = frozenset({name})
+        return [path for path, text in texts.items() if self.any(path, text, names)]

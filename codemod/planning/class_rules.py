@@ -224,11 +224,72 @@ def uses_names_read_otherwise(facts: ClassFacts, inputs: RuleInputs) -> Refuse |
                   "conversion names attributes in strings, which would keep the spelling", line)
 
 
+def module_not_importable(facts: ClassFacts, inputs: RuleInputs) -> Refuse | None:
+    """A class in a file whose module name is not made of identifiers (``run-model.py``):
+    no import statement can name it, nor the runtime module written beside it."""
+    if facts.module and not all(part.isidentifier() for part in facts.module.split(".")):
+        return Refuse(f"is defined in {facts.module}, a module name no import statement can "
+                      "name; neither it nor a runtime module beside it could be imported")
+    return None
+
+
+def class_attribute_not_plain_data(facts: ClassFacts, inputs: RuleInputs) -> Refuse | None:
+    """A class attribute whose value may be a function or a descriptor (``scale = _scale``,
+    ``double = lambda self: ...``, ``v = property(...)``, ``h = staticmethod(f)``, any call
+    or name). A converted parameter holds the value as its own attribute, where Python no
+    longer binds it (``p.scale(2)`` misses ``self``, ``p.v`` is the property object). Only
+    literal data is certain to be neither: numbers, strings, bytes, ``None``/``True``/
+    ``False``, tuples, lists, sets, dicts (displays and comprehensions), and operators and
+    conditional expressions of them (a registry ``{}`` stays one object shared by every
+    parameter). A special name (``__module__ = ...``)
+    set in the body is the class's, never an instance's."""
+    for name, stmt in facts.class_attrs:
+        if name.startswith("__") and name.endswith("__"):
+            line = facts.file.line_of(stmt) if facts.file is not None else 0
+            return Refuse(f"sets {name}, a special attribute of the class; on a plain Parameter "
+                          "it would be an attribute of each parameter", line)
+        small = stmt.body[0]
+        value = small.value if isinstance(small, (cst.Assign, cst.AnnAssign)) else None
+        if value is not None and not _plain_data(value):
+            line = facts.file.line_of(stmt) if facts.file is not None else 0
+            code = cst.Module(body=[]).code_for_node(value)
+            shown = code if len(code) <= 40 else code[:37] + "..."
+            return Refuse(f"class attribute {name!r} holds `{shown}`, which may be a function or a "
+                          "descriptor; as a parameter's own attribute it would not be bound", line)
+    return None
+
+
+def _plain_data(node: cst.BaseExpression) -> bool:
+    """Literal data: what a class attribute holds the same way on an instance."""
+    if isinstance(node, (cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString,
+                         cst.ConcatenatedString, cst.FormattedString, cst.Ellipsis)):
+        return True
+    if isinstance(node, cst.Name):
+        return node.value in ("None", "True", "False")
+    if isinstance(node, (cst.Tuple, cst.List, cst.Set)):
+        return all(isinstance(e, cst.Element) and _plain_data(e.value) for e in node.elements)
+    if isinstance(node, (cst.ListComp, cst.SetComp, cst.DictComp)):
+        return True  # a new list, set or dict: never a function or a descriptor
+    if isinstance(node, cst.IfExp):
+        return _plain_data(node.body) and _plain_data(node.orelse)
+    if isinstance(node, cst.Dict):
+        return all(isinstance(e, cst.DictElement) and _plain_data(e.key) and _plain_data(e.value)
+                   for e in node.elements)
+    if isinstance(node, cst.UnaryOperation):
+        return _plain_data(node.expression)
+    if isinstance(node, cst.BinaryOperation):
+        return _plain_data(node.left) and _plain_data(node.right)
+    if isinstance(node, cst.BooleanOperation):
+        return _plain_data(node.left) and _plain_data(node.right)
+    return False
+
+
 #: The class rules, in the order they are asked.
 CLASS_RULES: tuple[Callable[[ClassFacts, RuleInputs], Refuse | None], ...] = (
     used_where_no_rewrite_reaches,
     allow_listed,
     mro_fails,
+    module_not_importable,
     base_not_convertible,
     has_class_keywords,
     is_decorated,
@@ -236,6 +297,7 @@ CLASS_RULES: tuple[Callable[[ClassFacts, RuleInputs], Refuse | None], ...] = (
     has_unsupported_statement,
     defines_special_method,
     reads_own_class_names,
+    class_attribute_not_plain_data,
     uses_private_names,
     uses_names_read_otherwise,
 )

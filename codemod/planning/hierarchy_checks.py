@@ -11,6 +11,15 @@ from codemod.planning.model import ClassPlan, NewFacts, property_fields_of, self
 from codemod.planning.new_chain import NewRefusal, compose, read_link
 from codemod.planning.refuse import Refuse
 from codemod.planning.relays import Relays
+from codemod.runtime.helpers import RESERVED_ATTRIBUTES
+
+#: ``Parameter.__new__``'s signature: a factory's when no class of the MRO has ``__new__``.
+_PARAMETER_NEW = cst.ensure_type(cst.parse_statement("def f(data=None, requires_grad=True): pass"),
+                                 cst.FunctionDef).params
+
+
+def _code(node: cst.CSTNode) -> str:
+    return cst.Module(body=[]).code_for_node(node)
 
 
 class HierarchyChecks(Relays):
@@ -91,6 +100,12 @@ class HierarchyChecks(Relays):
         clash = instance_attrs & class_names
         if clash:
             raise Refuse(f"{sorted(clash)[0]!r} is both an instance attribute and a class member")
+        reserved = sorted((instance_attrs | class_names | set(plan.properties)) & RESERVED_ATTRIBUTES)
+        if reserved:
+            raise Refuse(f"uses the name {reserved[0]!r}, which a converted parameter holds "
+                         "its kind in")
+        self._check_class_attributes(chain)
+        self._check_defaults(plan, with_init)
         # Properties: where their field is set. A converted parameter stores the attribute
         # alone, so every class of the MRO that touches the field must know the property.
         for prop, fld in plan.properties.items():
@@ -126,6 +141,57 @@ class HierarchyChecks(Relays):
                         "the subclass"
                     )
                 plan.super_targets[(name, callee)] = targets.pop()
+
+    @staticmethod
+    def _check_class_attributes(chain: list[ClassPlan]) -> None:
+        """The class attributes (constants, static methods) a converted parameter has are
+        set by the wraps, base first, and its methods before any wrap runs: an
+        ``__init__`` body that reads a class attribute a subclass defines sees the base's
+        value (or none) while it runs, and a method that overrides a base's class
+        attribute would be replaced by that attribute."""
+        for i, p in enumerate(chain):
+            earlier = {n: q.name for q in reversed(chain[:i]) for n in [*q.constants, *q.static_funcs]}
+            if p.init is not None:
+                use = SelfUse(p.init.self_name)
+                use.read_statements(p.init.pre + p.init.post)
+                read = sorted((use.reads | use.calls) & set(earlier))
+                if read:
+                    raise Refuse(f"{p.name}.__init__ reads self.{read[0]}, which {earlier[read[0]]} "
+                                 f"defines; while {p.name}'s body runs, a converted parameter does "
+                                 f"not have {earlier[read[0]]}'s yet")
+            later = {n: q.name for q in chain[i + 1:] for n in [*q.constants, *q.static_funcs]}
+            hidden = sorted(set(p.facts.methods) & set(later))
+            if hidden:
+                raise Refuse(f"method {p.name}.{hidden[0]} overrides a class attribute of "
+                             f"{later[hidden[0]]}; a converted parameter would get the attribute")
+
+    @staticmethod
+    def _check_defaults(plan: ClassPlan, with_init: list[ClassPlan]) -> None:
+        """The factory passes its parameters (``__new__``'s, else ``Parameter``'s) to the
+        wraps by name, so a caller who leaves one out gives every ``__init__`` the
+        factory's default: an ``__init__`` whose own default differs got that one."""
+        factory = plan.new.params if plan.new is not None else _PARAMETER_NEW
+        defaults = {p.name.value: _code(p.default) for p in [*factory.posonly_params,
+                                                             *factory.params, *factory.kwonly_params]
+                    if p.default is not None}
+        source = "__new__" if plan.new is not None else "Parameter"
+        for p in with_init:
+            init = p.init
+            assert init is not None
+            for param in [*init.params.posonly_params, *init.params.params, *init.params.kwonly_params]:
+                name = param.name.value
+                if param.default is not None and name in defaults and _code(param.default) != defaults[name]:
+                    raise Refuse(f"{p.name}.__init__ defaults {name!r} to `{_code(param.default)}` "
+                                 f"where {source} defaults it to `{defaults[name]}`; the factory "
+                                 "would pass its own default on")
+            # A relay the factory calls is given every parameter of the factory its
+            # ``**kwargs`` took; ``__init__`` had one there only when the caller passed it.
+            if init.relays and init.forwards_rest and p.facts.qualname in plan.wrap_chain:
+                unnamed = sorted(set(defaults) - set(init.param_names))
+                if unnamed:
+                    raise Refuse(f"{p.name}.__init__ takes {unnamed[0]!r} only through **kwargs, "
+                                 f"where it was only when the caller passed it; the factory "
+                                 f"would always pass {source}'s default `{defaults[unnamed[0]]}`")
 
     def _new_facts(self, plan: ClassPlan, news: list[ClassPlan],
                    plans: dict[str, ClassPlan]) -> NewFacts:

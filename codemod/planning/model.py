@@ -4,6 +4,7 @@ facts a conversion needs (``RelayLink``, ``NewFacts``)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -127,6 +128,10 @@ class Plan:
     #: The classes a name clash would refuse, with why, in a plan built without refusing
     #: them (``build_plan(check_names=False)``); empty in a plan that may be carried out.
     name_clashes: dict[str, Refusal] = field(default_factory=dict)
+    #: ``(path, module, name)`` -> whether another file imports ``name`` from that module
+    #: (``pipeline.imported_names``): its import stays even when the file no longer uses
+    #: it. None: every such import stays.
+    imported_elsewhere: Callable[[Path, str, str], bool] | None = None
 
     def value_use_kept(self, path: Path, line: int, column: int) -> bool:
         """Whether the value use at ``path:line:column`` of a converted class stays valid:

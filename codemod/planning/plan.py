@@ -35,6 +35,7 @@ and subclasses; ``settle`` keeps hierarchies whole; ``model`` holds the resultin
 
 from __future__ import annotations
 
+from importlib.machinery import EXTENSION_SUFFIXES
 from pathlib import Path
 
 import libcst as cst
@@ -50,6 +51,7 @@ from codemod.analysis.init_shapes import (
     read_init_facts,
     read_property_field,
 )
+from codemod.analysis.tensor_members import TENSOR_MEMBERS
 from codemod.planning import naming
 from codemod.planning.class_rules import CLASS_RULES, RuleInputs
 from codemod.planning.hierarchy_checks import HierarchyChecks
@@ -154,6 +156,12 @@ class Planner(HierarchyChecks, Settling):
         for name, prop in facts.properties.items():
             plan.properties[name], nullable = self._property_field(prop)
             if nullable:
+                if name in TENSOR_MEMBERS:
+                    # Deleted when its field is set to None, the attribute would fall back
+                    # to the tensor's member (``p.dim`` the method) where the getter raised.
+                    raise Refuse(f"property {name!r} is absent while its field is None, and "
+                                 f"`{name}` is also an attribute of torch's Parameter, which a "
+                                 "converted parameter would show instead")
                 plan.nullable.add(name)
         for name in facts.methods:
             plan.method_funcs[name] = naming.method_function_name(facts.name, name)
@@ -291,7 +299,10 @@ def _mark_written_wraps(plans: dict[str, ClassPlan]) -> None:
 
 def _written_members(path: Path) -> dict[str, str] | None:
     """The ``Features`` members of the runtime module ``apply`` wrote at ``path`` earlier
-    ({} when there is no file; None when a file there is not ``apply``'s)."""
+    ({} when there is no file; None when a file there is not ``apply``'s, or an extension
+    module of that name, which Python would import instead, is there)."""
+    if any(path.with_suffix(suffix).exists() for suffix in EXTENSION_SUFFIXES):
+        return None
     if not path.exists() and not path.with_suffix("").exists():
         return {}
     try:
@@ -303,7 +314,9 @@ def _written_members(path: Path) -> dict[str, str] | None:
 def _runtime_clash(runtime: RuntimeModule, family: list[ClassPlan]) -> str | None:
     """Why ``runtime``'s module cannot be written for ``family`` (None when it can)."""
     if runtime.foreign:
-        where = runtime.path if runtime.path.exists() else runtime.path.with_suffix("")
+        where = next((found for found in [runtime.path, runtime.path.with_suffix(""),
+                                          *(runtime.path.with_suffix(s) for s in EXTENSION_SUFFIXES)]
+                      if found.exists()), runtime.path)
         return (f"{where}:1: already exists and was not written by codemod; the family's "
                 f"runtime module {runtime.module} would replace it (rename or move it)")
     owners: dict[str, str] = dict(runtime.written)

@@ -9,7 +9,7 @@ What it does
     * ``from m import *`` (``__all__`` honoured, chains of star imports through
       ``__init__.py`` files), in the file itself or in a module it imports the name from;
     * ``getattr(module, "X")``, ``globals()["X"]``, ``module.__dict__["X"]`` and
-      ``vars(module)["X"]`` with a literal name;
+      ``vars(module)["X"]`` with a literal name, and their ``.get("X")`` forms;
     * modules looked up by a string: ``importlib.import_module("a.b").X``,
       ``m = import_module("a.b")`` (in any scope) then ``m.X``, ``sys.modules["a.b"].X``.
 
@@ -39,10 +39,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from codemod.analysis import python_trees
-from codemod.analysis.ast_uses import dict_owner, spelled_name, type_name_comparisons, use_kind
+from codemod.analysis.ast_uses import dict_get, dict_owner, spelled_name, type_name_comparisons, use_kind
 from codemod.analysis.names import import_from_source, import_targets, module_name_for
 from codemod.analysis.source_lines import char_column, physical_lines
-from codemod.analysis.text_search import names_pattern, unjoined
+from codemod.analysis.text_search import names_pattern, star_import, unjoined
 from codemod.analysis.use_rules import USE_RULES, Outcome, UseKind
 from codemod.planning.plan import Plan
 
@@ -84,8 +84,6 @@ _CASE = re.compile(r"case\s")
 _DYNAMIC_MODULE = ("import_module", "sys.modules", "__import__")
 #: Each of ``_DYNAMIC_MODULE`` as a word (``unjoined``: starting no longer name).
 _DYNAMIC_WORD = re.compile(r"(?:import_module|sys\.modules|__import__)\b")
-#: ``import *`` (``unjoined``: the keyword starting no longer name).
-_STAR = re.compile(r"import\s*(?:\(\s*)?\*")
 
 
 class SafetyNet:
@@ -190,14 +188,14 @@ class SafetyNet:
     def any_star(self) -> bool:
         """Whether some file of the tree has a star import."""
         if self._any_star is None:
-            self._any_star = any(_star_import(text) for text in self.texts.values())
+            self._any_star = any(star_import(text) for text in self.texts.values())
         return self._any_star
 
     def own_escape(self, path: Path, names: frozenset[str]) -> bool:
         """Whether ``path`` has a star import, or ``getattr``, ``globals()`` or a ``case``
         pattern naming one of ``names``."""
         text = self.texts[path]
-        if _star_import(text):
+        if star_import(text):
             return True
         if ("getattr" in text or "globals" in text or "__dict__" in text or "vars(" in text
                 or "__name__" in text or "__qualname__" in text) and _quoted(names).search(text):
@@ -318,6 +316,11 @@ def _qualnames(node: ast.AST, bound: dict[str, list[str]], stars: list[str], mod
         return []
     if (looked_up := _module_by_string(node)) is not None:
         return [looked_up]
+    if (got := dict_get(node)) is not None:  # globals().get("X"), m.__dict__.get("X")
+        namespace, name = got
+        if isinstance(namespace, ast.Call):
+            return list(bound.get(name) or [f"{module}.{name}"] + [f"{s}.{name}" for s in stars])
+        return [f"{q}.{name}" for q in _qualnames(namespace, bound, stars, module, direct)]
     if isinstance(node, ast.Call) and dict_owner(node) is None:  # getattr(owner, "X")
         return [f"{q}.{node.args[1].value}"  # type: ignore[attr-defined]
                 for q in _qualnames(node.args[0], bound, stars, module, direct)]
@@ -352,6 +355,9 @@ def _module_by_string(node: ast.AST) -> str | None:
 
 def _how(node: ast.AST, engine: dict[str, list[str]], stars: list[str]) -> str:
     """How an escaped use reaches its class, in words."""
+    if (got := dict_get(node)) is not None:
+        return ("reached through `globals().get`, which no rewrite follows" if isinstance(got[0], ast.Call)
+                else "reached through a module's `__dict__`, which no rewrite follows")
     if isinstance(node, ast.Call):
         return "reached through `getattr` with a literal name, which no rewrite follows"
     if isinstance(node, ast.Subscript) and dict_owner(node.value) is not None:
@@ -395,11 +401,6 @@ def _literal_names(node: ast.AST) -> list[str]:
         return [e.value for e in node.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
     return []
 
-
-
-def _star_import(text: str) -> bool:
-    """Whether ``text`` holds ``import *`` (in code or not: a superset)."""
-    return "*" in text and next(unjoined(text, _STAR), None) is not None
 
 
 def _indented_case(text: str) -> bool:

@@ -39,3 +39,7 @@ ALL = frozenset({
     REGISTER_PARAM_KIND, INIT_PARAM_KIND, CHECK_PARAM_KWARGS, PARAM_ATTR_DICT,
     REBIND_PARAM_METHODS,
 })
+
+#: The attributes the runtime keeps a converted parameter's kind in: a class that uses
+#: one of these names itself is refused.
+RESERVED_ATTRIBUTES = frozenset({"_param_features", "_param_kind"})

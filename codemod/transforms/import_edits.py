@@ -28,15 +28,18 @@ Fix safety
 
 from __future__ import annotations
 
+import ast
 import functools
 import re
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import TypeGuard, TypeVar
 
 import libcst as cst
 from libcst.codemod import CodemodContext
 from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
 
+from codemod.analysis import python_trees
 from codemod.analysis.classes import FileFacts, docstring_and_body
 from codemod.analysis.statement_text import same_lines
 from codemod.transforms.import_format import NameComments, name_comments, one_per_line
@@ -480,13 +483,27 @@ def _top_level_imported(module: cst.Module) -> set[str]:
     return bound
 
 
-def request_import_removals(ff: FileFacts, heads: set[str], context: CodemodContext) -> set[str]:
+def request_import_removals(ff: FileFacts, heads: set[str], context: CodemodContext,
+                            imported_elsewhere: Callable[[Path, str, str], bool] | None) -> set[str]:
     """Ask ``RemoveImportsVisitor`` to drop imports of names a rewrite consumed.
 
     It removes one only if nothing uses it any more, so an import the tool did not make
     unused is kept (and so is one that was unused before: it never reaches this list).
-    Returns the local names whose imports were requested.
+    An import another file reaches through this module (``imported_elsewhere(path,
+    module, name)``: ``from this_module import name``, a star import of it, ``.name``), a
+    name the module spells as a string (it may be in ``__all__``, however built) and
+    ``from m import X as X`` (a re-export by convention) are never asked for; without
+    ``imported_elsewhere``, none is. Returns the local names
+    whose imports were requested.
     """
+    if imported_elsewhere is None:
+        return set()
+    # A name a statement about ``__all__`` spells (``__all__.extend(["X"])``, ``__all__ =
+    # [...] + ["X"]``) is what the module exports; ``from m import X as X`` re-exports by
+    # convention.
+    exported = _all_strings(ff.source_code())
+    heads = {local for local in heads if local not in exported
+             and not imported_elsewhere(ff.path, ff.module_name, local)}
     requested: set[str] = set()
     for stmt in ff.module.body:
         if not isinstance(stmt, cst.SimpleStatementLine):
@@ -495,6 +512,8 @@ def request_import_removals(ff: FileFacts, heads: set[str], context: CodemodCont
             if isinstance(small, cst.ImportFrom) and not isinstance(small.names, cst.ImportStar):
                 for alias in small.names:
                     local = alias.evaluated_alias or alias.evaluated_name
+                    if alias.evaluated_alias == alias.evaluated_name:
+                        continue  # ``X as X``: an explicit re-export
                     if local in heads and local in ff.bindings:
                         module = ff.bindings[local].rpartition(".")[0]
                         RemoveImportsVisitor.remove_unused_import(
@@ -510,3 +529,20 @@ def request_import_removals(ff: FileFacts, heads: set[str], context: CodemodCont
                         )
                         requested.add(local)
     return requested
+
+
+def _all_strings(text: str) -> frozenset[str]:
+    """The strings in the module-level statements of ``text`` that name ``__all__``
+    (all of them when the text does not parse)."""
+    if "__all__" not in text:
+        return frozenset()
+    try:
+        tree = python_trees.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return frozenset(re.findall(r"[\"'](\w+)[\"']", text))
+    found: set[str] = set()
+    for stmt in tree.body:
+        nodes = list(ast.walk(stmt))
+        if any(isinstance(n, ast.Name) and n.id == "__all__" for n in nodes):
+            found |= {n.value for n in nodes if isinstance(n, ast.Constant) and isinstance(n.value, str)}
+    return frozenset(found)

@@ -43,6 +43,7 @@ def _write(root: Path, files: dict[str, str]) -> None:
     package.mkdir(parents=True)
     (package / "__init__.py").write_text("")
     for name, text in files.items():
+        (package / name).parent.mkdir(parents=True, exist_ok=True)
         (package / name).write_text(textwrap.dedent(text))
 
 

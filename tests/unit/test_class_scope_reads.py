@@ -37,10 +37,15 @@ REFUSED = [
 
 CONVERTED = [
     "PAIRS = [(n, SCALE) for n in (1, 2)]",
+    "def load(self, w=1): return SCALE",
+]
+
+#: Not reads of the class's own name, but values that may be a function or a descriptor
+#: (``class_rules.class_attribute_not_plain_data``): refused for that.
+NOT_DATA = [
     "OTHER = other.SCALE if False else 1",
     "CALLED = dict(SCALE=1)",
     "LATER = lambda: SCALE",
-    "def load(self, w=1): return SCALE",
 ]
 
 
@@ -97,3 +102,11 @@ def test_private_names_refuse(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     main(["apply", str(tmp_path)])
     assert "class ColumnParam(BaseParam):" in (pkg / "params.py").read_text()
     assert "uses the private name '__tag'" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("line", NOT_DATA)
+def test_module_scope_reads_of_values_that_may_bind_are_refused_as_such(
+        tmp_path: Path, line: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert "class ColumnParam(Parameter):" in _apply(tmp_path, line)
+    err = capsys.readouterr().err
+    assert "which may be a function or a descriptor" in err and "reads its own" not in err

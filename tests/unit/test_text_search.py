@@ -11,7 +11,7 @@ import re
 
 import pytest
 
-from codemod.analysis.text_search import lines_matching, nodes_on_lines, unjoined
+from codemod.analysis.text_search import lines_matching, nodes_on_lines, star_import, unjoined
 from codemod.planning import safety_net
 
 TEXTS = [
@@ -42,7 +42,7 @@ def test_the_safety_nets_gates_answer_as_their_patterns_did() -> None:
     for text in [*TEXTS, "match x:\n    case 1:\n        pass\n", "lowercase 1\n  case\t2", "case 1",
                  "x = 1\n\tcase(", "from a import (\n    *)"]:
         assert safety_net._indented_case(text) is (case.search(text) is not None), text
-        assert safety_net._star_import(text) is (star.search(text) is not None), text
+        assert star_import(text) is (star.search(text) is not None), text
 
 
 SOURCE = '''def f(a, b):

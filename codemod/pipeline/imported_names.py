@@ -1,0 +1,124 @@
+"""Which names of a module other files reach through it: an import a rewrite made unused
+in its own file may still be what another file imports.
+
+What it does
+    ``ImportedNames.kept(path, module, name)`` answers whether another file of the tree
+    imports ``name`` from ``module`` (``from module import name``), star-imports
+    ``module``, or reads an attribute ``.name`` (as text, a superset) while importing
+    ``module`` or a package above it (``m.name``, ``pkg.a.name``).
+Why
+    ``apply`` drops the import of a converted class once the last use in its file was
+    rewritten (``isinstance(p, Col)`` -> ``has_param_feature(p, Features.Col)``). When
+    another module imports ``Col`` from that file (``from pkg.a import Col``, or ``from
+    pkg import Col`` through an ``__init__.py``), dropping it broke that module's import.
+Fix safety
+    Every answer errs towards keeping: an import left in place that nothing uses any more
+    is harmless, a dropped one that another file needs is a broken tree. A file that does
+    not parse keeps every import. Not seen: a module reached without an import statement
+    (``importlib.import_module`` with a computed name, ``sys.modules[...]``). The files that name a word are found once per word,
+    from the run's own texts.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+from codemod.analysis.names import import_from_source, module_name_for
+from codemod.analysis.text_search import star_import
+from codemod.pipeline.indexing import file_import_targets
+
+
+class ImportedNames:
+    """What the files of a tree import from each other, asked name by name."""
+
+    def __init__(self, texts: dict[Path, str], naming: Callable[[str], Iterable[Path]],
+                 names: Iterable[str]) -> None:
+        """``texts``: every file of the tree; ``naming(name)``: the files whose text
+        names ``name`` as a word (the run's mention cache); ``names``: the names asked
+        about (the spellings of the tree's Parameter classes): an import of any other
+        name (``torch``, ``Parameter``) that a rewrite made unused is dropped as before."""
+        self._texts = texts
+        self._naming = naming
+        self._names = frozenset(names)
+        self._targets: dict[Path, list[tuple[str, str]] | None] = {}
+        self._by_name: dict[str, tuple[dict[str, frozenset[Path]], dict[Path, frozenset[str]]]] = {}
+        self._stars: dict[str, frozenset[Path]] | None = None
+        #: Names a file that does not parse spells: it may import them from anywhere.
+        self._unreadable_names: set[str] = set()
+
+    def prepare(self) -> None:
+        """Answer for every name now: forked processes that convert files then inherit
+        the answers instead of each searching the tree again."""
+        for name in sorted(self._names):
+            self._of(name)
+        self._star_importers()
+
+    def kept(self, path: Path, module: str, name: str) -> bool:
+        """Whether the binding of ``name`` in ``module`` (the file ``path``) is reached
+        from another file, so its import must stay."""
+        if name not in self._names:
+            return False
+        imported, read = self._of(name)
+        stars = self._star_importers()
+        if name in self._unreadable_names:
+            return True
+        if imported.get(f"{module}.{name}", frozenset()) - {path} or \
+                stars.get(module, frozenset()) - {path}:
+            return True
+        # ``.name`` read in a file that imports this module or a package above it
+        # (``import pkg.a as m``, then ``m.name``; ``import pkg``, then ``pkg.a.name``).
+        return any(other != path and any(full == module or module.startswith(full + ".")
+                                         for full in modules)
+                   for other, modules in read.items())
+
+    def _of(self, name: str) -> tuple[dict[str, frozenset[Path]], dict[Path, frozenset[str]]]:
+        """(``module.name`` -> the files that import it, the files that read ``.name`` ->
+        the modules each imports)."""
+        found = self._by_name.get(name)
+        if found is None:
+            attribute = re.compile(rf"\.\s*{re.escape(name)}(?!\w)")
+            imported: dict[str, set[Path]] = {}
+            read: dict[Path, frozenset[str]] = {}
+            for path in self._naming(name):
+                text = self._texts[path]
+                if path not in self._targets:
+                    self._targets[path] = file_import_targets(path, text)
+                targets = self._targets[path]
+                if targets is None:
+                    if re.search(rf"(?<!\w){re.escape(name)}(?!\w)", text):
+                        self._unreadable_names.add(name)  # it may import the name
+                    continue
+                if attribute.search(text) is not None:
+                    read[path] = frozenset(full for _local, full in targets)
+                for _local, full in targets:
+                    if full.rpartition(".")[2] == name:
+                        imported.setdefault(full, set()).add(path)
+            found = {k: frozenset(v) for k, v in imported.items()}, read
+            self._by_name[name] = found
+        return found
+
+    def _star_importers(self) -> dict[str, frozenset[Path]]:
+        """Module -> the files that import ``*`` from it (read from the statements'
+        text: ``from m import *``, relative ones resolved as the import does)."""
+        if self._stars is None:
+            stars: dict[str, set[Path]] = {}
+            for path, text in self._texts.items():
+                if not star_import(text):
+                    continue
+                module = module_name_for(path)
+                for match in _STAR_FROM.finditer(text):
+                    dots, name = match.group(1), match.group(2) or None
+                    node = ast.ImportFrom(module=name, names=[], level=len(dots))
+                    source = import_from_source(node, module, path.name == "__init__.py")
+                    if source:
+                        stars.setdefault(source, set()).add(path)
+            self._stars = {k: frozenset(v) for k, v in stars.items()}
+        return self._stars
+
+
+#: ``from m import *`` (also ``from . import *``, ``from .m import (*)``), over blanks and
+#: line continuations; group 1 the leading dots, group 2 the module.
+_STAR_FROM = re.compile(r"(?m)^[ \t]*from[ \t\\]+(\.*)[ \t]*([\w.]*)[ \t\\]+import[ \t\\]*\(?[ \t\\]*\*")
