@@ -24,7 +24,8 @@ reports:
 * every import statement the conversion added or changed, which must resolve: the module
   is a module of the tree (or of the standard library, or ``torch``) and the imported name
   is bound in it; and every ``from M import X``, in any file, of a module ``M`` the
-  conversion changed, which resolved before and must still; with ``--import`` each such statement is also executed in a fresh
+  conversion changed, which resolved before and must still; with ``--import`` each such
+  statement is also executed in a fresh
   interpreter whose ``sys.path`` starts with the import root (nothing stubbed);
 * every changed file compiled with ``compile()``.
 

@@ -14,9 +14,9 @@ Why
 Fix safety
     Every answer errs towards keeping: an import left in place that nothing uses any more
     is harmless, a dropped one that another file needs is a broken tree. A file that does
-    not parse keeps every import. Not seen: a module reached without an import statement
-    (``importlib.import_module`` with a computed name, ``sys.modules[...]``). The files that name a word are found once per word,
-    from the run's own texts.
+    not parse, and spells the name, keeps every import of that name. Only the spellings of
+    the tree's Parameter classes are asked about. Not seen: a module reached without an
+    import statement (``importlib.import_module`` with a computed name, ``sys.modules``).
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from codemod.analysis.names import import_from_source, module_name_for
-from codemod.analysis.text_search import star_import
+from codemod.analysis.text_search import star_import, unjoined
 from codemod.pipeline.indexing import file_import_targets
 
 
@@ -80,6 +80,7 @@ class ImportedNames:
         found = self._by_name.get(name)
         if found is None:
             attribute = re.compile(rf"\.\s*{re.escape(name)}(?!\w)")
+            word = re.compile(rf"{re.escape(name)}(?!\w)")
             imported: dict[str, set[Path]] = {}
             read: dict[Path, frozenset[str]] = {}
             for path in self._naming(name):
@@ -88,7 +89,7 @@ class ImportedNames:
                     self._targets[path] = file_import_targets(path, text)
                 targets = self._targets[path]
                 if targets is None:
-                    if re.search(rf"(?<!\w){re.escape(name)}(?!\w)", text):
+                    if next(unjoined(text, word), None) is not None:
                         self._unreadable_names.add(name)  # it may import the name
                     continue
                 if attribute.search(text) is not None:

@@ -27,6 +27,7 @@ from codemod.analysis import python_trees
 from codemod.analysis.import_graph import import_time_imports
 from codemod.analysis.names import module_name_for
 from codemod.analysis.source_lines import line_text
+from codemod.analysis.text_search import unjoined
 from codemod.pipeline.results import RunResult
 from codemod.planning.model import Plan
 from codemod.types import BlockingUse, UseForm
@@ -43,13 +44,11 @@ def cyclic_runtime_uses(plan: Plan, result: RunResult, candidates: list[Path],
     ``loaded_by``: what importing each runtime runs, when the round has it already."""
     defining = {p.facts.path for p in plan.classes.values()}
     converted = {q: p for q, p in plan.classes.items() if p.converted or p.shadow}
-    # The name's start is tested after a literal search: a leading look-behind would be
-    # tried at every position of every candidate.
     words = {q: re.compile(rf"{re.escape(p.facts.name)}(?!\w)") for q, p in converted.items()}
 
     def names(word: re.Pattern[str], text: str) -> bool:
-        return any(m.start() == 0 or not (text[m.start() - 1].isalnum() or text[m.start() - 1] == "_")
-                   for m in word.finditer(text))
+        return next(unjoined(text, word), None) is not None
+
     # Files chosen for a rewrite not tied to a class name import their helpers inside the
     # function where the runtime loads them (``conversion._runtime_for``).
     using = [path for path in candidates if path not in defining

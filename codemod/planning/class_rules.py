@@ -17,6 +17,7 @@ import libcst as cst
 
 from codemod.analysis.classes import ClassFacts
 from codemod.analysis.index import ClassIndex
+from codemod.analysis.init_shapes import code_of
 from codemod.planning.refuse import Refuse
 from codemod.types import (
     TENSOR_DATA_DESCRIPTORS,
@@ -241,8 +242,8 @@ def class_attribute_not_plain_data(facts: ClassFacts, inputs: RuleInputs) -> Ref
     literal data is certain to be neither: numbers, strings, bytes, ``None``/``True``/
     ``False``, tuples, lists, sets, dicts (displays and comprehensions), and operators and
     conditional expressions of them (a registry ``{}`` stays one object shared by every
-    parameter). A special name (``__module__ = ...``)
-    set in the body is the class's, never an instance's."""
+    parameter). A special name (``__module__ = ...``) set in the body is the class's,
+    never an instance's."""
     for name, stmt in facts.class_attrs:
         if name.startswith("__") and name.endswith("__"):
             line = facts.file.line_of(stmt) if facts.file is not None else 0
@@ -252,7 +253,7 @@ def class_attribute_not_plain_data(facts: ClassFacts, inputs: RuleInputs) -> Ref
         value = small.value if isinstance(small, (cst.Assign, cst.AnnAssign)) else None
         if value is not None and not _plain_data(value):
             line = facts.file.line_of(stmt) if facts.file is not None else 0
-            code = cst.Module(body=[]).code_for_node(value)
+            code = code_of(value)
             shown = code if len(code) <= 40 else code[:37] + "..."
             return Refuse(f"class attribute {name!r} holds `{shown}`, which may be a function or a "
                           "descriptor; as a parameter's own attribute it would not be bound", line)
@@ -277,9 +278,7 @@ def _plain_data(node: cst.BaseExpression) -> bool:
                    for e in node.elements)
     if isinstance(node, cst.UnaryOperation):
         return _plain_data(node.expression)
-    if isinstance(node, cst.BinaryOperation):
-        return _plain_data(node.left) and _plain_data(node.right)
-    if isinstance(node, cst.BooleanOperation):
+    if isinstance(node, (cst.BinaryOperation, cst.BooleanOperation)):
         return _plain_data(node.left) and _plain_data(node.right)
     return False
 

@@ -6,20 +6,12 @@ from __future__ import annotations
 import libcst as cst
 
 from codemod.analysis.bound_names import names_bound
-from codemod.analysis.init_shapes import SelfUse, first_param
+from codemod.analysis.init_shapes import SelfUse, code_of, first_param
 from codemod.planning.model import ClassPlan, NewFacts, property_fields_of, self_attrs_used
 from codemod.planning.new_chain import NewRefusal, compose, read_link
 from codemod.planning.refuse import Refuse
 from codemod.planning.relays import Relays
 from codemod.runtime.helpers import RESERVED_ATTRIBUTES
-
-#: ``Parameter.__new__``'s signature: a factory's when no class of the MRO has ``__new__``.
-_PARAMETER_NEW = cst.ensure_type(cst.parse_statement("def f(data=None, requires_grad=True): pass"),
-                                 cst.FunctionDef).params
-
-
-def _code(node: cst.CSTNode) -> str:
-    return cst.Module(body=[]).code_for_node(node)
 
 
 class HierarchyChecks(Relays):
@@ -170,8 +162,8 @@ class HierarchyChecks(Relays):
         """The factory passes its parameters (``__new__``'s, else ``Parameter``'s) to the
         wraps by name, so a caller who leaves one out gives every ``__init__`` the
         factory's default: an ``__init__`` whose own default differs got that one."""
-        factory = plan.new.params if plan.new is not None else _PARAMETER_NEW
-        defaults = {p.name.value: _code(p.default) for p in [*factory.posonly_params,
+        factory = plan.factory_params
+        defaults = {p.name.value: code_of(p.default) for p in [*factory.posonly_params,
                                                              *factory.params, *factory.kwonly_params]
                     if p.default is not None}
         source = "__new__" if plan.new is not None else "Parameter"
@@ -180,8 +172,8 @@ class HierarchyChecks(Relays):
             assert init is not None
             for param in [*init.params.posonly_params, *init.params.params, *init.params.kwonly_params]:
                 name = param.name.value
-                if param.default is not None and name in defaults and _code(param.default) != defaults[name]:
-                    raise Refuse(f"{p.name}.__init__ defaults {name!r} to `{_code(param.default)}` "
+                if param.default is not None and name in defaults and code_of(param.default) != defaults[name]:
+                    raise Refuse(f"{p.name}.__init__ defaults {name!r} to `{code_of(param.default)}` "
                                  f"where {source} defaults it to `{defaults[name]}`; the factory "
                                  "would pass its own default on")
             # A relay the factory calls is given every parameter of the factory its

@@ -50,6 +50,11 @@ class NewFacts:
     post: tuple[tuple[str, tuple[cst.BaseStatement, ...]], ...] = ()
 
 
+#: ``Parameter.__new__``'s parameters: a factory's when no class of the MRO has ``__new__``.
+PARAMETER_NEW_PARAMS = cst.ensure_type(
+    cst.parse_statement("def f(data=None, requires_grad=True): pass"), cst.FunctionDef).params
+
+
 @dataclass
 class ClassPlan:
     """Everything the transforms need to convert one class (or why it is refused)."""
@@ -100,6 +105,11 @@ class ClassPlan:
     def name(self) -> str:
         """The class name (the factory keeps it)."""
         return self.facts.name
+
+    @property
+    def factory_params(self) -> cst.Parameters:
+        """The factory's signature: ``__new__``'s (its MRO's first), else ``Parameter``'s."""
+        return self.new.params if self.new is not None else PARAMETER_NEW_PARAMS
 
     @property
     def feature_value(self) -> str:

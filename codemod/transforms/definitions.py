@@ -256,14 +256,10 @@ class DefinitionsTransformer(cst.CSTTransformer):
         refs = self.refs
         parameter = refs.parameter_code()
         if plan.new is not None:
-            params = plan.new.params
             call_args = list(plan.new.call_args)
         else:
-            params = cst.ensure_type(cst.parse_statement(
-                "def f(data=None, requires_grad=True): pass"
-            ), cst.FunctionDef).params
             call_args = [cst.Arg(cst.Name("data")), cst.Arg(cst.Name("requires_grad"))]
-        params = self._annotations_here(plan, params)
+        params = self._annotations_here(plan, plan.factory_params)
         named = [p.name.value for p in [*params.params, *params.kwonly_params]]
         star_kwarg = params.star_kwarg.name.value if isinstance(params.star_kwarg, cst.Param) else None
         prelude = list(plan.new.prelude) if plan.new is not None else []

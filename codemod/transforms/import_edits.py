@@ -491,16 +491,13 @@ def request_import_removals(ff: FileFacts, heads: set[str], context: CodemodCont
     unused is kept (and so is one that was unused before: it never reaches this list).
     An import another file reaches through this module (``imported_elsewhere(path,
     module, name)``: ``from this_module import name``, a star import of it, ``.name``), a
-    name the module spells as a string (it may be in ``__all__``, however built) and
-    ``from m import X as X`` (a re-export by convention) are never asked for; without
-    ``imported_elsewhere``, none is. Returns the local names
-    whose imports were requested.
+    name a module-level statement about ``__all__`` spells (``__all__.extend(["X"])``,
+    ``__all__ = [...] + ["X"]``: what the module exports) and ``from m import X as X`` (a
+    re-export by convention) are never asked for; without ``imported_elsewhere``, none
+    is. Returns the local names whose imports were requested.
     """
     if imported_elsewhere is None:
         return set()
-    # A name a statement about ``__all__`` spells (``__all__.extend(["X"])``, ``__all__ =
-    # [...] + ["X"]``) is what the module exports; ``from m import X as X`` re-exports by
-    # convention.
     exported = _all_strings(ff.source_code())
     heads = {local for local in heads if local not in exported
              and not imported_elsewhere(ff.path, ff.module_name, local)}
