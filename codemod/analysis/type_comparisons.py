@@ -3,7 +3,9 @@ rule ``apply``'s rewrite (``transforms/type_compares.py``) and ``check``'s CM006
 (``check/type_findings.py``) share.
 
 A comparison of two operands that are each ``type(x)`` (the builtin called with one
-argument) or ``x.__class__``, with ``is``, ``is not``, ``==`` or ``!=``. ``type`` is taken
+argument) or ``x.__class__``, with ``is``, ``is not``, ``==`` or ``!=``; or a membership
+test of one such operand in a tuple, list or set written out (``type(a) in (type(b),
+int)``) that holds another, or torch's ``Parameter``. ``type`` is taken
 as the builtin wherever it stands (a superset where the code rebinds it; the transform
 decides that per scope). No LibCST here: ``check`` reads these without the conversion
 machinery.
@@ -35,7 +37,8 @@ def may_compare_types(text: str) -> bool:
     whose right operand ends in ``.__class__``, unless the expression before
     ``.__class__`` spans more lines). In a text naming ``Parameter``, also when a
     comparison operator follows the call's closing parenthesis (``type(p) is
-    nn.Parameter``: ``compares_with_parameter``)."""
+    nn.Parameter``: ``compares_with_parameter``). Also when ``in`` or ``not`` follows the
+    call's closing parenthesis or ``__class__`` (a membership test, ``type(p) in (...)``)."""
     parameter = "Parameter" in text
     at = text.find("__class__")
     while at >= 0:
@@ -49,8 +52,9 @@ def may_compare_types(text: str) -> bool:
         at = text.find("__class__", end)
     for call in unjoined(text, _TYPE_CALL, "."):  # not ``dtype(``, nor an attribute
         at, after = call.start(), call.end() - 1
-        if _operator_before(text, at - 1) or (
-                parameter and _operator_after(text, _closing(text, after) + 1)):
+        closing = _closing(text, after) + 1
+        if _operator_before(text, at - 1) or _membership_after(text, closing) or (
+                parameter and _operator_after(text, closing)):
             return True
     return False
 
@@ -75,7 +79,7 @@ def _closing(text: str, opening: int) -> int:
     return len(text)
 
 
-_OPERATOR_WORDS = ("is", "not", "==", "!=")
+_OPERATOR_WORDS = ("is", "not", "==", "!=", "in")
 
 
 def _ends_with_operator(code: str) -> bool:
@@ -127,8 +131,20 @@ def _operator_before(text: str, at: int) -> bool:
 
 
 def _operator_after(text: str, at: int) -> bool:
-    """Whether a comparison operator follows offset ``at``, over blanks, closing
-    brackets, backslashes, line breaks and comments."""
+    """Whether a comparison operator (``is``, ``==``, ``!=``, ``in``, ``not in``) follows
+    offset ``at``, over blanks, closing brackets, backslashes, line breaks and comments."""
+    return _word_after(text, at, ("is", "==", "!=", "in", "not"))
+
+
+def _membership_after(text: str, at: int) -> bool:
+    """Whether ``in`` or ``not`` follows offset ``at`` (over what ``_operator_after``
+    passes over)."""
+    return _word_after(text, at, ("in", "not"))
+
+
+def _word_after(text: str, at: int, operators: tuple[str, ...]) -> bool:
+    """Whether one of ``operators`` (a word one as a whole word) follows offset ``at``,
+    over blanks, closing brackets, backslashes, line breaks and comments."""
     size = len(text)
     while at < size:
         char = text[at]
@@ -140,8 +156,12 @@ def _operator_after(text: str, at: int) -> bool:
                 return False
             at = newline + 1
         else:
-            return text.startswith(("is", "==", "!="), at) and (
-                not text.startswith("is", at) or at + 2 >= size or not (text[at + 2].isalnum() or text[at + 2] == "_"))
+            for operator in operators:
+                if text.startswith(operator, at):
+                    end = at + len(operator)
+                    return not operator[0].isalpha() or end >= size or \
+                        not (text[end].isalnum() or text[end] == "_")
+            return False
     return False
 
 
@@ -156,7 +176,7 @@ def compares_types(text: str) -> bool:
     # Either operand of such a comparison spells ``type`` or ``__class__`` on a line the
     # comparison spans: the nodes spanning none of those lines are not entered.
     lines = lines_matching(nfkc_text(text), _TYPE_WORDS)
-    return any(is_type_comparison(node) or compares_with_parameter(node)
+    return any(is_type_comparison(node) or is_type_membership(node) or compares_with_parameter(node)
                for node in nodes_on_lines(tree, lines))
 
 
@@ -181,17 +201,17 @@ def module_level_comparisons(text: str) -> list[int]:
             stack += [*node.decorator_list, *node.args.defaults,
                       *(d for d in node.args.kw_defaults if d is not None)]
             continue
-        if is_type_comparison(node) or compares_with_parameter(node):
+        if is_type_comparison(node) or is_type_membership(node) or compares_with_parameter(node):
             lines.append(node.lineno)
         stack.extend(ast.iter_child_nodes(node))
     return sorted(lines)
 
 
 def type_comparisons(tree: ast.AST) -> list[ast.Compare]:
-    """Every comparison of two objects' types in ``tree``, in source order, as
-    ``TypeCompareTransformer`` finds them (``type`` taken as the builtin wherever it is:
-    a superset where the code rebinds it)."""
-    found = [node for node in ast.walk(tree) if is_type_comparison(node)]
+    """Every comparison of two objects' types in ``tree`` (membership tests included), in
+    source order, as ``TypeCompareTransformer`` finds them (``type`` taken as the builtin
+    wherever it is: a superset where the code rebinds it)."""
+    found = [node for node in ast.walk(tree) if is_type_comparison(node) or is_type_membership(node)]
     return sorted(found, key=lambda node: (node.lineno, node.col_offset))
 
 
@@ -210,10 +230,50 @@ def is_type_comparison(node: ast.AST) -> TypeGuard[ast.Compare]:
         and _python_type_of(node.left) and _python_type_of(node.comparators[0])
 
 
+def membership_elements(node: ast.AST) -> list[ast.expr] | None:
+    """The elements of ``node`` when it tests an object's type for membership in a
+    tuple, list or set written out (``type(p) in (A, B)``, ``not in``, no ``*x``); else
+    None."""
+    if not (isinstance(node, ast.Compare) and len(node.ops) == 1
+            and isinstance(node.ops[0], (ast.In, ast.NotIn)) and _python_type_of(node.left)):
+        return None
+    container = node.comparators[0]
+    if not isinstance(container, (ast.Tuple, ast.List, ast.Set)) or \
+            any(isinstance(element, ast.Starred) for element in container.elts):
+        return None
+    return container.elts
+
+
+def is_type_membership(node: ast.AST) -> TypeGuard[ast.Compare]:
+    """Whether ``node`` tests an object's type for membership in a tuple, list or set
+    written out that holds another object's type (``type(a) in (type(b), int)``; not a
+    literal's, ``type(None)``): each is compared as ``param_type``, as in ``type(a) is
+    type(b)``."""
+    elements = membership_elements(node)
+    return elements is not None and any(is_type_element(element) for element in elements)
+
+
+def is_type_element(element: ast.expr) -> bool:
+    """Whether an element of a membership test is an object's type a parameter may be:
+    ``type(x)`` or ``x.__class__``, but not the type of a literal (``type(None)``)."""
+    return _python_type_of(element) and not isinstance(_object_of(element), ast.Constant)
+
+
+def compared_operands(node: ast.Compare) -> list[ast.expr]:
+    """The operands of a one-operator comparison: both sides, or for a membership test
+    in a container written out (``membership_elements``) its subject and elements."""
+    elements = membership_elements(node)
+    return [node.left, node.comparators[0]] if elements is None else [node.left, *elements]
+
+
 def compares_with_parameter(node: ast.AST) -> TypeGuard[ast.Compare]:
     """Whether ``node`` compares an object's type with ``Parameter`` (``type(p) is
-    nn.Parameter``, ``Parameter == p.__class__``): a lexical superset, any name or
-    attribute ``Parameter`` (the transform resolves it to torch's)."""
+    nn.Parameter``, ``Parameter == p.__class__``, ``type(p) in (nn.Parameter, T)``): a
+    lexical superset, any name or attribute ``Parameter`` (the transform resolves it to
+    torch's)."""
+    elements = membership_elements(node)
+    if elements is not None:
+        return any(_names_parameter(element) for element in elements)
     if not (isinstance(node, ast.Compare) and len(node.ops) == 1
             and isinstance(node.ops[0], (ast.Is, ast.IsNot, ast.Eq, ast.NotEq))):
         return False
@@ -228,6 +288,8 @@ def compared_with_parameter(node: ast.AST) -> ast.expr | None:
     if not compares_with_parameter(node):
         return None
     left, right = node.left, node.comparators[0]
+    if membership_elements(node) is not None:
+        return _object_of(left)
     return _object_of(left if _python_type_of(left) and _names_parameter(right) else right)
 
 

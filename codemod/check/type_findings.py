@@ -20,6 +20,7 @@ from codemod.analysis.names import module_name_for
 from codemod.analysis.source_lines import char_column
 from codemod.analysis.type_comparisons import (
     HELPER,
+    compared_operands,
     compares_with_parameter,
     may_compare_types,
     type_comparisons,
@@ -60,7 +61,7 @@ def type_compare_findings(run: RunResult, paths: Iterable[Path], runtime_modules
         facts = AstFacts.of(path, module_name_for(path), tree)
         for found in ast.walk(tree):
             if compares_with_parameter(found) and any(
-                    _names_torch_parameter(operand, facts) for operand in (found.left, found.comparators[0])):
+                    _names_torch_parameter(operand, facts) for operand in compared_operands(found)):
                 column = char_column(lines[found.lineno - 1], found.col_offset)
                 out.append(Finding(
                     "CM006",

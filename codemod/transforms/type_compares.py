@@ -4,7 +4,11 @@ What it does
     In a comparison of two operands that are each ``type(x)`` (the builtin, one argument)
     or ``x.__class__``, with ``is``, ``is not``, ``==`` or ``!=``, each operand becomes
     ``param_type(x)``, from the family's runtime module; so does the type operand of such
-    a comparison with torch's ``Parameter`` class (``type(p) is not nn.Parameter``).
+    a comparison with torch's ``Parameter`` class (``type(p) is not nn.Parameter``). A
+    membership test of an object's type in a tuple, list or set written out that holds
+    another object's type or ``Parameter`` (``type(p) in (type(q), nn.Parameter, int)``)
+    becomes ``param_type(p) in (param_type(q), nn.Parameter, int)``: its subject and each
+    element that is an object's type (not a literal's: ``type(None)`` stays).
 Why
     Every converted parameter is a plain ``Parameter``: left as it is, ``type(a) is
     type(b)`` would hold for parameters of two former classes, and for a converted
@@ -40,6 +44,8 @@ from codemod.transforms.refs import FileRefs
 from codemod.types import PARAMETER_QUALNAMES
 
 _OPERATORS = (cst.Is, cst.IsNot, cst.Equal, cst.NotEqual)
+_MEMBERSHIP = (cst.In, cst.NotIn)
+_CONTAINERS = (cst.Tuple, cst.List, cst.Set)
 
 
 class TypeCompareTransformer(BuiltinScopes):
@@ -126,6 +132,8 @@ class TypeCompareTransformer(BuiltinScopes):
         if len(updated_node.comparisons) != 1:
             return updated_node
         target = updated_node.comparisons[0]
+        if isinstance(target.operator, _MEMBERSHIP):
+            return self._membership(updated_node)
         if not isinstance(target.operator, _OPERATORS):
             return updated_node
         left, right = self._type_of(updated_node.left), self._type_of(target.comparator)
@@ -144,6 +152,31 @@ class TypeCompareTransformer(BuiltinScopes):
             left=updated_node.left if left is None else _called(helper, left, updated_node.left),
             comparisons=[target if right is None else
                          target.with_changes(comparator=_called(helper, right, target.comparator))])
+
+    def _membership(self, node: cst.Comparison) -> cst.BaseExpression:
+        """``type(p) in (type(q), nn.Parameter, T)`` -> ``param_type(p) in (param_type(q),
+        nn.Parameter, T)``: the subject and each element that is an object's type; left as
+        it is unless an element is one or names torch's ``Parameter``."""
+        subject = self._type_of(node.left)
+        container = node.comparisons[0].comparator
+        if subject is None or not isinstance(container, _CONTAINERS) or \
+                any(isinstance(element, cst.StarredElement) for element in container.elements):
+            return node
+        types = [_unless_literal(self._type_of(element.value)) for element in container.elements]
+        if all(held is None for held in types) and \
+                not any(self._is_parameter(element.value) for element in container.elements):
+            return node
+        helper = self._helper()
+        if helper is None:
+            return node
+        self.count += 1
+        elements = [element if held is None else
+                    element.with_changes(value=_called(helper, held, element.value))
+                    for element, held in zip(container.elements, types)]
+        return node.with_changes(
+            left=_called(helper, subject, node.left),
+            comparisons=[node.comparisons[0].with_changes(
+                comparator=container.with_changes(elements=elements))])
 
     def _is_parameter(self, operand: cst.BaseExpression) -> bool:
         """Whether ``operand`` names torch's ``Parameter`` class (through the file's imports)."""
@@ -175,6 +208,15 @@ class TypeCompareTransformer(BuiltinScopes):
             self._functions[-1] = True
             return cst.Name(HELPER)
         return self.refs.name_in(self.runtime, HELPER)
+
+
+def _unless_literal(obj: cst.BaseExpression | None) -> cst.BaseExpression | None:
+    """``obj``, unless it is a literal (``None``, a number, a string): no parameter's type
+    is a literal's (``analysis/type_comparisons.is_type_element``)."""
+    if isinstance(obj, (cst.BaseNumber, cst.SimpleString, cst.Ellipsis)) or \
+            (isinstance(obj, cst.Name) and obj.value in ("None", "True", "False")):
+        return None
+    return obj
 
 
 def _called(helper: cst.BaseExpression, obj: cst.BaseExpression,

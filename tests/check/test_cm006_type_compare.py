@@ -56,7 +56,7 @@ def test_each_form_added_afterwards_is_found(converted: Path, capsys: pytest.Cap
         "    return (type(a) != b.__class__,\n"
         "            a.__class__ == b.__class__)\n\n\n"
         "def g(a, b):\n"
-        "    return type(a) is int or type(a) in (type(b),)  # not this rule\n\n\n"
+        "    return type(a) is int or type(a) in (type(b),)  # a membership test: this rule\n\n\n"
         "def h(a, b):\n"
         "    return type(a) is type(b)  # codemod: ignore[CM006]\n")
     (converted / "pkg" / "own_type.py").write_text(
@@ -64,7 +64,8 @@ def test_each_form_added_afterwards_is_found(converted: Path, capsys: pytest.Cap
     done = run(capsys, "check", converted)
     assert done.rc == 1
     found = [(name, line, code) for name, line, code in done.findings() if code == "CM006"]
-    assert found == [("later.py", 2, "CM006"), ("later.py", 4, "CM006"), ("later.py", 5, "CM006")]
+    assert found == [("later.py", 2, "CM006"), ("later.py", 4, "CM006"), ("later.py", 5, "CM006"),
+                     ("later.py", 9, "CM006")]
     line = next(text for text in done.out.splitlines() if "later.py:2:" in text)
     assert "later.py:2:8: CM006 compares two objects' types" in line
     assert "`param_type(a) is param_type(b)`" in line and "`pkg.params_features`" in line
@@ -89,12 +90,13 @@ def test_a_type_compared_with_torchs_parameter_added_afterwards_is_found(
         "def f(p):\n"
         "    return (type(p) is not tnn.Parameter,\n"
         "            Parameter == p.__class__,\n"
-        "            type(p) == torch.nn.Parameter)\n")
+        "            type(p) == torch.nn.Parameter,\n"
+        "            type(p) not in (int, Parameter))\n")
     (converted / "pkg" / "own.py").write_text(
         "from pkg.mine import Parameter\n\n\n"
         "def f(p):\n    return type(p) is Parameter\n")
     done = run(capsys, "check", converted)
     found = [(name, line) for name, line, code in done.findings() if code == "CM006"]
-    assert found == [("later.py", 7), ("later.py", 8), ("later.py", 9)], done.out
+    assert found == [("later.py", 7), ("later.py", 8), ("later.py", 9), ("later.py", 10)], done.out
     line = next(text for text in done.out.splitlines() if "later.py:7:" in text)
     assert "compares an object's type with torch.nn.Parameter" in line and "`param_type(p)`" in line

@@ -353,22 +353,11 @@ def test_a_nullable_property_named_like_a_tensor_member_is_refused(tmp_path, cap
 
 #: name -> (use.py body, why it differs). Each converts, and the probe answers otherwise.
 OPEN = {
-    "type_in_tuple_with_parameter": (
-        "import torch\nfrom advpkg.params import Col\n\n\ndef results():\n"
-        "    p = Col(data=torch.zeros(1))\n    return type(p) in (torch.nn.Parameter,)\n",
-        "only `type(p) is/==/!= Parameter` is rewritten; in a container it is left, and holds "
-        "for every converted parameter"),
     "type_returned_by_a_function": (
         "import torch\nfrom advpkg.params import Col\n\n\ndef kind(p):\n    return type(p)\n\n\n"
         "def results():\n    return kind(Col(data=torch.zeros(1))) is Col\n",
         "a comparison's other side is followed through local names and callers' arguments, "
         "not through return values: `kind(p)` returns an object's type"),
-    "two_types_in_a_container": (
-        "import torch\nfrom advpkg.params import Base, Col\n\n\ndef results():\n"
-        "    a, b = Col(data=torch.zeros(1)), Base(data=torch.zeros(1))\n"
-        "    return type(a) in (type(b),)\n",
-        "only `type(a) is/== type(b)` compares `param_type`; two types in a container compare "
-        "Parameter with Parameter"),
     "factory_takes_what_init_refused": (
         "import torch\nfrom advpkg.params import Bare\n\n\ndef results():\n    try:\n"
         "        Bare(torch.zeros(1), requires_grad=True)\n    except TypeError:\n"
@@ -391,6 +380,54 @@ class Bare(Parameter):
 def test_open_gap(tmp_path, capsys, case):
     body, _ = OPEN[case]
     files = {"params.py": BASE + BARE, "use.py": body,
+             "probe.py": "from advpkg.use import results\n\n\ndef run():\n    return results()\n"}
+    same_behaviour(tmp_path, files, capsys)
+
+
+# -- membership tests of an object's type ----------------------------------------------------
+
+#: Before, only ``type(p) is/==/!= ...`` compared ``param_type``: in a container written out
+#: ``Parameter`` held for every converted parameter, two converted types compared equal,
+#: and ``type(p) in (nn.Parameter, Col)`` became ``type(p) is nn.Parameter or ...``, true
+#: for a converted ``Base``.
+MEMBERSHIP = {
+    "type_in_tuple_with_parameter": (
+        "import torch\nfrom advpkg.params import Col\n\n\ndef results():\n"
+        "    p = Col(data=torch.zeros(1))\n    return type(p) in (torch.nn.Parameter,)\n"),
+    "two_types_in_a_container": (
+        "import torch\nfrom advpkg.params import Base, Col\n\n\ndef results():\n"
+        "    a, b = Col(data=torch.zeros(1)), Base(data=torch.zeros(1))\n"
+        "    return type(a) in (type(b),)\n"),
+    "every_form_over_pairs": '''
+import torch
+from torch import nn
+from advpkg.params import Bare, Base, Col
+
+
+def results():
+    d = torch.zeros(1)
+    objects = [Col(data=d), Base(data=d), Bare(d), nn.Parameter(d), d, 3]
+    out = []
+    for p in objects:
+        for q in objects:
+            out.append((
+                type(p) in (nn.Parameter,),
+                type(p) not in [torch.nn.Parameter, torch.Tensor],
+                type(p) in (type(q),),
+                p.__class__ in {q.__class__, int},
+                type(p) in (nn.Parameter, Col),
+                type(p) not in (Base, nn.Parameter),
+                type(p) in (type(q), Col),
+                (type(p) in (type(q), int)) is True,
+            ))
+    return out
+''',
+}
+
+
+@pytest.mark.parametrize("case", sorted(MEMBERSHIP))
+def test_membership_of_a_type_answers_as_before(tmp_path, capsys, case):
+    files = {"params.py": BASE + BARE, "use.py": MEMBERSHIP[case],
              "probe.py": "from advpkg.use import results\n\n\ndef run():\n    return results()\n"}
     same_behaviour(tmp_path, files, capsys)
 

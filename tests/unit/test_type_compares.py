@@ -70,9 +70,23 @@ CASES = [
      "def f(a):\n    return (param_type(a)\n            is Parameter)\n"),
     # Another class named Parameter is not torch's.
     ("class Parameter:\n    pass\n\n\ndef f(a):\n    return type(a) is Parameter\n", None),
-    # A chain, a membership test, a type compared with a class: not this rewrite.
+    # A membership test in a container written out that holds another object's type
+    # or torch's Parameter: the subject and each object's type.
+    ("def f(a, b):\n    return type(a) in (type(b),)\n",
+     IMPORT + "def f(a, b):\n    return param_type(a) in (param_type(b),)\n"),
+    ("def f(a, b):\n    return a.__class__ not in {b.__class__, int}\n",
+     IMPORT + "def f(a, b):\n    return param_type(a) not in {param_type(b), int}\n"),
+    ("from torch import nn\n\n\ndef f(a):\n    return type(a) in [nn.Parameter, int]\n",
+     "from torch import nn\n\nfrom pkg.params_features import param_type\n\n\n"
+     "def f(a):\n    return param_type(a) in [nn.Parameter, int]\n"),
+    # ... not a container of other classes only (a literal's type among them), a name,
+    # or one with ``*x``.
+    ("def f(a):\n    return type(a) in (int, str)\n", None),
+    ("def f(a):\n    return type(a) in (int, type(None), type(''), type(...))\n", None),
+    ("def f(a, kinds):\n    return type(a) in kinds\n", None),
+    ("def f(a, b, rest):\n    return type(a) in (type(b), *rest)\n", None),
+    # A chain, a type compared with a class: not this rewrite.
     ("def f(a, b, c):\n    return type(a) is type(b) is c\n", None),
-    ("def f(a, b):\n    return type(a) in (type(b),)\n", None),
     ("def f(a):\n    return type(a) is int\n", None),
 ]
 
@@ -133,6 +147,10 @@ COMPARING = [
     "x = type(a) is b.__class__\n",
     "x = (a\n).__class__ is type(b)\n",
     "x = (\n    type(first_operand_with_a_long_name)\n    is type(second_operand)\n)\n",
+    "x = type(a) in (type(b),)\n",
+    "x = type(a) not in (int, type(b))\n",
+    "x = a.__class__ in {\n    int,\n    b.__class__,\n}\n",
+    "x = type(a) in [torch.nn.Parameter]\n",
 ]
 
 
@@ -152,6 +170,15 @@ def test_the_gate_sees_every_comparison(text: str) -> None:
 def test_the_gate_passes_over_other_uses_of_a_type(text: str) -> None:
     assert not compares_types(text)
     assert not may_compare_types(text)
+
+
+@pytest.mark.parametrize("text", ["x = type(a) in (int, str)\n", "x = type(a) in kinds\n",
+                                  "x = type(a) in (int, type(None))\n"])
+def test_a_membership_test_passes_the_gate_and_the_parse_decides(text: str) -> None:
+    """The text gate lets every ``type(x) in`` through (a superset); CPython's tree tells
+    a container holding another object's type or ``Parameter`` from the rest."""
+    assert may_compare_types(text)
+    assert not compares_types(text)
 
 
 def test_the_helper_comes_from_the_nearest_runtime_module(tmp_path: Path) -> None:
