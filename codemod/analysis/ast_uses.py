@@ -67,11 +67,32 @@ def dict_get(node: ast.AST) -> tuple[ast.AST, str] | None:
     return None
 
 
+def attribute_by_call(node: ast.AST) -> tuple[ast.expr, str] | None:
+    """``(m, "a.X")`` of ``operator.attrgetter("a.X")(m)`` (also ``attrgetter`` imported
+    by name) and ``(m, "X")`` of ``m.__getattribute__("X")``: an attribute read by a call,
+    with a literal name (None: any other expression)."""
+    if not (isinstance(node, ast.Call) and len(node.args) == 1 and not node.keywords):
+        return None
+    func = node.func
+    if isinstance(func, ast.Attribute) and func.attr == "__getattribute__" \
+            and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str):
+        return func.value, node.args[0].value
+    if isinstance(func, ast.Call) and len(func.args) == 1 and not func.keywords \
+            and isinstance(func.args[0], ast.Constant) and isinstance(func.args[0].value, str):
+        getter = func.func
+        name = getter.attr if isinstance(getter, ast.Attribute) else getattr(getter, "id", None)
+        if name == "attrgetter":
+            return node.args[0], func.args[0].value
+    return None
+
+
 def spelled_name(node: ast.AST) -> str | None:
     """The class name ``node`` spells: ``X``, ``m.X``, ``getattr(m, "X")``, ``globals()["X"]``,
     ``m.__dict__["X"]``, and the ``.get("X")`` of ``globals()`` and of a module's dict."""
     if (got := dict_get(node)) is not None:
         return got[1]
+    if (by_call := attribute_by_call(node)) is not None:
+        return by_call[1].rpartition(".")[2]
     if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
         return node.id
     if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):

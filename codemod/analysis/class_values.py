@@ -56,7 +56,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from codemod.analysis.type_comparisons import held_type, is_type_of
+from codemod.analysis.type_comparisons import bound_values, held_type, is_type_of
 from codemod.analysis.value_callees import CallTargets, transforming_decorator
 from codemod.analysis.value_modules import SCOPES, ParsedModule, short_code
 
@@ -104,6 +104,40 @@ def _parameter_of(f: ParsedModule, side: ast.expr) -> ast.AST | None:
     return None
 
 
+def _table_read(side: ast.expr) -> ast.Name | None:
+    """``TABLE`` of a read ``TABLE[key]`` or ``TABLE.get(key)`` (``key, default``)."""
+    if isinstance(side, ast.Subscript) and isinstance(side.value, ast.Name):
+        return side.value
+    if isinstance(side, ast.Call) and isinstance(side.func, ast.Attribute) \
+            and side.func.attr == "get" and isinstance(side.func.value, ast.Name) \
+            and 1 <= len(side.args) <= 2 and not side.keywords \
+            and not any(isinstance(a, ast.Starred) for a in side.args):
+        return side.func.value
+    return None
+
+
+def _defaults(read: ast.expr) -> list[ast.expr]:
+    """The default of a ``TABLE.get(key, default)`` read, as a list (none for others)."""
+    return read.args[1:] if isinstance(read, ast.Call) else []
+
+
+def _bound_values(f: ParsedModule, side: ast.Name) -> list[ast.expr] | None:
+    """The values the innermost scope that binds ``side`` binds it to (``bound_values``);
+    [] for a module-level import, function or class, or a name no scope binds (a
+    builtin); None where a binding is not followed."""
+    scope = f.scope_of(side)
+    while scope is not None:
+        body: list[ast.stmt] = [ast.Expr(scope.body)] if isinstance(scope, ast.Lambda) \
+            else scope.body  # type: ignore[attr-defined]
+        values = bound_values(side.id, body)
+        if values != []:
+            return values
+        scope = f.scope_of(scope)
+    if side.id in f.imports or side.id in f.functions or side.id in f.classes:
+        return [] if side.id not in f.assigned else None
+    return bound_values(side.id, f.tree.body)
+
+
 def _type_held(f: ParsedModule, side: ast.expr) -> ast.expr | None:
     """``held_type`` of a comparison's ``side``, in the scope that holds it."""
     scope = f.scope_of(side)
@@ -139,12 +173,12 @@ class _Prover(CallTargets):
                 return f"a `**` spread at {where}"
             return self.passed(f, call, keyword=parent.arg)
         if isinstance(parent, ast.Compare):
-            return self.compared(f, parent)
+            return self.compared(f, parent, expr)
         if isinstance(parent, (ast.Tuple, ast.List, ast.Set)):
             holder = f.up(parent)
             if isinstance(holder, ast.Compare) and parent is not holder.left \
                     and all(isinstance(op, (ast.In, ast.NotIn)) for op in holder.ops):
-                return self.compared(f, holder)
+                return self.compared(f, holder, expr)
             if isinstance(holder, ast.Call) and isinstance(holder.func, ast.Name) \
                     and holder.func.id in ("isinstance", "issubclass"):
                 return f"{holder.func.id} at {where}"
@@ -187,11 +221,13 @@ class _Prover(CallTargets):
             return f"a base of class `{parent.name}` at {where}"
         return f"`{short_code(parent)}` at {where}" if parent is not None else f"unknown use at {where}"
 
-    def compared(self, f: ParsedModule, compare: ast.Compare) -> str | None:
+    def compared(self, f: ParsedModule, compare: ast.Compare, followed: ast.AST) -> str | None:
         """A comparison answers as before unless another side can hold an object's type
         (which is ``Parameter`` for a converted parameter, where it was the class): a
-        ``type(x)``/``x.__class__`` in it (``type(p).__mro__``, ``(t := type(p))``), or a
-        name its scope binds to one (``t = type(p)``, then ``t == X``)."""
+        ``type(x)``/``x.__class__`` in it (``type(p).__mro__``, ``(t := type(p))``), a
+        name its scope binds to one (``t = type(p)``, then ``t == X``), or a value the
+        proof does not follow (``unfollowed``: ``kind(p) is X``, ``self.t is X``), unless
+        it is the ``followed`` value itself."""
         sides = [compare.left, *compare.comparators]
         if any(is_type_of(s) for s in sides):
             return f"`type(...)` comparison at {f.where(compare)}"
@@ -210,7 +246,72 @@ class _Prover(CallTargets):
                 if fed is not None:
                     return (f"`{short_code(compare)}` at {f.where(compare)}, where `{side.id}` is a "
                             f"parameter of `{getattr(function, 'name', 'lambda')}`: {fed}")
+        for side in sides:
+            if side is followed:
+                continue
+            if isinstance(side, (ast.Tuple, ast.List, ast.Set)):
+                side = type(side)(elts=[e for e in side.elts if e is not followed])
+            unfollowed = self.unfollowed(f, side, frozenset())
+            if unfollowed is not None:
+                return (f"`{short_code(compare)}` at {f.where(compare)}, where {unfollowed}, "
+                        "which may be an object's type (Parameter for a converted parameter)")
         return None
+
+    def unfollowed(self, f: ParsedModule, side: ast.expr, seen: frozenset[str]) -> str | None:
+        """How a side of a comparison with a class may hold a value the proof does not
+        follow (``type(p)`` returned by a function, read from an attribute or a container):
+        None when the side is a literal, a name (a parameter: ``fed`` decides; else each
+        value its scope binds it to, in turn), a module's attribute (``params.Col``), a
+        read of a dict written out of those (``TABLE[key]``, ``TABLE.get(key, default)``),
+        or a container written out of those; else what it is."""
+        if isinstance(side, ast.Constant):
+            return None
+        if isinstance(side, (ast.Tuple, ast.List, ast.Set)):
+            return next((found for element in side.elts
+                         if (found := self.unfollowed(f, element, seen)) is not None), None)
+        if isinstance(side, ast.Name):
+            if _parameter_of(f, side) is not None or side.id in seen:
+                return None
+            values = _bound_values(f, side)
+            if values is None:
+                return f"`{side.id}` is bound in a way the proof does not follow"
+            for value in values:
+                if self.unfollowed(f, value, seen | {side.id}) is not None:
+                    return f"`{side.id}` is bound to `{short_code(value)}` ({f.where(value)})"
+            return None
+        if isinstance(side, ast.Attribute):
+            root: ast.expr = side
+            while isinstance(root, ast.Attribute):
+                root = root.value
+            if isinstance(root, ast.Name) and root.id in f.imports and _bound_values(f, root) == []:
+                return None  # a module's attribute, ``params.Col``
+            return f"`{short_code(side)}` is read from an attribute"
+        table = _table_read(side)
+        if table is not None:
+            holder, tables = self.table_values(f, table)
+            if tables and all(isinstance(held, ast.Dict) and all(
+                    value is not None and self.unfollowed(holder, value, seen | {table.id}) is None
+                    for value in held.values) for held in tables) and all(
+                    self.unfollowed(f, default, seen) is None for default in _defaults(side)):
+                return None  # a read of a table written out of classes, ``TABLE[key]``
+            return f"`{short_code(side)}` is read from a container"
+        if isinstance(side, ast.Starred):
+            return f"`{short_code(side)}` is spread"
+        return f"`{short_code(side)}` is computed"
+
+    def table_values(self, f: ParsedModule, name: ast.Name) -> tuple[ParsedModule, list[ast.expr] | None]:
+        """The values ``name`` is bound to (``_bound_values``), followed through the
+        module-level import of another module of the tree that binds it; with the module
+        that binds them."""
+        values = _bound_values(f, name)
+        qualname = self.resolved(f, name.id) if values == [] and name.id in f.imports else None
+        if qualname is None:
+            return f, values
+        module, _, local = qualname.rpartition(".")
+        holder = self.module_file(module)
+        if holder is None or local not in holder.assigned:
+            return f, values
+        return holder, bound_values(local, holder.tree.body)
 
     def fed(self, f: ParsedModule, function: ast.AST, parameter: str) -> str | None:
         """None when no call of ``function`` in the tree can pass an object's type to
@@ -274,6 +375,11 @@ class _Prover(CallTargets):
             if found is not None:
                 return f"`{short_code(call)}` at {where} passes `{value.id}`, a parameter of " \
                        f"`{getattr(caller, 'name', 'lambda')}`: {found}"
+            return None
+        unfollowed = self.unfollowed(g, value, frozenset())
+        if unfollowed is not None:
+            return (f"`{short_code(call)}` at {where} passes `{short_code(value)}`, where "
+                    f"{unfollowed}, which may be an object's type")
         return None
 
     def in_raise(self, f: ParsedModule, node: ast.AST) -> bool:

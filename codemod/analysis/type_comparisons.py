@@ -330,6 +330,52 @@ def held_type(side: ast.expr, scope_body: list[ast.stmt]) -> ast.expr | None:
     return None
 
 
+def bound_values(name: str, scope_body: list[ast.stmt]) -> list[ast.expr] | None:
+    """The values the scope whose statements are ``scope_body`` binds ``name`` to (an
+    assignment, annotated, augmented or walrus; a ``for`` loop's iterable), in no order;
+    None when it also binds it otherwise (``with ... as``, ``except ... as``, ``import``,
+    ``def``, ``class``, a ``match`` capture, a tuple target, ``del``), whose values are not
+    followed, or when a function inside declares it ``global`` or ``nonlocal`` (it may
+    bind it there)."""
+    if any(isinstance(node, (ast.Global, ast.Nonlocal)) and name in node.names
+           for statement in scope_body for node in ast.walk(statement)):
+        return None
+    values: list[ast.expr] = []
+    for node in _walk_scope(scope_body):
+        if isinstance(node, ast.Assign):
+            for target in node.targets:
+                if isinstance(target, ast.Name) and target.id == name:
+                    values.append(node.value)
+                elif _binds(target, name):
+                    return None
+        elif isinstance(node, (ast.AnnAssign, ast.AugAssign, ast.NamedExpr)) \
+                and _binds(node.target, name):
+            if node.value is None:
+                continue  # ``x: T``: binds nothing
+            if not isinstance(node.target, ast.Name):
+                return None
+            values.append(node.value)
+        elif isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)) and _binds(node.target, name):
+            if not isinstance(node.target, ast.Name):
+                return None
+            values.append(node.iter)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.name == name:
+            return None
+        elif isinstance(node, (ast.withitem,)) and node.optional_vars is not None \
+                and _binds(node.optional_vars, name):
+            return None
+        elif isinstance(node, ast.ExceptHandler) and node.name == name:
+            return None
+        elif isinstance(node, (ast.Import, ast.ImportFrom)) and any(
+                (alias.asname or alias.name.split(".")[0]) == name for alias in node.names):
+            return None
+        elif isinstance(node, (ast.MatchAs, ast.MatchStar)) and node.name == name:
+            return None
+        elif isinstance(node, ast.Delete) and any(_binds(t, name) for t in node.targets):
+            return None
+    return values
+
+
 def _type_inside(node: ast.AST) -> ast.expr | None:
     """The first ``type(x)``/``x.__class__`` in ``node``."""
     return next((n for n in ast.walk(node) if isinstance(n, ast.expr) and is_type_of(n)), None)

@@ -4,8 +4,11 @@ in its own file may still be what another file imports.
 What it does
     ``ImportedNames.kept(path, module, name)`` answers whether another file of the tree
     imports ``name`` from ``module`` (``from module import name``), star-imports
-    ``module``, or reads an attribute ``.name`` (as text, a superset) while importing
-    ``module`` or a package above it (``m.name``, ``pkg.a.name``).
+    ``module``, or reads an attribute ``.name`` or spells ``"name"`` as a string (as
+    text, a superset: ``getattr(m, "name")``, ``m.__dict__["name"]``) while importing
+    ``module`` or a package above it (``m.name``, ``pkg.a.name``), or while calling
+    ``import_module``/``__import__`` (``importlib.import_module("pkg.a").name``: any
+    module, the name may be relative or computed).
 Why
     ``apply`` drops the import of a converted class once the last use in its file was
     rewritten (``isinstance(p, Col)`` -> ``has_param_feature(p, Features.Col)``). When
@@ -16,7 +19,8 @@ Fix safety
     is harmless, a dropped one that another file needs is a broken tree. A file that does
     not parse, and spells the name, keeps every import of that name. Only the spellings of
     the tree's Parameter classes are asked about. Not seen: a module reached without an
-    import statement (``importlib.import_module`` with a computed name, ``sys.modules``).
+    import statement or a call that imports (``sys.modules["pkg.a"]`` read with a
+    computed name).
 """
 
 from __future__ import annotations
@@ -68,9 +72,10 @@ class ImportedNames:
         if imported.get(f"{module}.{name}", frozenset()) - {path} or \
                 stars.get(module, frozenset()) - {path}:
             return True
-        # ``.name`` read in a file that imports this module or a package above it
-        # (``import pkg.a as m``, then ``m.name``; ``import pkg``, then ``pkg.a.name``).
-        return any(other != path and any(full == module or module.startswith(full + ".")
+        # ``.name`` (or ``"name"``) read in a file that imports this module or a package
+        # above it (``import pkg.a as m``, then ``m.name``; ``import pkg``, then
+        # ``pkg.a.name``), or that may import any module (``ANY_MODULE``).
+        return any(other != path and any(full in (module, ANY_MODULE) or module.startswith(full + ".")
                                          for full in modules)
                    for other, modules in read.items())
 
@@ -79,7 +84,7 @@ class ImportedNames:
         the modules each imports)."""
         found = self._by_name.get(name)
         if found is None:
-            attribute = re.compile(rf"\.\s*{re.escape(name)}(?!\w)")
+            attribute = re.compile(rf"\.\s*{re.escape(name)}(?!\w)|[\"']{re.escape(name)}[\"']")
             word = re.compile(rf"{re.escape(name)}(?!\w)")
             imported: dict[str, set[Path]] = {}
             read: dict[Path, frozenset[str]] = {}
@@ -93,7 +98,7 @@ class ImportedNames:
                         self._unreadable_names.add(name)  # it may import the name
                     continue
                 if attribute.search(text) is not None:
-                    read[path] = frozenset(full for _local, full in targets)
+                    read[path] = frozenset(full for _local, full in targets) | _imported_by_call(text)
                 for _local, full in targets:
                     if full.rpartition(".")[2] == name:
                         imported.setdefault(full, set()).add(path)
@@ -118,6 +123,19 @@ class ImportedNames:
                         stars.setdefault(source, set()).add(path)
             self._stars = {k: frozenset(v) for k, v in stars.items()}
         return self._stars
+
+
+#: What a file that may import any module reads ``.name`` from (``kept``).
+ANY_MODULE = "*"
+#: A call that imports a module named by a string (absolute, relative or computed).
+_IMPORTING_CALL = re.compile(r"\b(?:import_module|__import__)\s*\(")
+
+
+def _imported_by_call(text: str) -> frozenset[str]:
+    """``{ANY_MODULE}`` when ``text`` calls ``import_module`` or ``__import__``, whose
+    argument may name any module (``import_module("pkg.a").name``, ``import_module(".a",
+    "pkg")``); else none."""
+    return frozenset({ANY_MODULE}) if _IMPORTING_CALL.search(text) is not None else frozenset()
 
 
 #: ``from m import *`` (also ``from . import *``, ``from .m import (*)``), over blanks and

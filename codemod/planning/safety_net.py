@@ -39,7 +39,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from codemod.analysis import python_trees
-from codemod.analysis.ast_uses import dict_get, dict_owner, spelled_name, type_name_comparisons, use_kind
+from codemod.analysis.ast_uses import (
+    attribute_by_call,
+    dict_get,
+    dict_owner,
+    spelled_name,
+    type_name_comparisons,
+    use_kind,
+)
 from codemod.analysis.names import import_from_source, import_targets, module_name_for
 from codemod.analysis.source_lines import char_column, physical_lines
 from codemod.analysis.text_search import names_pattern, star_import, unjoined
@@ -60,8 +67,9 @@ class _ModuleInfo:
 
 
 def _quoted(names: frozenset[str]) -> re.Pattern[str]:
-    """A class name as a string literal (``getattr(m, "X")``, ``globals()["X"]``)."""
-    return names_pattern(r"[\"'](?:{names})[\"']", names)
+    """A class name as a string literal (``getattr(m, "X")``, ``globals()["X"]``), also
+    the last part of a dotted one (``attrgetter("m.X")``)."""
+    return names_pattern(r"[\"'](?:[\w.]*\.)?(?:{names})[\"']", names)
 
 
 def _case_pattern(names: frozenset[str]) -> re.Pattern[str]:
@@ -192,13 +200,14 @@ class SafetyNet:
         return self._any_star
 
     def own_escape(self, path: Path, names: frozenset[str]) -> bool:
-        """Whether ``path`` has a star import, or ``getattr``, ``globals()`` or a ``case``
-        pattern naming one of ``names``."""
+        """Whether ``path`` has a star import, or ``getattr`` (``__getattribute__``,
+        ``attrgetter``), ``globals()`` or a ``case`` pattern naming one of ``names``."""
         text = self.texts[path]
         if star_import(text):
             return True
-        if ("getattr" in text or "globals" in text or "__dict__" in text or "vars(" in text
-                or "__name__" in text or "__qualname__" in text) and _quoted(names).search(text):
+        if ("getattr" in text or "attrgetter" in text or "globals" in text or "__dict__" in text
+                or "vars(" in text or "__name__" in text or "__qualname__" in text) \
+                and _quoted(names).search(text):
             return True
         if any(word in text for word in _DYNAMIC_MODULE) and \
                 next(unjoined(text, _DYNAMIC_WORD), None) is not None:
@@ -274,7 +283,7 @@ class SafetyNet:
         stars = [import_from_source(n, module, is_package) for n in ast.walk(tree)
                  if isinstance(n, ast.ImportFrom) and any(a.name == "*" for a in n.names)]
         for node in ast.walk(tree):  # m = importlib.import_module("a.b"), in any scope
-            if isinstance(node, ast.Assign) and (looked_up := _module_by_string(node.value)):
+            if isinstance(node, ast.Assign) and (looked_up := _module_by_string(node.value, module, is_package)):
                 for target in node.targets:
                     if isinstance(target, ast.Name):
                         bound.setdefault(target.id, []).append(f"{_DYNAMIC}{looked_up}")
@@ -293,16 +302,16 @@ class SafetyNet:
                     and spelled_name(enclosing) in names:
                 continue  # the longer chain is looked at instead
             out.append((node, use_kind(node, parents), _qualnames(node, bound, stars, module, True),
-                        _qualnames(node, bound, stars, module, False), _how(node, bound, stars)))
+                        _qualnames(node, bound, stars, module, False, is_package), _how(node, bound, stars)))
         self._mention_cache[path] = (names, out)
         return out
 
 
 def _qualnames(node: ast.AST, bound: dict[str, list[str]], stars: list[str], module: str,
-               direct: bool) -> list[str]:
+               direct: bool, is_package: bool = False) -> list[str]:
     """Qualified names ``node`` may stand for: through the file's import statements and
-    module-level definitions (``direct``), or also through star imports, ``getattr`` and
-    ``globals()``."""
+    module-level definitions (``direct``), or also through star imports, ``getattr``,
+    ``operator.attrgetter``, ``__getattribute__``, ``import_module`` and ``globals()``."""
     if isinstance(node, ast.Name):
         names = bound.get(node.id)
         if direct:
@@ -311,11 +320,14 @@ def _qualnames(node: ast.AST, bound: dict[str, list[str]], stars: list[str], mod
             return [n.removeprefix(_DYNAMIC) for n in names]
         return [f"{source}.{node.id}" for source in stars]
     if isinstance(node, ast.Attribute):
-        return [f"{q}.{node.attr}" for q in _qualnames(node.value, bound, stars, module, direct)]
+        return [f"{q}.{node.attr}" for q in _qualnames(node.value, bound, stars, module, direct, is_package)]
     if direct:
         return []
-    if (looked_up := _module_by_string(node)) is not None:
+    if (looked_up := _module_by_string(node, module, is_package)) is not None:
         return [looked_up]
+    if (by_call := attribute_by_call(node)) is not None:  # attrgetter("X")(m), m.__getattribute__("X")
+        getter_owner, dotted = by_call
+        return [f"{q}.{dotted}" for q in _qualnames(getter_owner, bound, stars, module, direct, is_package)]
     if (got := dict_get(node)) is not None:  # globals().get("X"), m.__dict__.get("X")
         namespace, name = got
         if isinstance(namespace, ast.Call):
@@ -333,19 +345,44 @@ def _qualnames(node: ast.AST, bound: dict[str, list[str]], stars: list[str], mod
     return []
 
 
+def _absolute(call: ast.Call, module: str, is_package: bool) -> str:
+    """The module ``import_module(name, package)`` imports (``name`` a string)."""
+    name = call.args[0].value  # type: ignore[attr-defined]
+    level = len(name) - len(name.lstrip("."))
+    if not level:
+        return name
+    given = call.args[1] if len(call.args) > 1 else next(
+        (k.value for k in call.keywords if k.arg == "package"), None)
+    if isinstance(given, ast.Constant) and isinstance(given.value, str):
+        package = given.value
+    elif isinstance(given, ast.Name) and given.id == "__package__" and module:
+        package = module if is_package else module.rpartition(".")[0]
+    else:
+        return name
+    parts = package.split(".")
+    if level > 1:
+        parts = parts[:len(parts) - (level - 1)]
+    rest = name[level:]
+    return ".".join([*parts, rest] if rest else parts)
+
+
 #: Marks a name bound to a module looked up by a string (followed only as an escape).
 _DYNAMIC = "<dynamic>"
 
 
-def _module_by_string(node: ast.AST) -> str | None:
+def _module_by_string(node: ast.AST, module: str = "", is_package: bool = False) -> str | None:
     """``a.b`` of ``importlib.import_module("a.b")``, ``import_module("a.b")``,
-    ``sys.modules["a.b"]`` or ``sys.modules.get("a.b")`` (None: any other expression)."""
+    ``sys.modules["a.b"]`` or ``sys.modules.get("a.b")`` (None: any other expression). A
+    relative name (``import_module(".b", "a")``) is resolved against the package given
+    as a string, or ``__package__`` (the package of ``module``, the file asking); with
+    any other package it stays relative, and names no module of the tree."""
     if isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant) \
             and isinstance(node.args[0].value, str):
         func = node.func
         name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
-        if name == "import_module" or (name == "get" and isinstance(func, ast.Attribute)
-                                       and ast.unparse(func.value) == "sys.modules"):
+        if name == "import_module":
+            return _absolute(node, module, is_package)
+        if name == "get" and isinstance(func, ast.Attribute) and ast.unparse(func.value) == "sys.modules":
             return node.args[0].value
     if isinstance(node, ast.Subscript) and ast.unparse(node.value) == "sys.modules" \
             and isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, str):
@@ -358,6 +395,8 @@ def _how(node: ast.AST, engine: dict[str, list[str]], stars: list[str]) -> str:
     if (got := dict_get(node)) is not None:
         return ("reached through `globals().get`, which no rewrite follows" if isinstance(got[0], ast.Call)
                 else "reached through a module's `__dict__`, which no rewrite follows")
+    if attribute_by_call(node) is not None:
+        return "reached through an attribute read by a call (`attrgetter`, `__getattribute__`), which no rewrite follows"
     if isinstance(node, ast.Call):
         return "reached through `getattr` with a literal name, which no rewrite follows"
     if isinstance(node, ast.Subscript) and dict_owner(node.value) is not None:

@@ -2,7 +2,8 @@
 
 What it does
     ``type_member_uses`` finds, anywhere in the tree, ``type(x).name`` or
-    ``x.__class__.name`` where ``name`` is a method, class constant, static method or
+    ``x.__class__.name`` (also ``getattr(type(x), "name")`` and ``hasattr``) where
+    ``name`` is a method, class constant, static method or
     property a converted (or shadow) class defines, and refuses every such class with
     the line (the planner keeps those classes, and their subclasses, as classes).
 Why
@@ -43,9 +44,14 @@ def type_member_uses(plan: Plan, sources: dict[Path, str]) -> dict[str, Blocking
     if not owners:
         return {}
     member = _member_pattern(frozenset(owners))
+    quoted = _quoted_pattern(frozenset(owners))
     found: dict[str, BlockingUse] = {}
     names = frozenset(owners)
-    for path, text, walker in walked_files(sources, lambda text: type_read_lines(text, member),
+
+    def hit_lines(text: str) -> list[int]:
+        return sorted({*type_read_lines(text, member), *named_read_lines(text, quoted)})
+
+    for path, text, walker in walked_files(sources, hit_lines,
                                            lambda _path, lines: _Walker(names, lines)):
         for line, name in sorted(walker.found):
             use = BlockingUse(path, line, line_text(text, line), UseForm.ESCAPE,
@@ -60,6 +66,22 @@ def _member_pattern(names: frozenset[str]) -> re.Pattern[str]:
     """``.name`` for each of ``names``, across whitespace, line continuations and comment
     lines after the dot."""
     return re.compile(rf"\.{_GAP}(?:{alternation(names)})(?!\w)")
+
+
+def _quoted_pattern(names: frozenset[str]) -> re.Pattern[str]:
+    """Each of ``names`` as a string literal (``getattr(type(p), "PACK")``)."""
+    return re.compile(rf"[\"'](?:{alternation(names)})[\"']")
+
+
+def named_read_lines(text: str, quoted: re.Pattern[str]) -> list[int]:
+    """The lines of a lexical superset of ``getattr(type(x), "name")`` and ``hasattr(...)``
+    in ``text``: each quoted name in a text that calls ``getattr`` or ``hasattr`` and
+    spells ``type`` or ``__class__``."""
+    text = nfkc_text(text)
+    if ("getattr" not in text and "hasattr" not in text) or \
+            ("__class__" not in text and _TYPE_CALL.search(text) is None):
+        return []
+    return lines_at(text, [match.start() for match in quoted.finditer(text)])
 
 
 #: What may stand between tokens of an expression in brackets: whitespace, line
@@ -111,6 +133,16 @@ class _Walker(MethodSelves):
         subject = _type_subject(node.value)
         if node.attr in self.names and subject is not None and not self.is_self(subject):
             self.found.append((node.lineno, node.attr))
+        self.generic_visit(node)
+
+    def visit_Call(self, node: ast.Call) -> None:
+        """``getattr(type(x), "name", ...)``, ``hasattr(x.__class__, "name")``."""
+        if isinstance(node.func, ast.Name) and node.func.id in ("getattr", "hasattr") \
+                and len(node.args) >= 2 and isinstance(node.args[1], ast.Constant) \
+                and isinstance(name := node.args[1].value, str) and name in self.names:
+            subject = _type_subject(node.args[0])
+            if subject is not None and not self.is_self(subject):
+                self.found.append((node.lineno, name))
         self.generic_visit(node)
 
 

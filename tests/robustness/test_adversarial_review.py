@@ -252,6 +252,28 @@ def test_a_re_exported_class_import_stays(tmp_path, capsys):
     assert "refused" not in err, err
 
 
+@pytest.mark.parametrize("user", [
+    "import importlib\nimport torch\n\nu = importlib.import_module('advpkg.a')\n\n\n"
+    "def results():\n    return u.is_col(u.Col(data=torch.zeros(1)))\n",
+    "import importlib\nimport torch\n\nu = importlib.import_module('.a', 'advpkg')\n\n\n"
+    "def results():\n    return u.is_col(u.Col(data=torch.zeros(1)))\n",
+    "import torch\nfrom advpkg import a\n\n\n"
+    "def results():\n    return a.is_col(getattr(a, 'Col')(data=torch.zeros(1)))\n",
+    "import torch\nfrom advpkg import a\n\n\n"
+    "def results():\n    return a.is_col(a.__dict__['Col'](data=torch.zeros(1)))\n",
+], ids=["import_module", "relative-import_module", "getattr", "module-dict"])
+def test_a_class_read_from_the_module_by_a_call_or_a_string_stays(tmp_path, capsys, user):
+    """Before, ``a.py``'s import of ``Col`` went (its one use was rewritten) while another
+    module read ``Col`` from ``a`` without an import statement naming it: an
+    ``AttributeError`` or ``KeyError`` after ``apply``."""
+    files = {"params.py": BASE,
+             "a.py": "from advpkg.params import Col\n\n\ndef is_col(p):\n    return isinstance(p, Col)\n",
+             "user.py": user,
+             "probe.py": "from advpkg.user import results\n\n\ndef run():\n    return results()\n"}
+    err = same_behaviour(tmp_path, files, capsys)
+    assert "refused" not in err, err
+
+
 def test_a_class_read_as_a_module_attribute_stays(tmp_path, capsys):
     files = {
         "params.py": BASE,
@@ -322,6 +344,27 @@ def test_a_class_looked_up_by_dict_get_is_refused(tmp_path, capsys, lookup):
     assert "Col: used at" in err, err
 
 
+@pytest.mark.parametrize("lookup", [
+    "importlib.import_module('.params', 'advpkg').Col",
+    "importlib.import_module('.params', package=__package__).Col",
+    "importlib.import_module('..params', 'advpkg.sub').Col",
+    "operator.attrgetter('Col')(params)",
+    "operator.attrgetter('params.Col')(advpkg)",
+    "params.__getattribute__('Col')",
+])
+def test_a_class_reached_by_a_relative_import_or_an_attribute_call_is_refused(tmp_path, capsys, lookup):
+    """Before, these reached the class while the safety net looked for none of them: the
+    class converted and ``isinstance`` raised ``TypeError`` on the factory."""
+    use = (
+        "import importlib\nimport operator\n\nimport torch\n\nimport advpkg\nfrom advpkg import params\n\n\n"
+        f"def results():\n    p = params.Col(data=torch.zeros(1))\n    return isinstance(p, {lookup})\n"
+    )
+    files = {"params.py": BASE, "use.py": use, "sub/__init__.py": "",
+             "probe.py": "from advpkg.use import results\n\n\ndef run():\n    return results()\n"}
+    err = same_behaviour(tmp_path, files, capsys)
+    assert "Col: used at" in err, err
+
+
 def test_a_nullable_property_named_like_a_tensor_member_is_refused(tmp_path, capsys):
     params = '''
         import torch
@@ -353,11 +396,6 @@ def test_a_nullable_property_named_like_a_tensor_member_is_refused(tmp_path, cap
 
 #: name -> (use.py body, why it differs). Each converts, and the probe answers otherwise.
 OPEN = {
-    "type_returned_by_a_function": (
-        "import torch\nfrom advpkg.params import Col\n\n\ndef kind(p):\n    return type(p)\n\n\n"
-        "def results():\n    return kind(Col(data=torch.zeros(1))) is Col\n",
-        "a comparison's other side is followed through local names and callers' arguments, "
-        "not through return values: `kind(p)` returns an object's type"),
     "factory_takes_what_init_refused": (
         "import torch\nfrom advpkg.params import Bare\n\n\ndef results():\n    try:\n"
         "        Bare(torch.zeros(1), requires_grad=True)\n    except TypeError:\n"
@@ -430,6 +468,30 @@ def test_membership_of_a_type_answers_as_before(tmp_path, capsys, case):
     files = {"params.py": BASE + BARE, "use.py": MEMBERSHIP[case],
              "probe.py": "from advpkg.use import results\n\n\ndef run():\n    return results()\n"}
     same_behaviour(tmp_path, files, capsys)
+
+
+# -- a class compared with a value the proof does not follow ---------------------------------
+
+@pytest.mark.parametrize(("use", "reason"), [
+    ("def kind(p):\n    return type(p)\n\n\n"
+     "def results():\n    return kind(Col(data=torch.zeros(1))) is Col\n",
+     "where `kind(Col(data=torch.zeros(1)))` is computed"),
+    ("class Holder:\n    def __init__(self, p):\n        self.t = type(p)\n\n\n"
+     "def results():\n    return Holder(Col(data=torch.zeros(1))).t is Col\n",
+     "is read from an attribute"),
+    ("def kind(p):\n    return type(p)\n\n\ndef same(k):\n    return k == Col\n\n\n"
+     "def results():\n    return same(kind(Col(data=torch.zeros(1))))\n",
+     "passes `kind(Col(data=torch.zeros(1)))`"),
+], ids=["returned-by-a-function", "stored-in-an-attribute", "passed-to-a-compared-parameter"])
+def test_a_class_compared_with_an_unfollowed_value_is_refused(tmp_path, capsys, use, reason):
+    """The other side held ``type(p)``, which is ``Parameter`` for a converted parameter:
+    the comparison held before and not after. Now only sides the proof follows (literals,
+    names bound to them, module attributes, tables of classes, parameters every caller
+    passes such a value) let the class convert."""
+    files = {"params.py": BASE, "use.py": "import torch\nfrom advpkg.params import Col\n\n\n" + use,
+             "probe.py": "from advpkg.use import results\n\n\ndef run():\n    return results()\n"}
+    err = same_behaviour(tmp_path, files, capsys)
+    assert "Col: used as a value" in err and reason in err, err
 
 
 def test_a_use_in_a_file_the_runtime_import_runs_is_refused(tmp_path, capsys):

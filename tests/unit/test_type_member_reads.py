@@ -45,6 +45,9 @@ READS = [
     "(type(p)  # why\n        .PACK)",
     "(p.__class__.\n        # why\n        load(p, 1))",
     "type(p) \\\n        .PACK",
+    # By a literal name (the adversarial review of 2026-12-04: these answered None/False).
+    "getattr(type(p), 'PACK', None)",
+    "hasattr(p.__class__, \"load\")",
 ]
 
 
@@ -68,7 +71,8 @@ def test_a_member_read_through_the_type_refuses(tmp_path: Path, use: str,
     assert "through the instance's type, which is torch.nn.Parameter after conversion" in err
 
 
-@pytest.mark.parametrize("use", ["type(p).__name__", "type(p).other", "p.__class__.mro()"])
+@pytest.mark.parametrize("use", ["type(p).__name__", "type(p).other", "p.__class__.mro()",
+                                 "getattr(type(p), 'other', None)", "getattr(p, 'PACK')"])
 def test_other_attributes_of_the_type_convert(tmp_path: Path, use: str) -> None:
     pkg = _tree(tmp_path, use)
     (pkg / "holder.py").write_text(
