@@ -55,6 +55,9 @@ class InitFacts:
     super_args: tuple[cst.Arg, ...] = ()
     #: A relay only for its statements before the call (``_order_matters``).
     ordered_pre: bool = False
+    #: Its body reads its ``**kwargs`` other than passing it on (only where it calls no
+    #: ``super().__init__``: after the call, that is refused).
+    reads_rest: bool = False
 
 
 def is_super_call(node: cst.CSTNode, method: str | None = None) -> bool:
@@ -270,6 +273,16 @@ def read_init_facts(fn: cst.FunctionDef) -> InitFacts:
     forwarded: set[str] = set()
     forwards_rest = False
     relays = False
+    defaulted = {p.name.value for p in (*params.params[1:], *params.kwonly_params) if p.default is not None}
+    pre = body[:super_index] if super_index is not None else ()
+    post = body[super_index + 1:] if super_index is not None else body
+    if super_index is not None and _returns(pre):
+        raise UnsupportedShape("__init__ may return before super().__init__()")
+    if star_kwarg is not None and super_index is not None and _names_read(post, star_kwarg):
+        raise UnsupportedShape(
+            f"__init__ reads **{star_kwarg} after super().__init__(); the factory passes every "
+            "wrap the caller's keywords, not what the old call left in it"
+        )
     super_args: tuple[cst.Arg, ...] = ()
     if super_index is not None:
         call = body[super_index].body[0].value  # type: ignore[attr-defined]
@@ -283,20 +296,20 @@ def read_init_facts(fn: cst.FunctionDef) -> InitFacts:
                     "names are known only at run time"
                 )
             elif arg.keyword is not None and m.matches(arg.value, m.Name(arg.keyword.value)) \
-                    and arg.keyword.value in names:
+                    and arg.keyword.value in names and arg.keyword.value not in defaulted:
                 forwarded.add(arg.keyword.value)
             else:
+                # A parameter with a default of its own passed on by name is a relay too:
+                # the bases receive this class's default when the caller gives none.
                 relays = True
         if relays:
             forwarded = {a.keyword.value for a in call.args if a.keyword is not None}
-    pre = body[:super_index] if super_index is not None else ()
-    post = body[super_index + 1:] if super_index is not None else body
     if star_kwarg is not None and forwards_rest and _names_read(pre, star_kwarg):
         raise UnsupportedShape(
             f"__init__ uses **{star_kwarg} before passing it on to super().__init__(); "
             "the keywords it takes are known only at run time"
         )
-    ordered_pre = super_index is not None and not relays and _order_matters(pre, forwarded)
+    ordered_pre = super_index is not None and not relays and _order_matters(pre, forwarded, self_name)
     if ordered_pre:
         # Its wrap must run these statements, then the bases' wraps, as a relay's does.
         relays = True
@@ -317,6 +330,7 @@ def read_init_facts(fn: cst.FunctionDef) -> InitFacts:
         relays=relays,
         super_args=super_args,
         ordered_pre=ordered_pre,
+        reads_rest=star_kwarg is not None and super_index is None and _names_read(body, star_kwarg),
     )
 
 
@@ -338,15 +352,89 @@ class _NameFinder(cst.CSTVisitor):
             self.found = True
 
 
-def _order_matters(pre: Iterable[cst.BaseStatement], forwarded: set[str]) -> bool:
+def _order_matters(pre: Iterable[cst.BaseStatement], forwarded: set[str], self_name: str) -> bool:
     """Whether the statements before ``super().__init__()`` must run before the bases'
     ``__init__`` bodies: they rebind a parameter passed on by name (the bases received
-    the new value), or call anything (a side effect the bases' bodies may see or
-    follow: a log, a counter, a registry)."""
+    the new value), call anything (a side effect the bases' bodies may see or follow: a
+    log, a counter, a registry), or are anything but assignments of names, literals and
+    attributes of ``self`` to local names or attributes of ``self`` (a store into a
+    module's dict or object, ``global``, an ``assert``, a division: a state change the
+    bases may read, or an exception that must come before theirs)."""
     pre = list(pre)
     if forwarded & names_bound(pre):
         return True
-    return any(m.findall(stmt, m.Call()) for stmt in pre)
+    return any(m.findall(stmt, m.Call()) for stmt in pre) or \
+        not all(_plain_assignment(stmt, self_name) for stmt in pre)
+
+
+def _plain_assignment(stmt: cst.BaseStatement, self_name: str) -> bool:
+    """``pass``, ``self.x = y`` / ``x = self.y`` / ``x: T = 1``: stores of a name, a literal, an
+    attribute chain or a container written out of those into a local name or an
+    attribute of ``self``, which can neither raise nor change state outside the instance
+    being built."""
+    if not isinstance(stmt, cst.SimpleStatementLine):
+        return False
+    for small in stmt.body:
+        if isinstance(small, cst.Pass) or (isinstance(small, cst.Expr) and isinstance(
+                small.value, (cst.SimpleString, cst.ConcatenatedString, cst.Ellipsis))):
+            continue  # ``pass``, ``...``, a string standing alone
+        if isinstance(small, cst.Assign):
+            targets = [t.target for t in small.targets]
+        elif isinstance(small, cst.AnnAssign) and small.value is not None:
+            targets = [small.target]
+        else:
+            return False
+        if not all(isinstance(t, cst.Name) or m.matches(t, m.Attribute(value=m.Name(self_name)))
+                   for t in targets):
+            return False
+        if not _plain_value(small.value):  # type: ignore[arg-type]
+            return False
+    return True
+
+
+def _plain_value(value: cst.BaseExpression) -> bool:
+    """A name, a literal, an attribute chain of one (``a.b.c``), or a tuple, list, set or
+    dict written out of those (``{"q": 0, "k": 1}``)."""
+    while isinstance(value, cst.Attribute):
+        value = value.value
+    if isinstance(value, cst.UnaryOperation) and isinstance(value.operator, cst.Minus):
+        value = value.expression
+    if isinstance(value, (cst.Tuple, cst.List, cst.Set)):
+        return all(isinstance(e, cst.Element) and _plain_value(e.value) for e in value.elements)
+    if isinstance(value, cst.Dict):
+        return all(isinstance(e, cst.DictElement) and _plain_value(e.key) and _plain_value(e.value)
+                   for e in value.elements)
+    return isinstance(value, (cst.Name, cst.BaseNumber, cst.SimpleString))
+
+
+def _returns(body: Iterable[cst.BaseStatement]) -> bool:
+    """Whether ``body`` holds a ``return`` outside nested functions and classes."""
+    return any(_ReturnFinder.holds(stmt) for stmt in body)
+
+
+class _ReturnFinder(cst.CSTVisitor):
+    """Finds a ``return`` that belongs to the function being read."""
+
+    def __init__(self) -> None:
+        self.found = False
+
+    @classmethod
+    def holds(cls, stmt: cst.BaseStatement) -> bool:
+        finder = cls()
+        stmt.visit(finder)
+        return finder.found
+
+    def visit_Return(self, node: cst.Return) -> None:
+        self.found = True
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return False
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+        return False
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        return False
 
 
 def forwards_torch_function(fn: cst.FunctionDef) -> bool:

@@ -176,6 +176,15 @@ class HierarchyChecks(Relays):
                     raise Refuse(f"{p.name}.__init__ defaults {name!r} to `{code_of(param.default)}` "
                                  f"where {source} defaults it to `{defaults[name]}`; the factory "
                                  "would pass its own default on")
+            # An ``__init__`` reading its ``**kwargs`` held there every keyword of the call
+            # it did not name; the factory passes the wrap only those ``__init__`` names.
+            if init.reads_rest:
+                kept = sorted({q.name.value for q in [*factory.posonly_params, *factory.params,
+                                                        *factory.kwonly_params]} - set(init.param_names))
+                if kept:
+                    raise Refuse(f"{p.name}.__init__ reads **{init.star_kwarg}, which held "
+                                 f"{kept[0]!r} of the call; the factory passes {source} "
+                                 f"{kept[0]!r} and the wrap only what {p.name}.__init__ names")
             # A relay the factory calls is given every parameter of the factory its
             # ``**kwargs`` took; ``__init__`` had one there only when the caller passed it.
             if init.relays and init.forwards_rest and p.facts.qualname in plan.wrap_chain:
