@@ -151,6 +151,14 @@ class HierarchyChecks(Relays):
                     raise Refuse(f"{p.name}.__init__ reads self.{read[0]}, which {earlier[read[0]]} "
                                  f"defines; while {p.name}'s body runs, a converted parameter does "
                                  f"not have {earlier[read[0]]}'s yet")
+                if "__dict__" in use.reads and earlier:
+                    # ``setattr(self, name, v)``, ``self.__dict__.update(...)``: any name,
+                    # a subclass's class attribute too, which its wrap stores afterwards.
+                    first = sorted(earlier)[0]
+                    raise Refuse(f"{p.name}.__init__ reads or sets attributes by computed names "
+                                 f"while {earlier[first]} defines class attribute {first!r}; a "
+                                 f"converted parameter gets {earlier[first]}'s after {p.name}'s "
+                                 "body ran, over what the body set")
             later = {n: q.name for q in chain[i + 1:] for n in [*q.constants, *q.static_funcs]}
             hidden = sorted(set(p.facts.methods) & set(later))
             if hidden:

@@ -30,7 +30,7 @@ Fix safety
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import libcst as cst
 
@@ -375,7 +375,14 @@ class DictCopyTransformer(cst.CSTTransformer):
         if view is None:
             return operand
         new_iter = view if method is None else loop.iter.with_changes(func=method.with_changes(value=view))
-        return operand.with_changes(for_in=loop.with_changes(iter=new_iter))
+        operand = operand.with_changes(for_in=loop.with_changes(iter=new_iter))
+        key = loop.target if method is None or method.attr.value == "keys" else None
+        if isinstance(key, cst.Name):
+            # The keys are the old ones now: read by the loop's key, the dict is the view
+            # too (``{k: p.__dict__[k] for k in p.__dict__}``; the new dict has no ``_f``).
+            keyed = _KeyedReads(obj, key.value, lambda: self._old_view(obj))
+            operand = operand.visit(keyed)  # type: ignore[assignment]
+        return operand
 
 
     def _copy_view(self, operand: cst.BaseExpression) -> cst.BaseExpression | None:
@@ -402,6 +409,49 @@ class DictCopyTransformer(cst.CSTTransformer):
                     elements[i] = element.with_changes(value=view)
             return None if elements == list(operand.elements) else operand.with_changes(elements=elements)
         return None
+
+
+class _KeyedReads(cst.CSTTransformer):
+    """``x.__dict__[k]`` (``vars(x)[k]``, ``.get(k)``) for one ``x`` and the loop name
+    ``k`` -> the old-style view's, inside a comprehension over ``x``'s rewritten dict
+    (not in a nested scope that may rebind ``k``)."""
+
+    def __init__(self, obj: cst.BaseExpression, key: str,
+                 view: Callable[[], cst.BaseExpression | None]) -> None:
+        super().__init__()
+        self.code = cst.Module(body=[]).code_for_node(obj)
+        self.key = key
+        self.view = view
+
+    def _same(self, expr: cst.BaseExpression) -> bool:
+        obj = attr_dict_of(expr)
+        return obj is not None and cst.Module(body=[]).code_for_node(obj) == self.code
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        return False
+
+    def leave_Subscript(self, original_node: cst.Subscript, updated_node: cst.Subscript) -> cst.BaseExpression:
+        if self._same(updated_node.value) and len(updated_node.slice) == 1 and _indexed_by(updated_node, self.key):
+            view = self.view()
+            if view is not None:
+                return updated_node.with_changes(value=view)
+        return updated_node
+
+    def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
+        func = updated_node.func
+        if isinstance(func, cst.Attribute) and func.attr.value == "get" and updated_node.args \
+                and self._same(func.value) and isinstance(updated_node.args[0].value, cst.Name) \
+                and updated_node.args[0].value.value == self.key:
+            view = self.view()
+            if view is not None:
+                return updated_node.with_changes(func=func.with_changes(value=view))
+        return updated_node
+
+
+def _indexed_by(node: cst.Subscript, key: str) -> bool:
+    """Whether ``node``'s one index is the name ``key``."""
+    index = node.slice[0].slice
+    return isinstance(index, cst.Index) and isinstance(index.value, cst.Name) and index.value.value == key
 
 
 def added_names(plan: Plan) -> frozenset[str]:

@@ -320,6 +320,52 @@ def run():
 }
 
 
+#: A base setting attributes by computed names (``setattr(self, name, v)``,
+#: ``self.__dict__.update(extra)``) while a subclass defines a class constant of that name:
+#: the subclass's wrap stored the constant after the base's body, over the instance's value.
+COMPUTED_NAMES_OVER_A_CONSTANT = {
+    'params.py': '''
+import torch
+from torch.nn import Parameter
+
+
+class Base(Parameter):
+    def __new__(cls, data, **kwargs):
+        return super().__new__(cls, data=data, requires_grad=False)
+
+    def __init__(self, data, extra=None):
+        for name, value in (extra or {}).items():
+            setattr(self, name, value)
+
+
+class Quant(Base):
+    bits = 8
+
+
+class Base2(Parameter):
+    def __new__(cls, data, **kwargs):
+        return super().__new__(cls, data=data, requires_grad=False)
+
+    def __init__(self, data, extra=None):
+        self.__dict__.update(extra or {})
+
+
+class Quant2(Base2):
+    bits = 8
+''',
+    'probe.py': '''
+import torch
+from advpkg import params as m
+
+
+def run():
+    z = torch.zeros(2)
+    return (m.Quant(data=z).bits, m.Quant(data=z, extra={"bits": 4}).bits,
+            m.Quant2(data=z, extra={"bits": 4}).bits)
+''',
+}
+
+
 @pytest.mark.parametrize(("files", "refused"), [
     pytest.param(SUBCLASS_DEFAULT_PASSED_ON_BY_NAME, None, id='subclass-default-passed-on-by-name'),
     pytest.param(KWARGS_READ_AFTER_SUPER, "reads **kwargs after super().__init__()", id='kwargs-read-after-super'),
@@ -327,6 +373,8 @@ def run():
     pytest.param(RELAY_RETURNS_BEFORE_ITS_CALL, 'may return before super().__init__()', id='relay-returns-before-its-call'),
     pytest.param(STATE_CHANGED_BEFORE_SUPER, None, id='state-changed-before-super'),
     pytest.param(STATEMENT_BEFORE_SUPER_RAISES, None, id='statement-before-super-raises'),
+    pytest.param(COMPUTED_NAMES_OVER_A_CONSTANT, "reads or sets attributes by computed names",
+                 id='computed-names-over-a-constant'),
 ])
 def test_a_constructor_chain_converts_alike_or_is_refused(tmp_path, capsys, files, refused):
     err = same_behaviour(tmp_path, files, capsys)

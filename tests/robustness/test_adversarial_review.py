@@ -598,3 +598,40 @@ def test_a_class_star_imported_from_a_module_that_used_it_stays(tmp_path, capsys
         "probe.py": "from advpkg.user import results\n\n\ndef run():\n    return results()\n",
     }
     same_behaviour(tmp_path, files, capsys)
+
+
+# -- reads of the attribute dict by a comprehension's key -------------------------------------
+
+def test_a_comprehension_reading_the_dict_by_its_key_answers_as_before(tmp_path, capsys):
+    """The iterable became ``param_attr_dict(p)`` (old keys: ``_axis``); the read by the
+    loop's key stayed on the raw dict, which holds ``axis``: ``KeyError`` after ``apply``,
+    until the read became the view's too."""
+    params = '''
+import torch
+from torch.nn import Parameter
+
+
+class Base(Parameter):
+    def __new__(cls, data, **kwargs):
+        return super().__new__(cls, data, requires_grad=False)
+
+    def __init__(self, data, axis=0):
+        self._axis = axis
+
+    @property
+    def axis(self):
+        return self._axis
+'''
+    probe = '''
+import torch
+from advpkg.params import Base
+
+
+def run():
+    p = Base(torch.zeros(2), axis=1)
+    return ({k: p.__dict__[k] for k in p.__dict__},
+            sorted(k for k in vars(p) if not callable(vars(p)[k])),
+            [p.__dict__.get(k) for k in p.__dict__.keys()])
+'''
+    err = same_behaviour(tmp_path, {"params.py": params, "probe.py": probe}, capsys)
+    assert "refused" not in err, err
