@@ -38,22 +38,52 @@ from codemod.types import BlockingUse, UseForm
 
 def field_target_uses(plan: Plan, sources: dict[Path, str]) -> dict[str, BlockingUse]:
     """Qualname of each class whose property's field is written as a nested target, an
-    augmented assignment or a ``del`` somewhere in ``sources`` -> the first such write."""
-    if not plan.fields:
+    augmented assignment or a ``del`` somewhere in ``sources``, or one of whose members
+    (a property, method, class constant or static method) is written into an attribute
+    dict by a literal name -> the first such write."""
+    members = member_owners(plan)
+    if not plan.fields and not members:
         return {}
-    may_write = FieldGate(frozenset(plan.fields))
+    may_write = FieldGate(frozenset(plan.fields), frozenset(members))
     found: dict[str, BlockingUse] = {}
     for path, text, walker in walked_files(sources, may_write.lines,
-                                           lambda path, lines: _Walker(plan, path, lines)):
-        for line, fld, how in sorted(walker.found):
-            prop = plan.fields[fld]
-            use = BlockingUse(path, line, line_text(text, line), UseForm.ESCAPE,
-                              escape=f"writes the backing field {fld!r} of property {prop!r} "
-                                     f"{how}, where no field rewrite reaches")
-            for qual, cls in sorted(plan.classes.items()):
-                if (cls.converted or cls.shadow) and prop in cls.properties:
-                    found.setdefault(qual, use)
+                                           lambda path, lines: _Walker(plan, path, lines, members)):
+        for line, name, how in sorted(walker.found):
+            if name in plan.fields and how != _MEMBER_KEY:
+                prop = plan.fields[name]
+                use = BlockingUse(path, line, line_text(text, line), UseForm.ESCAPE,
+                                  escape=f"writes the backing field {name!r} of property {prop!r} "
+                                         f"{how}, where no field rewrite reaches")
+                owners = sorted(q for q, cls in plan.classes.items()
+                                if (cls.converted or cls.shadow) and prop in cls.properties)
+            else:
+                use = BlockingUse(path, line, line_text(text, line), UseForm.ESCAPE,
+                                  escape=f"writes {name!r} into an attribute dict, where the old "
+                                         "class's member came first; a converted parameter holds "
+                                         "it there and would answer the new value")
+                owners = members[name]
+            for qual in owners:
+                found.setdefault(qual, use)
     return found
+
+
+def member_owners(plan: Plan) -> dict[str, list[str]]:
+    """Each member name of a converted or shadow class (a property, method, class
+    constant or static method; not a dunder) -> the classes that define it: written into
+    an instance's dict by name, it changed nothing a read of the old class's property,
+    and came after its data but before its constants; on a converted parameter it is the
+    attribute."""
+    owners: dict[str, list[str]] = {}
+    for qual, cls in sorted(plan.classes.items()):
+        if cls.converted or cls.shadow:
+            for name in {*cls.properties, *cls.facts.methods, *cls.constants, *cls.static_funcs}:
+                if not (name.startswith("__") and name.endswith("__")):
+                    owners.setdefault(name, []).append(qual)
+    return owners
+
+
+#: How a member name written into an attribute dict is found (``_Walker``).
+_MEMBER_KEY = "as a member written through the attribute dict"
 
 
 class FieldGate:
@@ -77,8 +107,12 @@ class FieldGate:
     statements spanning one.
     """
 
-    def __init__(self, fields: frozenset[str]) -> None:
-        self._mention = re.compile(rf"(?:{alternation(fields)})(?!\w)")
+    def __init__(self, fields: frozenset[str], members: frozenset[str] = frozenset()) -> None:
+        self._mention = re.compile(rf"(?:{alternation(fields)})(?!\w)") if fields else None
+        #: A member's name as a literal key or a keyword (``"dim"``, ``dim=``), asked only
+        #: of a text that reads an attribute dict.
+        self._member = re.compile(rf"[\"'](?:{alternation(members)})[\"']|(?:{alternation(members)})\s*=") \
+            if members else None
         prefixes = {f[:i] for f in fields for i in range(1, len(f))}
         suffixes = {f[i:] for f in fields for i in range(1, len(f))}
         self._prefix = re.compile(rf"[\"'](?:{alternation(prefixes)})[\"']") if prefixes else None
@@ -93,7 +127,7 @@ class FieldGate:
         statement writing through one spans its line)."""
         text = nfkc_text(text)
         hits: list[int] = []
-        for match in self._mention.finditer(text):
+        for match in self._mention.finditer(text) if self._mention is not None else ():
             start = match.start()
             if start == 0:
                 hits.append(start)
@@ -101,7 +135,10 @@ class FieldGate:
                 before = text[start - 1]
                 if not (before.isalnum() or before == "_"):
                     hits.append(start)
-        if ("__dict__" in text or "vars" in text) and (_IDENTIFIER_ESCAPE.search(text) or (
+        reads_dict = "__dict__" in text or "vars" in text
+        if reads_dict and self._member is not None and self._member.search(text) is not None:
+            hits = sorted({*hits, *_dict_reads(text)})
+        if reads_dict and (_IDENTIFIER_ESCAPE.search(text) or (
                 self._prefix is not None and self._suffix is not None
                 and self._prefix.search(text) is not None
                 and self._suffix.search(text) is not None)):
@@ -118,9 +155,11 @@ _IDENTIFIER_ESCAPE = re.compile(r"\\(?:[xuUN0-7]|\r?\n|\r)")
 class _Walker(MethodSelves):
     """Walks one module, knowing the enclosing class and method ``self`` name."""
 
-    def __init__(self, plan: Plan, path: Path, lines: list[int] | None = None) -> None:
+    def __init__(self, plan: Plan, path: Path, lines: list[int] | None = None,
+                 members: dict[str, list[str]] | None = None) -> None:
         super().__init__(lines)
         self.plan = plan
+        self.members = members or {}
         #: Names of the Parameter classes of this file kept only for their own instances.
         self._kept_here = {cls.facts.name for cls in plan.classes.values()
                            if cls.facts.path == path and not cls.converted and not cls.shadow}
@@ -181,10 +220,15 @@ class _Walker(MethodSelves):
 
     # -- through the attribute dict ---------------------------------------------------------
     def _dict_key(self, holder: ast.expr, key: ast.expr | None, lineno: int) -> None:
-        """``holder`` is ``x.__dict__`` or ``vars(x)`` and ``key`` a literal field name."""
-        if isinstance(key, ast.Constant) and isinstance(key.value, str) and key.value in self.plan.fields \
-                and _owner_of_dict(holder) is not None and not self._in_kept_class():
+        """``holder`` is ``x.__dict__`` or ``vars(x)`` and ``key`` a literal field or member
+        name."""
+        if not (isinstance(key, ast.Constant) and isinstance(key.value, str)) \
+                or _owner_of_dict(holder) is None or self._in_kept_class():
+            return
+        if key.value in self.plan.fields:
             self.found.append((lineno, key.value, "through the attribute dict"))
+        elif key.value in self.members:
+            self.found.append((lineno, key.value, _MEMBER_KEY))
 
     def visit_Subscript(self, node: ast.Subscript) -> None:
         if isinstance(node.ctx, (ast.Store, ast.Del)):

@@ -635,3 +635,45 @@ def run():
 '''
     err = same_behaviour(tmp_path, {"params.py": params, "probe.py": probe}, capsys)
     assert "refused" not in err, err
+
+
+@pytest.mark.parametrize("write", [
+    "p.__dict__['axis'] = 7",
+    "vars(p).update(axis=9)",
+    "p.__dict__.setdefault('SCALE', 5)",
+    "vars(p).update({'SCALE': 4})",
+])
+def test_a_member_written_into_the_attribute_dict_is_refused(tmp_path, capsys, write):
+    """The old class's property answered ``p.axis`` over the dict's entry, and an entry
+    named like a class constant came first; a converted parameter's attribute is the
+    entry itself (second adversarial review: ``(0, 1, 5)`` became ``(7, 9, 3)``)."""
+    params = '''
+import torch
+from torch.nn import Parameter
+
+
+class Base(Parameter):
+    SCALE = 3
+
+    def __new__(cls, data, **kwargs):
+        return super().__new__(cls, data, requires_grad=False)
+
+    def __init__(self, data, axis=0):
+        self._axis = axis
+
+    @property
+    def axis(self):
+        return self._axis
+'''
+    probe = f'''
+import torch
+from advpkg.params import Base
+
+
+def run():
+    p = Base(torch.zeros(2), axis=1)
+    {write}
+    return p.axis, p.SCALE
+'''
+    err = same_behaviour(tmp_path, {"params.py": params, "probe.py": probe}, capsys)
+    assert "Base: used at" in err and "into an attribute dict" in err, err
