@@ -109,6 +109,11 @@ class SelfUse(cst.CSTVisitor):
         if m.matches(node.func, m.Attribute(value=m.Name(self.self_name))):
             self.calls.add(node.func.attr.value)  # type: ignore[attr-defined]
         self._record_by_name(node)
+        if not m.matches(node.func, m.Name("getattr") | m.Name("hasattr") | m.Name("setattr")
+                         | m.Name("vars") | m.Name("isinstance") | m.Name("type")) \
+                and any(m.matches(a.value, m.Name(self.self_name)) for a in node.args):
+            # ``describe(self)``: the callee may read any attribute.
+            self.reads.add("__dict__")
         if is_super_call(node):
             name = node.func.attr.value  # type: ignore[attr-defined]
             self.super_calls.append((name, node))
@@ -118,7 +123,8 @@ class SelfUse(cst.CSTVisitor):
 
     def _record_by_name(self, node: cst.Call) -> None:
         """``getattr``/``hasattr(self, "x")`` read ``x``, ``setattr(self, "x", v)`` writes it;
-        ``vars(self)`` and a computed name read ``__dict__`` (any attribute)."""
+        ``vars(self)``, a computed name and ``self`` passed to another call read
+        ``__dict__`` (any attribute)."""
         if not isinstance(node.func, cst.Name) or not node.args \
                 or not m.matches(node.args[0].value, m.Name(self.self_name)):
             return

@@ -71,7 +71,9 @@ class HierarchyChecks(Relays):
                 if other is p:
                     continue
                 touched = other.init.writes | other.init.reads  # type: ignore[union-attr]
-                clash = pre_use.writes & touched
+                # ``__dict__``: the other body reads attributes by computed names, or hands
+                # ``self`` to a call that may read any (``describe(self)``).
+                clash = pre_use.writes if "__dict__" in touched else pre_use.writes & touched
                 if clash or pre_use.reads - pre_use.writes:
                     raise Refuse(
                         f"{p.name}.__init__ sets or reads {sorted(clash or pre_use.reads)[0]!r} "

@@ -366,6 +366,43 @@ def run():
 }
 
 
+#: An attribute a subclass sets before ``super().__init__()`` that the base's body hands to
+#: a helper with ``self`` (``describe(self)``): the factory ran the base's wrap first.
+SET_BEFORE_A_BASE_HANDS_SELF_ON = {
+    'params.py': '''
+import torch
+from torch.nn import Parameter
+
+
+def describe(p):
+    return getattr(p, "tag", "untagged")
+
+
+class Base(Parameter):
+    def __new__(cls, data, **kwargs):
+        return super().__new__(cls, data=data, requires_grad=False)
+
+    def __init__(self, data, loader=None):
+        self.loader = loader
+        self.desc = describe(self)
+
+
+class Tagged(Base):
+    def __init__(self, **kwargs):
+        self.tag = "tagged"
+        super().__init__(**kwargs)
+''',
+    'probe.py': '''
+import torch
+from advpkg import params as m
+
+
+def run():
+    return m.Tagged(data=torch.zeros(2)).desc
+''',
+}
+
+
 @pytest.mark.parametrize(("files", "refused"), [
     pytest.param(SUBCLASS_DEFAULT_PASSED_ON_BY_NAME, None, id='subclass-default-passed-on-by-name'),
     pytest.param(KWARGS_READ_AFTER_SUPER, "reads **kwargs after super().__init__()", id='kwargs-read-after-super'),
@@ -375,6 +412,8 @@ def run():
     pytest.param(STATEMENT_BEFORE_SUPER_RAISES, None, id='statement-before-super-raises'),
     pytest.param(COMPUTED_NAMES_OVER_A_CONSTANT, "reads or sets attributes by computed names",
                  id='computed-names-over-a-constant'),
+    pytest.param(SET_BEFORE_A_BASE_HANDS_SELF_ON, "before super().__init__() in a way the base order would change",
+                 id='set-before-a-base-hands-self-on'),
 ])
 def test_a_constructor_chain_converts_alike_or_is_refused(tmp_path, capsys, files, refused):
     err = same_behaviour(tmp_path, files, capsys)
