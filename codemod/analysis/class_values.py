@@ -121,6 +121,18 @@ def _defaults(read: ast.expr) -> list[ast.expr]:
     return read.args[1:] if isinstance(read, ast.Call) else []
 
 
+def _own_nodes(function: ast.FunctionDef) -> list[ast.AST]:
+    """The nodes of ``function``'s body outside nested functions, classes and lambdas."""
+    out: list[ast.AST] = []
+    stack: list[ast.AST] = list(function.body)
+    while stack:
+        node = stack.pop()
+        out.append(node)
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            stack.extend(ast.iter_child_nodes(node))
+    return out
+
+
 def _bound_values(f: ParsedModule, side: ast.Name) -> list[ast.expr] | None:
     """The values the innermost scope that binds ``side`` binds it to (``bound_values``);
     [] for a module-level import, function or class, or a name no scope binds (a
@@ -263,7 +275,8 @@ class _Prover(CallTargets):
         None when the side is a literal, a name (a parameter: ``fed`` decides; else each
         value its scope binds it to, in turn), a module's attribute (``params.Col``), a
         read of a dict written out of those (``TABLE[key]``, ``TABLE.get(key, default)``),
-        or a container written out of those; else what it is."""
+        ``a if c else b`` of those, a call of a function of the tree that returns only
+        those, or a container written out of those; else what it is."""
         if isinstance(side, ast.Constant):
             return None
         if isinstance(side, (ast.Tuple, ast.List, ast.Set)):
@@ -295,9 +308,42 @@ class _Prover(CallTargets):
                     self.unfollowed(f, default, seen) is None for default in _defaults(side)):
                 return None  # a read of a table written out of classes, ``TABLE[key]``
             return f"`{short_code(side)}` is read from a container"
+        if isinstance(side, ast.IfExp):
+            return self.unfollowed(f, side.body, seen) or self.unfollowed(f, side.orelse, seen)
+        if isinstance(side, ast.Call) and isinstance(side.func, ast.Name):
+            returned = self.returned_values(f, side.func.id)
+            if returned is not None:
+                holder, qualname, values = returned
+                if qualname in seen:
+                    return None
+                return next((f"`{short_code(side)}` returns `{short_code(value)}`"
+                             + ("" if is_type_of(value) else f" ({found})")
+                             for value in values
+                             if (found := self.unfollowed(holder, value, seen | {qualname})) is not None),
+                            None)
         if isinstance(side, ast.Starred):
             return f"`{short_code(side)}` is spread"
         return f"`{short_code(side)}` is computed"
+
+    def returned_values(self, f: ParsedModule, name: str) -> tuple[ParsedModule, str, list[ast.expr]] | None:
+        """The module, qualified name and returned values of the module-level function
+        ``name`` of ``f`` names (its own or imported), when every way out of it is a
+        ``return`` with a value it follows or a bare one (``None``); None for anything
+        else (a method, a generator, a function outside the tree)."""
+        qualname = self.resolved(f, name)
+        found = self.definition(qualname)
+        if found is None or qualname is None:
+            return None
+        holder, function = found
+        if not isinstance(function, ast.FunctionDef):
+            return None
+        values: list[ast.expr] = []
+        for node in _own_nodes(function):
+            if isinstance(node, (ast.Yield, ast.YieldFrom)):
+                return None
+            if isinstance(node, ast.Return):
+                values.append(node.value if node.value is not None else ast.Constant(None))
+        return holder, qualname, values
 
     def table_values(self, f: ParsedModule, name: ast.Name) -> tuple[ParsedModule, list[ast.expr] | None]:
         """The values ``name`` is bound to (``_bound_values``), followed through the

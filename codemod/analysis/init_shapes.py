@@ -9,7 +9,7 @@ with the reason, and the planner (``codemod.planning.plan``) turns it into a ref
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import libcst as cst
 import libcst.matchers as m
@@ -58,6 +58,10 @@ class InitFacts:
     #: Its body reads its ``**kwargs`` other than passing it on (only where it calls no
     #: ``super().__init__``: after the call, that is refused).
     reads_rest: bool = False
+    #: Parameters with a default of its own that it passes on by name (not a relay):
+    #: name -> the default's code. The factory passes the bases the caller's keywords
+    #: only, so each next ``__init__`` must default it alike (``_check_defaults``).
+    forwarded_defaults: dict[str, str] = field(default_factory=dict)
 
 
 def is_super_call(node: cst.CSTNode, method: str | None = None) -> bool:
@@ -279,7 +283,6 @@ def read_init_facts(fn: cst.FunctionDef) -> InitFacts:
     forwarded: set[str] = set()
     forwards_rest = False
     relays = False
-    defaulted = {p.name.value for p in (*params.params[1:], *params.kwonly_params) if p.default is not None}
     pre = body[:super_index] if super_index is not None else ()
     post = body[super_index + 1:] if super_index is not None else body
     if super_index is not None and _returns(pre):
@@ -302,11 +305,9 @@ def read_init_facts(fn: cst.FunctionDef) -> InitFacts:
                     "names are known only at run time"
                 )
             elif arg.keyword is not None and m.matches(arg.value, m.Name(arg.keyword.value)) \
-                    and arg.keyword.value in names and arg.keyword.value not in defaulted:
+                    and arg.keyword.value in names:
                 forwarded.add(arg.keyword.value)
             else:
-                # A parameter with a default of its own passed on by name is a relay too:
-                # the bases receive this class's default when the caller gives none.
                 relays = True
         if relays:
             forwarded = {a.keyword.value for a in call.args if a.keyword is not None}
@@ -337,6 +338,9 @@ def read_init_facts(fn: cst.FunctionDef) -> InitFacts:
         super_args=super_args,
         ordered_pre=ordered_pre,
         reads_rest=star_kwarg is not None and super_index is None and _names_read(body, star_kwarg),
+        forwarded_defaults={p.name.value: code_of(p.default)
+                            for p in (*params.params[1:], *params.kwonly_params)
+                            if p.default is not None and p.name.value in forwarded and not relays},
     )
 
 
@@ -374,10 +378,10 @@ def _order_matters(pre: Iterable[cst.BaseStatement], forwarded: set[str], self_n
 
 
 def _plain_assignment(stmt: cst.BaseStatement, self_name: str) -> bool:
-    """``pass``, ``self.x = y`` / ``x = self.y`` / ``x: T = 1``: stores of a name, a literal, an
-    attribute chain or a container written out of those into a local name or an
-    attribute of ``self``, which can neither raise nor change state outside the instance
-    being built."""
+    """``pass``, ``self.x = y`` / ``x: T = 1``: stores of a name, a literal or a container
+    written out of those (``_plain_value``) into a local name or an attribute of
+    ``self``, which can neither raise nor change state outside the instance being
+    built."""
     if not isinstance(stmt, cst.SimpleStatementLine):
         return False
     for small in stmt.body:
@@ -399,18 +403,26 @@ def _plain_assignment(stmt: cst.BaseStatement, self_name: str) -> bool:
 
 
 def _plain_value(value: cst.BaseExpression) -> bool:
-    """A name, a literal, an attribute chain of one (``a.b.c``), or a tuple, list, set or
-    dict written out of those (``{"q": 0, "k": 1}``)."""
-    while isinstance(value, cst.Attribute):
-        value = value.value
-    if isinstance(value, cst.UnaryOperation) and isinstance(value.operator, cst.Minus):
-        value = value.expression
-    if isinstance(value, (cst.Tuple, cst.List, cst.Set)):
+    """A name, a literal, or a tuple, list or set written out of those, or a dict whose
+    keys are literals (``{"q": 0, "k": 1}``): none can raise (an attribute read can, a
+    ``-x`` can, a dict or set of names can: unhashable)."""
+    if isinstance(value, cst.UnaryOperation) and isinstance(value.operator, cst.Minus) \
+            and isinstance(value.expression, cst.BaseNumber):
+        return True
+    if isinstance(value, (cst.Tuple, cst.List)):
         return all(isinstance(e, cst.Element) and _plain_value(e.value) for e in value.elements)
+    if isinstance(value, cst.Set):
+        return all(isinstance(e, cst.Element) and _literal(e.value) for e in value.elements)
     if isinstance(value, cst.Dict):
-        return all(isinstance(e, cst.DictElement) and _plain_value(e.key) and _plain_value(e.value)
+        return all(isinstance(e, cst.DictElement) and _literal(e.key) and _plain_value(e.value)
                    for e in value.elements)
     return isinstance(value, (cst.Name, cst.BaseNumber, cst.SimpleString))
+
+
+def _literal(value: cst.BaseExpression) -> bool:
+    """A number, a string or ``None``/``True``/``False``."""
+    return isinstance(value, (cst.BaseNumber, cst.SimpleString)) or \
+        (isinstance(value, cst.Name) and value.value in ("None", "True", "False"))
 
 
 def _returns(body: Iterable[cst.BaseStatement]) -> bool:

@@ -37,13 +37,14 @@ def may_compare_types(text: str) -> bool:
     whose right operand ends in ``.__class__``, unless the expression before
     ``.__class__`` spans more lines). In a text naming ``Parameter``, also when a
     comparison operator follows the call's closing parenthesis (``type(p) is
-    nn.Parameter``: ``compares_with_parameter``). Also when ``in`` or ``not`` follows the
-    call's closing parenthesis or ``__class__`` (a membership test, ``type(p) in (...)``)."""
+    nn.Parameter``: ``compares_with_parameter``). Also when a membership test in a
+    bracket that spells ``type``, ``__class__`` or ``Parameter`` follows the call's closing
+    parenthesis or ``__class__`` (``type(p) in (type(q), int)``: ``_membership_after``)."""
     parameter = "Parameter" in text
     at = text.find("__class__")
     while at >= 0:
         end = at + len("__class__")
-        if _operator_after(text, end):
+        if _operator_after(text, end) or _membership_after(text, end):
             return True
         line_start = text.rfind("\n", 0, at) + 1
         if any(_holds_operator(code) for code in _code_variants(text[line_start:at])) or \
@@ -79,7 +80,7 @@ def _closing(text: str, opening: int) -> int:
     return len(text)
 
 
-_OPERATOR_WORDS = ("is", "not", "==", "!=", "in")
+_OPERATOR_WORDS = ("is", "not", "==", "!=")
 
 
 def _ends_with_operator(code: str) -> bool:
@@ -131,38 +132,54 @@ def _operator_before(text: str, at: int) -> bool:
 
 
 def _operator_after(text: str, at: int) -> bool:
-    """Whether a comparison operator (``is``, ``==``, ``!=``, ``in``, ``not in``) follows
-    offset ``at``, over blanks, closing brackets, backslashes, line breaks and comments."""
-    return _word_after(text, at, ("is", "==", "!=", "in", "not"))
+    """Whether a comparison operator (``is``, ``==``, ``!=``) follows offset ``at``, over
+    blanks, closing brackets, backslashes, line breaks and comments."""
+    at = _code_after(text, at, ")")
+    if text.startswith(("==", "!="), at):
+        return True
+    return _word_at(text, at, "is")
 
 
 def _membership_after(text: str, at: int) -> bool:
-    """Whether ``in`` or ``not`` follows offset ``at`` (over what ``_operator_after``
-    passes over)."""
-    return _word_after(text, at, ("in", "not"))
+    """Whether a membership test in a container written out follows offset ``at`` (over
+    what ``_operator_after`` passes over): ``in``/``not in``, then a bracket whose content
+    spells ``type``, ``__class__`` or ``Parameter`` (what ``is_type_membership`` and
+    ``compares_with_parameter`` need among the elements)."""
+    at = _code_after(text, at, ")")
+    if _word_at(text, at, "not"):
+        at = _code_after(text, at + len("not"), "")
+    if not _word_at(text, at, "in"):
+        return False
+    at = _code_after(text, at + len("in"), "")
+    if at >= len(text) or text[at] not in "([{":
+        return False
+    container = text[at:_closing(text, at) + 1]
+    return "type" in container or "__class__" in container or "Parameter" in container
 
 
-def _word_after(text: str, at: int, operators: tuple[str, ...]) -> bool:
-    """Whether one of ``operators`` (a word one as a whole word) follows offset ``at``,
-    over blanks, closing brackets, backslashes, line breaks and comments."""
+def _word_at(text: str, at: int, word: str) -> bool:
+    """Whether ``word`` stands at offset ``at`` as a whole word."""
+    end = at + len(word)
+    return text.startswith(word, at) and (end >= len(text) or not (text[end].isalnum() or text[end] == "_"))
+
+
+def _code_after(text: str, at: int, passed: str) -> int:
+    """The offset of the first code character at or after ``at``, over blanks,
+    backslashes, line breaks, comments and the characters of ``passed`` (closing
+    brackets); the text's length when none."""
     size = len(text)
     while at < size:
         char = text[at]
-        if char in " \t\r\n\\)":
+        if char in " \t\r\n\\" or char in passed:
             at += 1
         elif char == "#":
             newline = text.find("\n", at)
             if newline < 0:
-                return False
+                return size
             at = newline + 1
         else:
-            for operator in operators:
-                if text.startswith(operator, at):
-                    end = at + len(operator)
-                    return not operator[0].isalpha() or end >= size or \
-                        not (text[end].isalnum() or text[end] == "_")
-            return False
-    return False
+            return at
+    return size
 
 
 def compares_types(text: str) -> bool:
@@ -333,7 +350,8 @@ def held_type(side: ast.expr, scope_body: list[ast.stmt]) -> ast.expr | None:
 def bound_values(name: str, scope_body: list[ast.stmt]) -> list[ast.expr] | None:
     """The values the scope whose statements are ``scope_body`` binds ``name`` to (an
     assignment, annotated, augmented or walrus; a ``for`` loop's iterable), in no order;
-    None when it also binds it otherwise (``with ... as``, ``except ... as``, ``import``,
+    an ``import`` adds none (a module or a module's name); None when it also binds it
+    otherwise (``with ... as``, ``except ... as``,
     ``def``, ``class``, a ``match`` capture, a tuple target, ``del``), whose values are not
     followed, or when a function inside declares it ``global`` or ``nonlocal`` (it may
     bind it there)."""
@@ -366,9 +384,8 @@ def bound_values(name: str, scope_body: list[ast.stmt]) -> list[ast.expr] | None
             return None
         elif isinstance(node, ast.ExceptHandler) and node.name == name:
             return None
-        elif isinstance(node, (ast.Import, ast.ImportFrom)) and any(
-                (alias.asname or alias.name.split(".")[0]) == name for alias in node.names):
-            return None
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            continue  # a module or a module's name, accepted as a module-level import is
         elif isinstance(node, (ast.MatchAs, ast.MatchStar)) and node.name == name:
             return None
         elif isinstance(node, ast.Delete) and any(_binds(t, name) for t in node.targets):

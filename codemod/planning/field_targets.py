@@ -136,7 +136,8 @@ class FieldGate:
                 if not (before.isalnum() or before == "_"):
                     hits.append(start)
         reads_dict = "__dict__" in text or "vars" in text
-        if reads_dict and self._member is not None and self._member.search(text) is not None:
+        if reads_dict and self._member is not None and _WRITES_A_DICT.search(text) is not None \
+                and self._member.search(text) is not None:
             hits = sorted({*hits, *_dict_reads(text)})
         if reads_dict and (_IDENTIFIER_ESCAPE.search(text) or (
                 self._prefix is not None and self._suffix is not None
@@ -267,6 +268,11 @@ def _dict_reads(text: str) -> list[int]:
         if start == 0 or not (text[start - 1].isalnum() or text[start - 1] in "_."):
             found.append(start)
     return found
+
+
+#: A write into an attribute dict by key (``__dict__[``, ``vars(x)[``, or a writing method
+#: of either): what a member's name can be written through (``FieldGate``).
+_WRITES_A_DICT = re.compile(r"(?:__dict__|vars\([^()\n]*\))\s*(?:\[|\.\s*(?:update|setdefault|pop|__setitem__))")
 
 
 #: ``vars`` not followed by a word character (the start is tested in ``_dict_reads``).

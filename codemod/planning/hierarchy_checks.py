@@ -186,6 +186,22 @@ class HierarchyChecks(Relays):
                     raise Refuse(f"{p.name}.__init__ defaults {name!r} to `{code_of(param.default)}` "
                                  f"where {source} defaults it to `{defaults[name]}`; the factory "
                                  "would pass its own default on")
+            # A default of its own passed on by name: the factory gives the next
+            # ``__init__`` the caller's keywords only, so its default must be the same.
+            later = with_init[with_init.index(p) + 1:]
+            for name, default in sorted(init.forwarded_defaults.items()):
+                receiver = next((q for q in later if name in q.init.param_names), None)  # type: ignore[union-attr]
+                theirs = _default_of(receiver, name) if receiver is not None else None
+                if theirs != default:
+                    if receiver is None:
+                        where = "no later __init__ names it"
+                    elif theirs is None:
+                        where = f"{receiver.name}.__init__ has no default for it"
+                    else:
+                        where = f"{receiver.name}.__init__ defaults it to `{theirs}`"
+                    raise Refuse(f"{p.name}.__init__ defaults {name!r} to `{default}` and passes it on "
+                                 f"by name, where {where}; the factory would give the bases the "
+                                 "caller's keywords only")
             # An ``__init__`` reading its ``**kwargs`` held there every keyword of the call
             # it did not name; the factory passes the wrap only those ``__init__`` names.
             if init.reads_rest:
@@ -246,3 +262,13 @@ class HierarchyChecks(Relays):
         return NewFacts(params=composed.params, call_args=composed.call_args,
                         docstring=composed.docstring, prelude=composed.prelude,
                         post=composed.post)
+
+
+def _default_of(plan: ClassPlan, name: str) -> str | None:
+    """The code of the default ``plan``'s ``__init__`` gives parameter ``name`` (None: none)."""
+    init = plan.init
+    assert init is not None
+    for param in [*init.params.posonly_params, *init.params.params, *init.params.kwonly_params]:
+        if param.name.value == name and param.default is not None:
+            return code_of(param.default)
+    return None

@@ -75,13 +75,25 @@ def _quoted_pattern(names: frozenset[str]) -> re.Pattern[str]:
 
 def named_read_lines(text: str, quoted: re.Pattern[str]) -> list[int]:
     """The lines of a lexical superset of ``getattr(type(x), "name")`` and ``hasattr(...)``
-    in ``text``: each quoted name in a text that calls ``getattr`` or ``hasattr`` and
-    spells ``type`` or ``__class__``."""
+    in ``text``: each ``getattr(``/``hasattr(`` whose first argument starts with ``type(``
+    or spells ``__class__`` (``getattr(p.__class__, ...)``), in a text that quotes one of
+    the names."""
     text = nfkc_text(text)
-    if ("getattr" not in text and "hasattr" not in text) or \
-            ("__class__" not in text and _TYPE_CALL.search(text) is None):
+    hits = []
+    for word in ("getattr", "hasattr"):  # found by ``str.find``, then matched in place
+        at = text.find(word)
+        while at >= 0:
+            if _NAMED_READ.match(text, at + len(word)) is not None:
+                hits.append(at)
+            at = text.find(word, at + len(word))
+    if not hits or quoted.search(text) is None:
         return []
-    return lines_at(text, [match.start() for match in quoted.finditer(text)])
+    return lines_at(text, sorted(hits))
+
+
+#: What follows ``getattr``/``hasattr`` in ``getattr(type(`` / ``hasattr(x.__class__``
+#: (over blanks and line breaks).
+_NAMED_READ = re.compile(r"\s*\(\s*(?:type\s*\(|[\w.\s]*__class__)")
 
 
 #: What may stand between tokens of an expression in brackets: whitespace, line

@@ -376,7 +376,10 @@ class DictCopyTransformer(cst.CSTTransformer):
             return operand
         new_iter = view if method is None else loop.iter.with_changes(func=method.with_changes(value=view))
         operand = operand.with_changes(for_in=loop.with_changes(iter=new_iter))
-        key = loop.target if method is None or method.attr.value == "keys" else None
+        key: cst.BaseExpression | None = loop.target if method is None or method.attr.value == "keys" else None
+        if method is not None and method.attr.value == "items" and isinstance(loop.target, cst.Tuple) \
+                and loop.target.elements:
+            key = loop.target.elements[0].value  # ``for k, v in p.__dict__.items()``
         if isinstance(key, cst.Name):
             # The keys are the old ones now: read by the loop's key, the dict is the view
             # too (``{k: p.__dict__[k] for k in p.__dict__}``; the new dict has no ``_f``).

@@ -403,8 +403,54 @@ def run():
 }
 
 
+#: The same default passed on by name, through ``ModelWeight(Col, Row)``: the bases get the
+#: same value either way, so the class is no relay (a relay in a diamond is refused).
+SAME_DEFAULT_IN_A_DIAMOND = {
+    'params.py': """
+import torch
+from torch.nn import Parameter
+
+
+class Base(Parameter):
+    def __new__(cls, data, **kwargs):
+        return super().__new__(cls, data=data, requires_grad=False)
+
+    def __init__(self, data, weight_loader=None):
+        self.weight_loader = weight_loader
+
+
+class Col(Base):
+    def __init__(self, output_dim, weight_loader=None, **kwargs):
+        super().__init__(weight_loader=weight_loader, **kwargs)
+        self.output_dim = output_dim
+
+
+class Row(Base):
+    def __init__(self, input_dim, **kwargs):
+        super().__init__(**kwargs)
+        self.input_dim = input_dim
+
+
+class ModelWeight(Col, Row):
+    pass
+""",
+    'probe.py': """
+import torch
+from advpkg import params as m
+
+
+def run():
+    z = torch.zeros(2)
+    w = m.ModelWeight(data=z, output_dim=0, input_dim=1)
+    v = m.ModelWeight(data=z, output_dim=0, input_dim=1, weight_loader=print)
+    return (w.weight_loader, w.output_dim, w.input_dim, v.weight_loader is print,
+            isinstance(w, m.Row), m.Col(data=z, output_dim=2).weight_loader)
+""",
+}
+
+
 @pytest.mark.parametrize(("files", "refused"), [
-    pytest.param(SUBCLASS_DEFAULT_PASSED_ON_BY_NAME, None, id='subclass-default-passed-on-by-name'),
+    pytest.param(SUBCLASS_DEFAULT_PASSED_ON_BY_NAME, "and passes it on by name", id="subclass-default-passed-on-by-name"),
     pytest.param(KWARGS_READ_AFTER_SUPER, "reads **kwargs after super().__init__()", id='kwargs-read-after-super'),
     pytest.param(RETURN_BEFORE_SUPER, 'may return before super().__init__()', id='return-before-super'),
     pytest.param(RELAY_RETURNS_BEFORE_ITS_CALL, 'may return before super().__init__()', id='relay-returns-before-its-call'),
@@ -414,6 +460,7 @@ def run():
                  id='computed-names-over-a-constant'),
     pytest.param(SET_BEFORE_A_BASE_HANDS_SELF_ON, "before super().__init__() in a way the base order would change",
                  id='set-before-a-base-hands-self-on'),
+    pytest.param(SAME_DEFAULT_IN_A_DIAMOND, None, id='same-default-in-a-diamond'),
 ])
 def test_a_constructor_chain_converts_alike_or_is_refused(tmp_path, capsys, files, refused):
     err = same_behaviour(tmp_path, files, capsys)

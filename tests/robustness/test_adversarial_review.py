@@ -475,7 +475,7 @@ def test_membership_of_a_type_answers_as_before(tmp_path, capsys, case):
 @pytest.mark.parametrize(("use", "reason"), [
     ("def kind(p):\n    return type(p)\n\n\n"
      "def results():\n    return kind(Col(data=torch.zeros(1))) is Col\n",
-     "where `kind(Col(data=torch.zeros(1)))` is computed"),
+     "where `kind(Col(data=torch.zeros(1)))` returns `type(p)`"),
     ("class Holder:\n    def __init__(self, p):\n        self.t = type(p)\n\n\n"
      "def results():\n    return Holder(Col(data=torch.zeros(1))).t is Col\n",
      "is read from an attribute"),
@@ -631,7 +631,8 @@ def run():
     p = Base(torch.zeros(2), axis=1)
     return ({k: p.__dict__[k] for k in p.__dict__},
             sorted(k for k in vars(p) if not callable(vars(p)[k])),
-            [p.__dict__.get(k) for k in p.__dict__.keys()])
+            [p.__dict__.get(k) for k in p.__dict__.keys()],
+            {k: repr(p.__dict__[k]) for k, v in p.__dict__.items()})
 '''
     err = same_behaviour(tmp_path, {"params.py": params, "probe.py": probe}, capsys)
     assert "refused" not in err, err

@@ -137,7 +137,7 @@ def test_check_reports_the_chain_and_is_clean_after_apply(tmp_path, capsys):
     # A side whose value the proof does not follow: a function's result, an attribute, a
     # name bound to either, a container read, or one passed to a compared parameter.
     ("def kind(p):\n    return type(p)\ndef f(p):\n    return kind(p) is Kind\n",
-     "where `kind(p)` is computed, which may be an object's type"),
+     "where `kind(p)` returns `type(p)`, which may be an object's type"),
     ("class H:\n    def __init__(self, p):\n        self.t = type(p)\n    def f(self):\n"
      "        return self.t is Kind\n", "where `self.t` is read from an attribute"),
     ("def f(p, kind):\n    t = kind(p)\n    return t == Kind\n", "where `t` is bound to `kind(p)` (use.py:3)"),
@@ -149,7 +149,7 @@ def test_check_reports_the_chain_and_is_clean_after_apply(tmp_path, capsys):
      "    return t is Kind\n", "`t` declared nonlocal"),
     ("def is_kind(k):\n    return k == Kind\ndef kind(p):\n    return type(p)\n"
      "def check(p):\n    return is_kind(kind(p))\n",
-     "`is_kind(kind(p))` at use.py:7 passes `kind(p)`, where `kind(p)` is computed"),
+     "`is_kind(kind(p))` at use.py:7 passes `kind(p)`, where `kind(p)` returns `type(p)`"),
 ])
 def test_unproven_values_refuse_with_the_reason(tmp_path, use, reason):
     found = _kind(tmp_path, use)
@@ -172,7 +172,11 @@ def test_unproven_values_refuse_with_the_reason(tmp_path, use, reason):
     "def build(key, p):\n    return create(TABLE[key], p)\ndef other(p):\n    return create(Kind, p)\n"
     "def relay(c, p):\n    return create(c, p)\ndef top(p):\n    return relay(Kind, p)\n",
     "def create(p, k=Kind):\n    return k == Kind\ndef build(p):\n    return create(p)\n",
-    # Sides the proof follows: a module's attribute, a table of classes, literals.
+    # Sides the proof follows: a module's attribute, a table of classes, literals, a choice
+    # of classes, a function returning a table read, a class imported inside the function.
+    "TABLE = {'a': Kind}\ndef pick(s):\n    return TABLE[s]\ndef f(k, s, c):\n"
+    "    return k == (Kind if c else None) or pick(s) == Kind\n",
+    "def f(k):\n    from pkg.params import Kind as K\n    return k == K\nf(Kind)\n",
     "import pkg.params as params\nSAME = params.Kind is Kind\n",
     "TABLE = {'a': Kind, 'b': None}\ndef f(key):\n    return TABLE[key] is Kind\n",
     "def f(k):\n    return k in (None, 3, Kind)\nf(Kind)\n",
