@@ -56,7 +56,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from codemod.analysis.type_comparisons import bound_values, held_type, is_type_of
+from codemod.analysis.scope_values import bound_values
+from codemod.analysis.type_comparisons import held_type, is_type_of
 from codemod.analysis.value_callees import CallTargets, transforming_decorator
 from codemod.analysis.value_modules import SCOPES, ParsedModule, short_code
 

@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 import libcst as cst
 import libcst.matchers as m
 
-from codemod.analysis.bound_names import names_bound
 from codemod.analysis.classes import PropertyFacts, docstring_and_body
+from codemod.analysis.pre_statements import order_matters, returns
 
 
 class UnsupportedShape(Exception):
@@ -285,7 +285,7 @@ def read_init_facts(fn: cst.FunctionDef) -> InitFacts:
     relays = False
     pre = body[:super_index] if super_index is not None else ()
     post = body[super_index + 1:] if super_index is not None else body
-    if super_index is not None and _returns(pre):
+    if super_index is not None and returns(pre):
         raise UnsupportedShape("__init__ may return before super().__init__()")
     if star_kwarg is not None and super_index is not None and _names_read(post, star_kwarg):
         raise UnsupportedShape(
@@ -316,7 +316,7 @@ def read_init_facts(fn: cst.FunctionDef) -> InitFacts:
             f"__init__ uses **{star_kwarg} before passing it on to super().__init__(); "
             "the keywords it takes are known only at run time"
         )
-    ordered_pre = super_index is not None and not relays and _order_matters(pre, forwarded, self_name)
+    ordered_pre = super_index is not None and not relays and order_matters(pre, forwarded, self_name)
     if ordered_pre:
         # Its wrap must run these statements, then the bases' wraps, as a relay's does.
         relays = True
@@ -360,99 +360,6 @@ class _NameFinder(cst.CSTVisitor):
     def visit_Name(self, node: cst.Name) -> None:
         if node.value == self.name:
             self.found = True
-
-
-def _order_matters(pre: Iterable[cst.BaseStatement], forwarded: set[str], self_name: str) -> bool:
-    """Whether the statements before ``super().__init__()`` must run before the bases'
-    ``__init__`` bodies: they rebind a parameter passed on by name (the bases received
-    the new value), call anything (a side effect the bases' bodies may see or follow: a
-    log, a counter, a registry), or are anything but assignments of names, literals and
-    attributes of ``self`` to local names or attributes of ``self`` (a store into a
-    module's dict or object, ``global``, an ``assert``, a division: a state change the
-    bases may read, or an exception that must come before theirs)."""
-    pre = list(pre)
-    if forwarded & names_bound(pre):
-        return True
-    return any(m.findall(stmt, m.Call()) for stmt in pre) or \
-        not all(_plain_assignment(stmt, self_name) for stmt in pre)
-
-
-def _plain_assignment(stmt: cst.BaseStatement, self_name: str) -> bool:
-    """``pass``, ``self.x = y`` / ``x: T = 1``: stores of a name, a literal or a container
-    written out of those (``_plain_value``) into a local name or an attribute of
-    ``self``, which can neither raise nor change state outside the instance being
-    built."""
-    if not isinstance(stmt, cst.SimpleStatementLine):
-        return False
-    for small in stmt.body:
-        if isinstance(small, cst.Pass) or (isinstance(small, cst.Expr) and isinstance(
-                small.value, (cst.SimpleString, cst.ConcatenatedString, cst.Ellipsis))):
-            continue  # ``pass``, ``...``, a string standing alone
-        if isinstance(small, cst.Assign):
-            targets = [t.target for t in small.targets]
-        elif isinstance(small, cst.AnnAssign) and small.value is not None:
-            targets = [small.target]
-        else:
-            return False
-        if not all(isinstance(t, cst.Name) or m.matches(t, m.Attribute(value=m.Name(self_name)))
-                   for t in targets):
-            return False
-        if not _plain_value(small.value):  # type: ignore[arg-type]
-            return False
-    return True
-
-
-def _plain_value(value: cst.BaseExpression) -> bool:
-    """A name, a literal, or a tuple, list or set written out of those, or a dict whose
-    keys are literals (``{"q": 0, "k": 1}``): none can raise (an attribute read can, a
-    ``-x`` can, a dict or set of names can: unhashable)."""
-    if isinstance(value, cst.UnaryOperation) and isinstance(value.operator, cst.Minus) \
-            and isinstance(value.expression, cst.BaseNumber):
-        return True
-    if isinstance(value, (cst.Tuple, cst.List)):
-        return all(isinstance(e, cst.Element) and _plain_value(e.value) for e in value.elements)
-    if isinstance(value, cst.Set):
-        return all(isinstance(e, cst.Element) and _literal(e.value) for e in value.elements)
-    if isinstance(value, cst.Dict):
-        return all(isinstance(e, cst.DictElement) and _literal(e.key) and _plain_value(e.value)
-                   for e in value.elements)
-    return isinstance(value, (cst.Name, cst.BaseNumber, cst.SimpleString))
-
-
-def _literal(value: cst.BaseExpression) -> bool:
-    """A number, a string or ``None``/``True``/``False``."""
-    return isinstance(value, (cst.BaseNumber, cst.SimpleString)) or \
-        (isinstance(value, cst.Name) and value.value in ("None", "True", "False"))
-
-
-def _returns(body: Iterable[cst.BaseStatement]) -> bool:
-    """Whether ``body`` holds a ``return`` outside nested functions and classes."""
-    return any(_ReturnFinder.holds(stmt) for stmt in body)
-
-
-class _ReturnFinder(cst.CSTVisitor):
-    """Finds a ``return`` that belongs to the function being read."""
-
-    def __init__(self) -> None:
-        self.found = False
-
-    @classmethod
-    def holds(cls, stmt: cst.BaseStatement) -> bool:
-        finder = cls()
-        stmt.visit(finder)
-        return finder.found
-
-    def visit_Return(self, node: cst.Return) -> None:
-        self.found = True
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-        return False
-
-    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
-        return False
-
-    def visit_Lambda(self, node: cst.Lambda) -> bool:
-        return False
 
 
 def forwards_torch_function(fn: cst.FunctionDef) -> bool:

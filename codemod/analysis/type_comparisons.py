@@ -15,10 +15,10 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Iterator
 from typing import TypeGuard
 
 from codemod.analysis import python_trees
+from codemod.analysis.scope_values import binds, walk_scope
 from codemod.analysis.text_search import lines_matching, nfkc_text, nodes_on_lines, unjoined
 from codemod.runtime.helpers import PARAM_TYPE
 
@@ -332,65 +332,19 @@ def held_type(side: ast.expr, scope_body: list[ast.stmt]) -> ast.expr | None:
     found = _type_inside(side)
     if found is not None or not isinstance(side, ast.Name):
         return found
-    for node in _walk_scope(scope_body):
+    for node in walk_scope(scope_body):
         value: ast.AST | None = None
-        if isinstance(node, ast.Assign) and any(_binds(t, side.id) for t in node.targets):
+        if isinstance(node, ast.Assign) and any(binds(t, side.id) for t in node.targets):
             value = node.value
         elif isinstance(node, (ast.AnnAssign, ast.AugAssign, ast.NamedExpr)) \
-                and _binds(node.target, side.id):
+                and binds(node.target, side.id):
             value = node.value
-        elif isinstance(node, (ast.For, ast.AsyncFor)) and _binds(node.target, side.id):
+        elif isinstance(node, (ast.For, ast.AsyncFor)) and binds(node.target, side.id):
             value = node.iter
         held = _type_inside(value) if value is not None else None
         if held is not None:
             return held
     return None
-
-
-def bound_values(name: str, scope_body: list[ast.stmt]) -> list[ast.expr] | None:
-    """The values the scope whose statements are ``scope_body`` binds ``name`` to (an
-    assignment, annotated, augmented or walrus; a ``for`` loop's iterable), in no order;
-    an ``import`` adds none (a module or a module's name); None when it also binds it
-    otherwise (``with ... as``, ``except ... as``,
-    ``def``, ``class``, a ``match`` capture, a tuple target, ``del``), whose values are not
-    followed, or when a function inside declares it ``global`` or ``nonlocal`` (it may
-    bind it there)."""
-    if any(isinstance(node, (ast.Global, ast.Nonlocal)) and name in node.names
-           for statement in scope_body for node in ast.walk(statement)):
-        return None
-    values: list[ast.expr] = []
-    for node in _walk_scope(scope_body):
-        if isinstance(node, ast.Assign):
-            for target in node.targets:
-                if isinstance(target, ast.Name) and target.id == name:
-                    values.append(node.value)
-                elif _binds(target, name):
-                    return None
-        elif isinstance(node, (ast.AnnAssign, ast.AugAssign, ast.NamedExpr)) \
-                and _binds(node.target, name):
-            if node.value is None:
-                continue  # ``x: T``: binds nothing
-            if not isinstance(node.target, ast.Name):
-                return None
-            values.append(node.value)
-        elif isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)) and _binds(node.target, name):
-            if not isinstance(node.target, ast.Name):
-                return None
-            values.append(node.iter)
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.name == name:
-            return None
-        elif isinstance(node, (ast.withitem,)) and node.optional_vars is not None \
-                and _binds(node.optional_vars, name):
-            return None
-        elif isinstance(node, ast.ExceptHandler) and node.name == name:
-            return None
-        elif isinstance(node, (ast.Import, ast.ImportFrom)):
-            continue  # a module or a module's name, accepted as a module-level import is
-        elif isinstance(node, (ast.MatchAs, ast.MatchStar)) and node.name == name:
-            return None
-        elif isinstance(node, ast.Delete) and any(_binds(t, name) for t in node.targets):
-            return None
-    return values
 
 
 def _type_inside(node: ast.AST) -> ast.expr | None:
@@ -403,19 +357,3 @@ def is_type_of(expr: ast.expr) -> bool:
     if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name) and expr.func.id == "type":
         return True
     return isinstance(expr, ast.Attribute) and expr.attr == "__class__"
-
-
-def _walk_scope(body: list[ast.stmt]) -> Iterator[ast.AST]:
-    """Every node of ``body`` outside nested functions and classes (another scope)."""
-    stack: list[ast.AST] = list(body)
-    while stack:
-        node = stack.pop()
-        yield node
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
-            continue
-        stack.extend(ast.iter_child_nodes(node))
-
-
-def _binds(target: ast.AST, name: str) -> bool:
-    """Whether the assignment target ``target`` binds ``name`` (also inside a tuple)."""
-    return any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(target))
