@@ -136,7 +136,7 @@ class FieldGate:
                 if not (before.isalnum() or before == "_"):
                     hits.append(start)
         reads_dict = "__dict__" in text or "vars" in text
-        if reads_dict and self._member is not None and _WRITES_A_DICT.search(text) is not None \
+        if reads_dict and self._member is not None and _writes_a_dict(text) \
                 and self._member.search(text) is not None:
             hits = sorted({*hits, *_dict_reads(text)})
         if reads_dict and (_IDENTIFIER_ESCAPE.search(text) or (
@@ -270,9 +270,17 @@ def _dict_reads(text: str) -> list[int]:
     return found
 
 
-#: A write into an attribute dict by key (``__dict__[``, ``vars(x)[``, or a writing method
-#: of either): what a member's name can be written through (``FieldGate``).
-_WRITES_A_DICT = re.compile(r"(?:__dict__|vars\([^()\n]*\))\s*(?:\[|\.\s*(?:update|setdefault|pop|__setitem__))")
+def _writes_a_dict(text: str) -> bool:
+    """Whether ``text`` may write into an attribute dict by key (``__dict__[``, ``vars(x)[``,
+    or a writing method of either): what a member's name can be written through
+    (``FieldGate``). Each search starts with its literal."""
+    return ("__dict__" in text and _DICT_WRITE.search(text) is not None) or \
+        ("vars(" in text and _VARS_WRITE.search(text) is not None)
+
+
+_WRITE = r"\s*(?:\[|\.\s*(?:update|setdefault|pop|__setitem__))"
+_DICT_WRITE = re.compile(r"__dict__" + _WRITE)
+_VARS_WRITE = re.compile(r"vars\([^()\n]*\)" + _WRITE)
 
 
 #: ``vars`` not followed by a word character (the start is tested in ``_dict_reads``).

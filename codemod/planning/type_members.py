@@ -79,6 +79,8 @@ def named_read_lines(text: str, quoted: re.Pattern[str]) -> list[int]:
     or spells ``__class__`` (``getattr(p.__class__, ...)``), in a text that quotes one of
     the names."""
     text = nfkc_text(text)
+    if "__class__" not in text and _TYPE_CALL.search(text) is None:
+        return []
     hits = []
     for word in ("getattr", "hasattr"):  # found by ``str.find``, then matched in place
         at = text.find(word)
