@@ -60,6 +60,20 @@ class ImportedNames:
             self._of(name)
         self._star_importers()
 
+    def prepared(self) -> tuple[object, ...]:
+        """The answers ``prepare`` computed, as plain values (to send from the forked
+        process that computed them: ``adopt``)."""
+        self.prepare()
+        return self._by_name, self._stars, frozenset(self._unreadable_names)
+
+    def adopt(self, answers: tuple[object, ...]) -> None:
+        """Take the answers another process's ``prepared`` gave (the same texts and
+        names): ``kept`` then searches nothing."""
+        by_name, stars, unreadable = answers
+        self._by_name = dict(by_name)  # type: ignore[call-overload]
+        self._stars = stars  # type: ignore[assignment]
+        self._unreadable_names = set(unreadable)  # type: ignore[call-overload]
+
     def kept(self, path: Path, module: str, name: str) -> bool:
         """Whether the binding of ``name`` in ``module`` (the file ``path``) is reached
         from another file, so its import must stay."""

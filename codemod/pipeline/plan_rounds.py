@@ -110,6 +110,7 @@ def settle_plan(result: RunResult, index: ClassIndex, options: Options,
     # for. A plan whose clashes are not refused is never carried out (the last round
     # refuses them whatever happens).
     check_names = False
+    answered = False  # ``imported`` holds its answers (``apply`` only)
     rounds = len(index.param_classes) + _SPARE_ROUNDS
     for attempt in range(rounds):
         check_names = check_names or attempt == rounds - 1
@@ -120,11 +121,18 @@ def settle_plan(result: RunResult, index: ClassIndex, options: Options,
         screening = parallel.Background(functools.partial(_unreached_uses, plan, texts),
                                         options.jobs)
         if convert:
-            searching = parallel.Background(functools.partial(_rewrite_targets, plan, result, True),
-                                            options.jobs)
+            # The candidate search also answers which imports other files reach (asked by
+            # the import removal of every round, computed once, before the pool forks).
+            searching = parallel.Background(
+                functools.partial(_rewrite_targets_and_imports, plan, result,
+                                  imported if not answered else None),
+                options.jobs)
             if values is None:
                 values = class_value_proofs(result, index, texts)
-            candidates, shape_only, loaded_by = searching.result()
+            candidates, shape_only, loaded_by, answers = searching.result()
+            if answers is not None:
+                imported.adopt(answers)
+                answered = True
         else:
             candidates, shape_only, loaded_by = _rewrite_targets(plan, result, False)
         if proving is not None and values is None:
@@ -146,8 +154,6 @@ def settle_plan(result: RunResult, index: ClassIndex, options: Options,
             continue
         plan.values = values
         plan.imported_elsewhere = imported.kept
-        if convert:
-            imported.prepare()
         # Asked only if the round finds no leftover; a forked process looks for them
         # while the candidates are converted.
         escaping = parallel.Background(functools.partial(_escaped_list, plan, result, net),
@@ -208,6 +214,15 @@ def _rewrite_targets(plan: Plan, result: RunResult, convert: bool,
 
         loaded_by = loaded_by_runtime(plan, result)
     return candidates, shape_only, loaded_by
+
+
+def _rewrite_targets_and_imports(plan: Plan, result: RunResult, imported: ImportedNames | None,
+                                 ) -> tuple[list[Path], frozenset[Path], dict[str, frozenset[Path]] | None,
+                                            tuple[object, ...] | None]:
+    """``_rewrite_targets`` for ``apply``, and ``imported``'s answers (``prepared``) when
+    given: both text searches over the tree, in one forked process."""
+    candidates, shape_only, loaded_by = _rewrite_targets(plan, result, True)
+    return candidates, shape_only, loaded_by, imported.prepared() if imported is not None else None
 
 
 def _parse_while(waiting: list[parallel.Background], texts: list[str],
