@@ -57,7 +57,7 @@ def test_check_forks_the_proofs_and_escapes_and_screens_in_one_process(monkeypat
     monkeypatch.setattr(plan_rounds, "convert_all", convert_all)
     monkeypatch.setattr(plan_rounds, "class_value_proofs", class_value_proofs)
     forked = {False: [("class_value_proofs", 2), ("_unreached_uses", 2), ("_escaped_list", 2)],
-              True: [("_unreached_uses", 2), ("_rewrite_targets", 2), ("_escaped_list", 2)]}
+              True: [("_unreached_uses", 2), ("_rewrite_targets_and_imports", 2), ("_escaped_list", 2)]}
     for convert, jobs in ((False, 1), (True, 2)):
         backgrounds.clear()
         pools.clear()
