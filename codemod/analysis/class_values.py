@@ -105,6 +105,27 @@ def _parameter_of(f: ParsedModule, side: ast.expr) -> ast.AST | None:
     return None
 
 
+def _local_name(prover: _Prover, f: ParsedModule, name: ast.Name) -> str:
+    """The name ``name`` (imported into ``f``) has in the module that binds it."""
+    qualname = prover.resolved(f, name.id)
+    return qualname.rpartition(".")[2] if qualname else name.id
+
+
+def _written_by_key(f: ParsedModule, name: str) -> ast.AST | None:
+    """A statement of ``f`` that writes into the module-level table ``name`` by key or a
+    writing method (``T[k] = v``, ``T.update(...)``, ``T.setdefault(...)``), in any
+    function: the table may then hold what the proof never saw."""
+    for node in ast.walk(f.tree):
+        if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Store) \
+                and isinstance(node.value, ast.Name) and node.value.id == name:
+            return node
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                and node.func.attr in ("update", "setdefault", "__setitem__") \
+                and isinstance(node.func.value, ast.Name) and node.func.value.id == name:
+            return node
+    return None
+
+
 def _table_read(side: ast.expr) -> ast.Name | None:
     """``TABLE`` of a read ``TABLE[key]`` or ``TABLE.get(key)`` (``key, default``)."""
     if isinstance(side, ast.Subscript) and isinstance(side.value, ast.Name):
@@ -286,12 +307,12 @@ class _Prover(CallTargets):
         if isinstance(side, ast.Name):
             if _parameter_of(f, side) is not None or side.id in seen:
                 return None
-            values = _bound_values(f, side)
+            holder, values = self.table_values(f, side)  # also through an import
             if values is None:
                 return f"`{side.id}` is bound in a way the proof does not follow"
             for value in values:
-                if self.unfollowed(f, value, seen | {side.id}) is not None:
-                    return f"`{side.id}` is bound to `{short_code(value)}` ({f.where(value)})"
+                if self.unfollowed(holder, value, seen | {side.id}) is not None:
+                    return f"`{side.id}` is bound to `{short_code(value)}` ({holder.where(value)})"
             return None
         if isinstance(side, ast.Attribute):
             root: ast.expr = side
@@ -303,6 +324,9 @@ class _Prover(CallTargets):
         table = _table_read(side)
         if table is not None:
             holder, tables = self.table_values(f, table)
+            written = _written_by_key(holder, table.id if holder is f else _local_name(self, f, table))
+            if written is not None:
+                return f"`{table.id}` is written by key at {holder.where(written)}"
             if tables and all(isinstance(held, ast.Dict) and all(
                     value is not None and self.unfollowed(holder, value, seen | {table.id}) is None
                     for value in held.values) for held in tables) and all(

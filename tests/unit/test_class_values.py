@@ -156,6 +156,18 @@ def test_unproven_values_refuse_with_the_reason(tmp_path, use, reason):
     assert found is not None and reason in found, found
 
 
+def test_a_side_holding_a_type_through_another_module_or_a_write_by_key_refuses(tmp_path):
+    """A name imported from a module that binds it to ``type(...)``, and a table another
+    function writes into by key, may hold an object's type (third review of 2026-12-04:
+    both converted and the comparison no longer held)."""
+    imported = _kind(tmp_path / "a", "from pkg.state import DEFAULT\ndef f():\n    return DEFAULT == Kind\n",
+                     state="import torch\nfrom pkg.params import Kind\nDEFAULT = type(Kind(torch.zeros(1)))\n")
+    assert imported is not None and "`DEFAULT` is bound to `type(Kind(torch.zeros(1)))`" in imported, imported
+    written = _kind(tmp_path / "b", "KINDS = {'w': Kind}\ndef remember(n, p):\n    KINDS[n] = type(p)\n"
+                                    "def f():\n    return KINDS['w'] == Kind\n")
+    assert written is not None and "`KINDS` is written by key at use.py:4" in written, written
+
+
 @pytest.mark.parametrize("use", [
     "def f(k, p):\n    if k == Kind or k is not None:\n        return k(p)\n    raise ValueError(f'bad {k}')\nf(Kind, 1)\n",
     "TABLE = {'a': Kind}\ndef g(key, p):\n    if key in TABLE:\n        return TABLE.get(key)(p)\n    return TABLE[key](p)\n",
