@@ -415,9 +415,9 @@ class DictCopyTransformer(cst.CSTTransformer):
 
 
 class _KeyedReads(cst.CSTTransformer):
-    """``x.__dict__[k]`` (``vars(x)[k]``, ``.get(k)``) for one ``x`` and the loop name
-    ``k`` -> the old-style view's, inside a comprehension over ``x``'s rewritten dict
-    (not in a nested scope that may rebind ``k``)."""
+    """``x.__dict__[k]`` (``vars(x)[k]``, ``.get(k)``, ``getattr(x, k)``) for one ``x`` and
+    the loop name ``k`` -> the old-style view's, inside a comprehension over ``x``'s
+    rewritten dict (not in a nested scope that may rebind ``k``)."""
 
     def __init__(self, obj: cst.BaseExpression, key: str,
                  view: Callable[[], cst.BaseExpression | None]) -> None:
@@ -442,12 +442,23 @@ class _KeyedReads(cst.CSTTransformer):
 
     def leave_Call(self, original_node: cst.Call, updated_node: cst.Call) -> cst.BaseExpression:
         func = updated_node.func
-        if isinstance(func, cst.Attribute) and func.attr.value == "get" and updated_node.args \
-                and self._same(func.value) and isinstance(updated_node.args[0].value, cst.Name) \
-                and updated_node.args[0].value.value == self.key:
+        args = updated_node.args
+        if isinstance(func, cst.Attribute) and func.attr.value == "get" and args \
+                and self._same(func.value) and isinstance(args[0].value, cst.Name) \
+                and args[0].value.value == self.key:
             view = self.view()
             if view is not None:
                 return updated_node.with_changes(func=func.with_changes(value=view))
+        if isinstance(func, cst.Name) and func.value == "getattr" and len(args) == 2 \
+                and not any(a.star or a.keyword for a in args) \
+                and cst.Module(body=[]).code_for_node(args[0].value) == self.code \
+                and isinstance(args[1].value, cst.Name) and args[1].value.value == self.key:
+            # ``getattr(p, k)`` of an old key (``_f``): what the old attribute held, now
+            # the view's entry (the converted parameter has no ``_f``).
+            view = self.view()
+            if view is not None:
+                return cst.Subscript(value=view, slice=[cst.SubscriptElement(cst.Index(args[1].value))],
+                                     lpar=updated_node.lpar, rpar=updated_node.rpar)
         return updated_node
 
 

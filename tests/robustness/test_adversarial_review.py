@@ -632,7 +632,8 @@ def run():
     return ({k: p.__dict__[k] for k in p.__dict__},
             sorted(k for k in vars(p) if not callable(vars(p)[k])),
             [p.__dict__.get(k) for k in p.__dict__.keys()],
-            {k: repr(p.__dict__[k]) for k, v in p.__dict__.items()})
+            {k: repr(p.__dict__[k]) for k, v in p.__dict__.items()},
+            {k: getattr(p, k) for k in p.__dict__ if not k.startswith("__")})
 '''
     err = same_behaviour(tmp_path, {"params.py": params, "probe.py": probe}, capsys)
     assert "refused" not in err, err
