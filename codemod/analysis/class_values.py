@@ -56,7 +56,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from codemod.analysis.scope_values import bound_values
+from codemod.analysis.scope_values import bound_values, walk_scope
 from codemod.analysis.type_comparisons import held_type, is_type_of
 from codemod.analysis.value_callees import CallTargets, transforming_decorator
 from codemod.analysis.value_modules import SCOPES, ParsedModule, short_code
@@ -105,12 +105,6 @@ def _parameter_of(f: ParsedModule, side: ast.expr) -> ast.AST | None:
     return None
 
 
-def _local_name(prover: _Prover, f: ParsedModule, name: ast.Name) -> str:
-    """The name ``name`` (imported into ``f``) has in the module that binds it."""
-    qualname = prover.resolved(f, name.id)
-    return qualname.rpartition(".")[2] if qualname else name.id
-
-
 def _written_by_key(f: ParsedModule, name: str) -> ast.AST | None:
     """A statement of ``f`` that writes into the module-level table ``name`` by key or a
     writing method (``T[k] = v``, ``T.update(...)``, ``T.setdefault(...)``), in any
@@ -143,27 +137,13 @@ def _defaults(read: ast.expr) -> list[ast.expr]:
     return read.args[1:] if isinstance(read, ast.Call) else []
 
 
-def _own_nodes(function: ast.FunctionDef) -> list[ast.AST]:
-    """The nodes of ``function``'s body outside nested functions, classes and lambdas."""
-    out: list[ast.AST] = []
-    stack: list[ast.AST] = list(function.body)
-    while stack:
-        node = stack.pop()
-        out.append(node)
-        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
-            stack.extend(ast.iter_child_nodes(node))
-    return out
-
-
 def _bound_values(f: ParsedModule, side: ast.Name) -> list[ast.expr] | None:
     """The values the innermost scope that binds ``side`` binds it to (``bound_values``);
     [] for a module-level import, function or class, or a name no scope binds (a
     builtin); None where a binding is not followed."""
     scope = f.scope_of(side)
     while scope is not None:
-        body: list[ast.stmt] = [ast.Expr(scope.body)] if isinstance(scope, ast.Lambda) \
-            else scope.body  # type: ignore[attr-defined]
-        values = bound_values(side.id, body)
+        values = bound_values(side.id, _body_of(scope))
         if values != []:
             return values
         scope = f.scope_of(scope)
@@ -175,9 +155,12 @@ def _bound_values(f: ParsedModule, side: ast.Name) -> list[ast.expr] | None:
 def _type_held(f: ParsedModule, side: ast.expr) -> ast.expr | None:
     """``held_type`` of a comparison's ``side``, in the scope that holds it."""
     scope = f.scope_of(side)
-    body: list[ast.stmt] = f.tree.body if scope is None else (
-        [ast.Expr(scope.body)] if isinstance(scope, ast.Lambda) else scope.body)  # type: ignore[attr-defined]
-    return held_type(side, body)
+    return held_type(side, f.tree.body if scope is None else _body_of(scope))
+
+
+def _body_of(scope: ast.AST) -> list[ast.stmt]:
+    """The statements of a function's scope (a ``lambda``'s expression as one)."""
+    return [ast.Expr(scope.body)] if isinstance(scope, ast.Lambda) else scope.body  # type: ignore[attr-defined]
 
 
 class _Prover(CallTargets):
@@ -307,7 +290,7 @@ class _Prover(CallTargets):
         if isinstance(side, ast.Name):
             if _parameter_of(f, side) is not None or side.id in seen:
                 return None
-            holder, values = self.table_values(f, side)  # also through an import
+            holder, _, values = self.table_values(f, side)  # also through an import
             if values is None:
                 return f"`{side.id}` is bound in a way the proof does not follow"
             for value in values:
@@ -323,8 +306,8 @@ class _Prover(CallTargets):
             return f"`{short_code(side)}` is read from an attribute"
         table = _table_read(side)
         if table is not None:
-            holder, tables = self.table_values(f, table)
-            written = _written_by_key(holder, table.id if holder is f else _local_name(self, f, table))
+            holder, local, tables = self.table_values(f, table)
+            written = _written_by_key(holder, local)
             if written is not None:
                 return f"`{table.id}` is written by key at {holder.where(written)}"
             if tables and all(isinstance(held, ast.Dict) and all(
@@ -363,26 +346,26 @@ class _Prover(CallTargets):
         if not isinstance(function, ast.FunctionDef):
             return None
         values: list[ast.expr] = []
-        for node in _own_nodes(function):
+        for node in walk_scope(function.body):
             if isinstance(node, (ast.Yield, ast.YieldFrom)):
                 return None
             if isinstance(node, ast.Return):
                 values.append(node.value if node.value is not None else ast.Constant(None))
         return holder, qualname, values
 
-    def table_values(self, f: ParsedModule, name: ast.Name) -> tuple[ParsedModule, list[ast.expr] | None]:
+    def table_values(self, f: ParsedModule, name: ast.Name) -> tuple[ParsedModule, str, list[ast.expr] | None]:
         """The values ``name`` is bound to (``_bound_values``), followed through the
         module-level import of another module of the tree that binds it; with the module
-        that binds them."""
+        that binds them and the name it binds them to there."""
         values = _bound_values(f, name)
         qualname = self.resolved(f, name.id) if values == [] and name.id in f.imports else None
         if qualname is None:
-            return f, values
+            return f, name.id, values
         module, _, local = qualname.rpartition(".")
         holder = self.module_file(module)
         if holder is None or local not in holder.assigned:
-            return f, values
-        return holder, bound_values(local, holder.tree.body)
+            return f, name.id, values
+        return holder, local, bound_values(local, holder.tree.body)
 
     def fed(self, f: ParsedModule, function: ast.AST, parameter: str) -> str | None:
         """None when no call of ``function`` in the tree can pass an object's type to

@@ -58,10 +58,17 @@ class InitFacts:
     #: Its body reads its ``**kwargs`` other than passing it on (only where it calls no
     #: ``super().__init__``: after the call, that is refused).
     reads_rest: bool = False
-    #: Parameters with a default of its own that it passes on by name (not a relay):
-    #: name -> the default's code. The factory passes the bases the caller's keywords
-    #: only, so each next ``__init__`` must default it alike (``_check_defaults``).
-    forwarded_defaults: dict[str, str] = field(default_factory=dict)
+    #: Each parameter's default, as code (name -> ``code_of(default)``), in order.
+    defaults: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def forwarded_defaults(self) -> dict[str, str]:
+        """Parameters with a default of its own that it passes on by name (not a relay):
+        the factory passes the bases the caller's keywords only, so each next
+        ``__init__`` must default them alike (``_check_defaults``)."""
+        if self.relays:
+            return {}
+        return {name: code for name, code in self.defaults.items() if name in self.forwarded}
 
 
 def is_super_call(node: cst.CSTNode, method: str | None = None) -> bool:
@@ -338,9 +345,8 @@ def read_init_facts(fn: cst.FunctionDef) -> InitFacts:
         super_args=super_args,
         ordered_pre=ordered_pre,
         reads_rest=star_kwarg is not None and super_index is None and _names_read(body, star_kwarg),
-        forwarded_defaults={p.name.value: code_of(p.default)
-                            for p in (*params.params[1:], *params.kwonly_params)
-                            if p.default is not None and p.name.value in forwarded and not relays},
+        defaults={p.name.value: code_of(p.default)
+                  for p in (*params.params[1:], *params.kwonly_params) if p.default is not None},
     )
 
 

@@ -24,10 +24,9 @@ def order_matters(pre: Iterable[cst.BaseStatement], forwarded: set[str], self_na
     """Whether the statements before ``super().__init__()`` must run before the bases'
     ``__init__`` bodies: they rebind a parameter passed on by name (the bases received
     the new value), call anything (a side effect the bases' bodies may see or follow: a
-    log, a counter, a registry), or are anything but assignments of names, literals and
-    attributes of ``self`` to local names or attributes of ``self`` (a store into a
-    module's dict or object, ``global``, an ``assert``, a division: a state change the
-    bases may read, or an exception that must come before theirs)."""
+    log, a counter, a registry), or are not plain (``_plain_assignment``: a store into a
+    module's dict or object, ``global``, an ``assert``, a division, an attribute read: a
+    state change the bases may read, or an exception that must come before theirs)."""
     pre = list(pre)
     if forwarded & names_bound(pre):
         return True

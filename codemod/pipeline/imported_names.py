@@ -53,18 +53,13 @@ class ImportedNames:
         #: Names a file that does not parse spells: it may import them from anywhere.
         self._unreadable_names: set[str] = set()
 
-    def prepare(self) -> None:
-        """Answer for every name now: forked processes that convert files then inherit
-        the answers instead of each searching the tree again."""
+    def prepared(self) -> tuple[object, ...]:
+        """The answers for every name, computed now, as plain values (sent from the forked
+        process that computed them to the parent, ``adopt``: the processes that convert
+        files, forked after, inherit them instead of each searching the tree again)."""
         for name in sorted(self._names):
             self._of(name)
-        self._star_importers()
-
-    def prepared(self) -> tuple[object, ...]:
-        """The answers ``prepare`` computed, as plain values (to send from the forked
-        process that computed them: ``adopt``)."""
-        self.prepare()
-        return self._by_name, self._stars, frozenset(self._unreadable_names)
+        return self._by_name, self._star_importers(), frozenset(self._unreadable_names)
 
     def adopt(self, answers: tuple[object, ...]) -> None:
         """Take the answers another process's ``prepared`` gave (the same texts and

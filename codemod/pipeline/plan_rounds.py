@@ -110,7 +110,6 @@ def settle_plan(result: RunResult, index: ClassIndex, options: Options,
     # for. A plan whose clashes are not refused is never carried out (the last round
     # refuses them whatever happens).
     check_names = False
-    answered = False  # ``imported`` holds its answers (``apply`` only)
     rounds = len(index.param_classes) + _SPARE_ROUNDS
     for attempt in range(rounds):
         check_names = check_names or attempt == rounds - 1
@@ -124,15 +123,11 @@ def settle_plan(result: RunResult, index: ClassIndex, options: Options,
             # The candidate search also answers which imports other files reach (asked by
             # the import removal of every round, computed once, before the pool forks).
             searching = parallel.Background(
-                functools.partial(_rewrite_targets_and_imports, plan, result,
-                                  imported if not answered else None),
-                options.jobs)
+                functools.partial(_rewrite_targets_and_imports, plan, result, imported), options.jobs)
             if values is None:
                 values = class_value_proofs(result, index, texts)
             candidates, shape_only, loaded_by, answers = searching.result()
-            if answers is not None:
-                imported.adopt(answers)
-                answered = True
+            imported.adopt(answers)
         else:
             candidates, shape_only, loaded_by = _rewrite_targets(plan, result, False)
         if proving is not None and values is None:
@@ -216,13 +211,14 @@ def _rewrite_targets(plan: Plan, result: RunResult, convert: bool,
     return candidates, shape_only, loaded_by
 
 
-def _rewrite_targets_and_imports(plan: Plan, result: RunResult, imported: ImportedNames | None,
+def _rewrite_targets_and_imports(plan: Plan, result: RunResult, imported: ImportedNames,
                                  ) -> tuple[list[Path], frozenset[Path], dict[str, frozenset[Path]] | None,
-                                            tuple[object, ...] | None]:
-    """``_rewrite_targets`` for ``apply``, and ``imported``'s answers (``prepared``) when
-    given: both text searches over the tree, in one forked process."""
+                                            tuple[object, ...]]:
+    """``_rewrite_targets`` for ``apply``, and ``imported``'s answers (``prepared``; in a
+    later round the forked process inherits them, already computed): both text searches
+    over the tree, in one forked process."""
     candidates, shape_only, loaded_by = _rewrite_targets(plan, result, True)
-    return candidates, shape_only, loaded_by, imported.prepared() if imported is not None else None
+    return candidates, shape_only, loaded_by, imported.prepared()
 
 
 def _parse_while(waiting: list[parallel.Background], texts: list[str],

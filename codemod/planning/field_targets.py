@@ -41,7 +41,7 @@ def field_target_uses(plan: Plan, sources: dict[Path, str]) -> dict[str, Blockin
     augmented assignment or a ``del`` somewhere in ``sources``, or one of whose members
     (a property, method, class constant or static method) is written into an attribute
     dict by a literal name -> the first such write."""
-    members = member_owners(plan)
+    members = plan.member_owners()
     if not plan.fields and not members:
         return {}
     may_write = FieldGate(frozenset(plan.fields), frozenset(members))
@@ -65,21 +65,6 @@ def field_target_uses(plan: Plan, sources: dict[Path, str]) -> dict[str, Blockin
             for qual in owners:
                 found.setdefault(qual, use)
     return found
-
-
-def member_owners(plan: Plan) -> dict[str, list[str]]:
-    """Each member name of a converted or shadow class (a property, method, class
-    constant or static method; not a dunder) -> the classes that define it: written into
-    an instance's dict by name, it changed nothing a read of the old class's property,
-    and came after its data but before its constants; on a converted parameter it is the
-    attribute."""
-    owners: dict[str, list[str]] = {}
-    for qual, cls in sorted(plan.classes.items()):
-        if cls.converted or cls.shadow:
-            for name in {*cls.properties, *cls.facts.methods, *cls.constants, *cls.static_funcs}:
-                if not (name.startswith("__") and name.endswith("__")):
-                    owners.setdefault(name, []).append(qual)
-    return owners
 
 
 #: How a member name written into an attribute dict is found (``_Walker``).

@@ -180,10 +180,9 @@ class HierarchyChecks(Relays):
         for p in with_init:
             init = p.init
             assert init is not None
-            for param in [*init.params.posonly_params, *init.params.params, *init.params.kwonly_params]:
-                name = param.name.value
-                if param.default is not None and name in defaults and code_of(param.default) != defaults[name]:
-                    raise Refuse(f"{p.name}.__init__ defaults {name!r} to `{code_of(param.default)}` "
+            for name, default in init.defaults.items():
+                if name in defaults and default != defaults[name]:
+                    raise Refuse(f"{p.name}.__init__ defaults {name!r} to `{default}` "
                                  f"where {source} defaults it to `{defaults[name]}`; the factory "
                                  "would pass its own default on")
             # A default of its own passed on by name: the factory gives the next
@@ -191,7 +190,7 @@ class HierarchyChecks(Relays):
             later = with_init[with_init.index(p) + 1:]
             for name, default in sorted(init.forwarded_defaults.items()):
                 receiver = next((q for q in later if name in q.init.param_names), None)  # type: ignore[union-attr]
-                theirs = _default_of(receiver, name) if receiver is not None else None
+                theirs = receiver.init.defaults.get(name) if receiver is not None else None  # type: ignore[union-attr]
                 if theirs != default:
                     if receiver is None:
                         where = "no later __init__ names it"
@@ -262,13 +261,3 @@ class HierarchyChecks(Relays):
         return NewFacts(params=composed.params, call_args=composed.call_args,
                         docstring=composed.docstring, prelude=composed.prelude,
                         post=composed.post)
-
-
-def _default_of(plan: ClassPlan, name: str) -> str | None:
-    """The code of the default ``plan``'s ``__init__`` gives parameter ``name`` (None: none)."""
-    init = plan.init
-    assert init is not None
-    for param in [*init.params.posonly_params, *init.params.params, *init.params.kwonly_params]:
-        if param.name.value == name and param.default is not None:
-            return code_of(param.default)
-    return None

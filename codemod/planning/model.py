@@ -161,6 +161,19 @@ class Plan:
         found = [p.refusal for p in self.classes.values() if p.refusal is not None]
         return sorted(found, key=lambda r: (str(r.path), r.line, r.subject))
 
+    def member_owners(self) -> dict[str, list[str]]:
+        """Each member name of a converted or shadow class (a method, class constant,
+        static method or property; not a dunder) -> the classes that define it, in
+        qualname order: what a converted parameter's type (``Parameter``) lacks and its
+        attribute dict holds instead."""
+        owners: dict[str, list[str]] = {}
+        for qual, cls in sorted(self.classes.items()):
+            if cls.converted or cls.shadow:
+                for name in {*cls.facts.methods, *cls.constants, *cls.static_funcs, *cls.properties}:
+                    if not (name.startswith("__") and name.endswith("__")):
+                        owners.setdefault(name, []).append(qual)
+        return owners
+
     def is_converted(self, qualname: str | None) -> bool:
         """Whether ``qualname`` names a converted class."""
         plan = self.classes.get(qualname) if qualname else None

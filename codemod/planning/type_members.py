@@ -25,7 +25,7 @@ import re
 from pathlib import Path
 
 from codemod.analysis.source_lines import line_text
-from codemod.analysis.text_search import alternation, lines_at, nfkc_text
+from codemod.analysis.text_search import alternation, lines_at, names_pattern, nfkc_text
 from codemod.planning.method_selves import MethodSelves, walked_files
 from codemod.planning.plan import Plan
 from codemod.types import BlockingUse, UseForm
@@ -34,13 +34,7 @@ from codemod.types import BlockingUse, UseForm
 def type_member_uses(plan: Plan, sources: dict[Path, str]) -> dict[str, BlockingUse]:
     """Qualname of each class one of whose members is read as ``type(x).name`` or
     ``x.__class__.name`` somewhere in ``sources`` -> the first such read."""
-    owners: dict[str, list[str]] = {}
-    for qual, cls in sorted(plan.classes.items()):
-        if not (cls.converted or cls.shadow):
-            continue
-        for name in {*cls.facts.methods, *cls.constants, *cls.static_funcs, *cls.properties}:
-            if not (name.startswith("__") and name.endswith("__")):
-                owners.setdefault(name, []).append(qual)
+    owners = plan.member_owners()
     if not owners:
         return {}
     member = _member_pattern(frozenset(owners))
@@ -70,7 +64,7 @@ def _member_pattern(names: frozenset[str]) -> re.Pattern[str]:
 
 def _quoted_pattern(names: frozenset[str]) -> re.Pattern[str]:
     """Each of ``names`` as a string literal (``getattr(type(p), "PACK")``)."""
-    return re.compile(rf"[\"'](?:{alternation(names)})[\"']")
+    return names_pattern(r"[\"'](?:{names})[\"']", names)
 
 
 def named_read_lines(text: str, quoted: re.Pattern[str]) -> list[int]:

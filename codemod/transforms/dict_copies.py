@@ -34,6 +34,7 @@ from collections.abc import Callable, Sequence
 
 import libcst as cst
 
+from codemod.analysis.init_shapes import code_of
 from codemod.planning.plan import Plan
 from codemod.runtime.helpers import PARAM_ATTR_DICT, REBIND_PARAM_METHODS
 from codemod.transforms.dict_copy_screen import may_rewrite as may_rewrite
@@ -422,13 +423,13 @@ class _KeyedReads(cst.CSTTransformer):
     def __init__(self, obj: cst.BaseExpression, key: str,
                  view: Callable[[], cst.BaseExpression | None]) -> None:
         super().__init__()
-        self.code = cst.Module(body=[]).code_for_node(obj)
+        self.code = code_of(obj)
         self.key = key
         self.view = view
 
     def _same(self, expr: cst.BaseExpression) -> bool:
         obj = attr_dict_of(expr)
-        return obj is not None and cst.Module(body=[]).code_for_node(obj) == self.code
+        return obj is not None and code_of(obj) == self.code
 
     def visit_Lambda(self, node: cst.Lambda) -> bool:
         return False
@@ -451,7 +452,7 @@ class _KeyedReads(cst.CSTTransformer):
                 return updated_node.with_changes(func=func.with_changes(value=view))
         if isinstance(func, cst.Name) and func.value == "getattr" and len(args) == 2 \
                 and not any(a.star or a.keyword for a in args) \
-                and cst.Module(body=[]).code_for_node(args[0].value) == self.code \
+                and code_of(args[0].value) == self.code \
                 and isinstance(args[1].value, cst.Name) and args[1].value.value == self.key:
             # ``getattr(p, k)`` of an old key (``_f``): what the old attribute held, now
             # the view's entry (the converted parameter has no ``_f``).
