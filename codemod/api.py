@@ -12,10 +12,10 @@ re-exported here.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from codemod import parallel
 from codemod.analysis import python_trees, roots
-from codemod.pipeline.conversion import FileConversion, convert_file
 from codemod.pipeline.indexing import analyse, file_import_targets, hierarchy_names
 from codemod.pipeline.outcomes import record_outcomes
 from codemod.pipeline.plan_rounds import settle_plan
@@ -24,7 +24,12 @@ from codemod.pipeline.results import Mentions, Progress, RunResult
 from codemod.scope import Scope, scope_of
 from codemod.types import Options
 
-__all__ = ["FileConversion", "Mentions", "Progress", "RunResult", "analyse", "convert_file",
+if TYPE_CHECKING:
+    from codemod.analysis.classes import FileFacts
+    from codemod.pipeline.conversion import FileConversion
+    from codemod.planning.plan import Plan
+
+__all__ = ["Mentions", "Progress", "RunResult", "analyse", "convert_file",
            "file_import_targets", "hierarchy_names", "parse_file", "read_tree", "run", "settle_plan"]
 
 
@@ -55,3 +60,12 @@ def _run(paths: list[Path], options: Options, progress: Progress | None,
     return result
 
 
+
+
+def convert_file(ff: FileFacts, plan: Plan) -> FileConversion:
+    """``conversion.convert_file``. The conversion machinery (LibCST's matchers and
+    codemods, the transforms) is imported when first needed, not by reading and planning
+    (``plan_rounds._import_conversion``)."""
+    from codemod.pipeline.conversion import convert_file as convert
+
+    return convert(ff, plan)

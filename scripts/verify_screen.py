@@ -23,7 +23,7 @@ from pathlib import Path
 from libcst.codemod import CodemodContext
 
 from codemod import api
-from codemod.pipeline import conversion, plan_rounds, reading
+from codemod.pipeline import conversion, plan_rounds, reading, rewrite_reach
 from codemod.planning.plan import build_plan
 from codemod.transforms.leftover_screen import screen_file
 from codemod.transforms.refs import FileRefs
@@ -51,13 +51,13 @@ def compare(tree: Path, allow_value_uses: bool) -> int:
                        feature_prefix=options.feature_prefix)
     bad = 0
     for label, plan in (("first plan", first), ("settled plan", settled)):
-        names = conversion.rewritable_names(plan)
+        names = rewrite_reach.rewritable_names(plan)
         decided = undecided = untouched = 0
         fast = slow = 0.0
         for path in plan_rounds.rewrite_candidates(plan, result):
             text = result.sources[path].text
             start = time.perf_counter()
-            screened, proven = screen_file(path, text, plan, conversion.class_spellings(plan))
+            screened, proven = screen_file(path, text, plan, rewrite_reach.class_spellings(plan))
             proven = proven and conversion.only_use_sites(path, text, plan)
             fast += time.perf_counter() - start
             start = time.perf_counter()

@@ -12,8 +12,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 import libcst as cst
-import libcst.matchers as m
 
+from codemod.analysis import cst_patterns as m
 from codemod.analysis.classes import PropertyFacts, docstring_and_body
 from codemod.analysis.pre_statements import order_matters, returns
 

@@ -15,8 +15,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 import libcst as cst
-import libcst.matchers as m
 
+from codemod.analysis import cst_patterns as m
 from codemod.analysis.bound_names import names_bound
 
 

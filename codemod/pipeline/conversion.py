@@ -7,7 +7,6 @@ can change."""
 from __future__ import annotations
 
 import functools
-import re
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,14 +17,13 @@ from libcst.codemod import CodemodContext
 from codemod import parallel
 from codemod.analysis.classes import FileFacts
 from codemod.analysis.compiles import needs_newer_python
-from codemod.analysis.names import module_name_for
 from codemod.analysis.type_comparisons import HELPER as TYPE_HELPER
 from codemod.analysis.type_comparisons import (
     compares_types,
     may_compare_types,
     module_level_comparisons,
 )
-from codemod.pipeline.indexing import hierarchy_names
+from codemod.pipeline.rewrite_reach import DICT_COPY, may_hold_shapes, param_classes_of, rewritable_names
 from codemod.planning.plan import Plan
 from codemod.prefilters import prefilter
 from codemod.runtime.helpers import PARAM_ATTR_DICT, REBIND_PARAM_METHODS
@@ -198,51 +196,6 @@ def _runtime_for(ff: FileFacts, plan: Plan,
     runtimes = sorted(plan.runtime_modules, key=lambda r: (distance(r), -served[r], r))
     free = [r for r in runtimes if ff.path not in (loaded_by or {}).get(r, ())]
     return (free[0], False) if free else (runtimes[0], True)
-
-
-#: ``t.__dict__ = ...``, ``t.__dict__.update(...)``, a ``setattr`` loop over ``.items()``: a
-#: copy ``DictCopyTransformer`` follows with a rebinding; ``.get(``, ``[``, ``in``, ``==``:
-#: a read it may make old-style (a cheap text test first; the transformer decides).
-#: Each alternative starts with its literal and checks the word boundary after it
-#: (``in(?<=(?<!\w)in)`` is ``\bin``): the regex engine then skips from one of four
-#: first characters to the next instead of trying every alternative at every position.
-DICT_COPY = re.compile(
-    r"\.__dict__\s*(?:=|\|=|\.update\s*\(|\.get\s*\(|\[|\.items\s*\(|\.keys\s*\(|\.values\s*\(|!=)"
-    r"|in(?<=(?<!\w)in)\s+[\w.]+\.__dict__|vars(?<=(?<!\w)vars)\s*\("
-    r"|getattr(?<=(?<!\w)getattr)\s*\([^()]*[\"']__dict__[\"']"
-)
-
-
-def rewritable_names(plan: Plan) -> frozenset[str]:
-    """Every identifier a use-site rewrite can start from: the converted classes, the
-    names they are imported under anywhere in the tree, their backing fields."""
-    return class_spellings(plan) | frozenset(plan.fields)
-
-
-def class_spellings(plan: Plan) -> frozenset[str]:
-    """Every identifier a use of a converted (or shadow) class can be spelled with."""
-    return hierarchy_names(plan.index, plan.index.files.values(), rewritten_classes(plan))
-
-
-def rewritten_classes(plan: Plan) -> list[str]:
-    """Classes whose uses a rewrite changes: the converted ones and the kept shadows
-    (``isinstance(p, Shadow)`` must also answer for converted parameters)."""
-    return [q for q, p in plan.classes.items() if p.converted or p.shadow]
-
-
-def param_classes_of(path: Path, plan: Plan) -> frozenset[str]:
-    """Names of the plan's classes defined in the module of ``path`` (as
-    ``DictCopyTransformer`` tells a Parameter class's methods from an ordinary one's)."""
-    module = module_name_for(path)
-    return frozenset(p.name for p in plan.classes.values() if p.facts.module == module)
-
-
-def may_hold_shapes(text: str) -> bool:
-    """Whether a rewrite not tied to a class name may act on ``text``: a cheap text test
-    (an attribute-dict copy or read, ``DICT_COPY``, always names ``__dict__`` or
-    ``vars``; a comparison of types, ``may_compare_types``)."""
-    return (("__dict__" in text or "vars" in text) and DICT_COPY.search(text) is not None) \
-        or may_compare_types(text)
 
 
 def may_rewrite_shapes(text: str, plan: Plan, param_classes: frozenset[str] | None = None) -> bool:

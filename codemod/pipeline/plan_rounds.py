@@ -19,6 +19,7 @@ from codemod.analysis.names import module_name_for
 from codemod.pipeline.imported_names import ImportedNames
 from codemod.pipeline.indexing import file_import_targets, hierarchy_names
 from codemod.pipeline.results import Progress, RunResult
+from codemod.pipeline.rewrite_reach import loaded_by_runtime, may_hold_shapes, rewritten_classes
 from codemod.pipeline.runtime_cycles import cyclic_runtime_uses
 from codemod.planning.field_targets import field_target_uses
 from codemod.planning.plan import Plan, build_plan
@@ -46,13 +47,6 @@ def convert_all(*args: Any, **kwargs: Any) -> dict[Path, Converted]:
     from codemod.pipeline.workers import convert_all as convert_each
 
     return convert_each(*args, **kwargs)
-
-
-def _may_hold_shapes(text: str) -> bool:
-    """``conversion.may_hold_shapes``: a text a rewrite not tied to a class name may act on."""
-    from codemod.pipeline.conversion import may_hold_shapes
-
-    return may_hold_shapes(text)
 
 
 def _import_conversion() -> None:
@@ -101,7 +95,6 @@ def settle_plan(result: RunResult, index: ClassIndex, options: Options,
         _parse_texts(_texts_to_parse(result, index, []))
         proving = parallel.Background(functools.partial(class_value_proofs, result, index, texts),
                                       options.jobs)
-    _import_conversion()
     values: ClassValues | None = None
     # A name clash (a generated name its module already defines, as in a tree an earlier
     # ``apply`` converted) refuses its classes only once the rounds have found every
@@ -124,11 +117,13 @@ def settle_plan(result: RunResult, index: ClassIndex, options: Options,
             # the import removal of every round, computed once, before the pool forks).
             searching = parallel.Background(
                 functools.partial(_rewrite_targets_and_imports, plan, result, imported), options.jobs)
+            _import_conversion()
             if values is None:
                 values = class_value_proofs(result, index, texts)
             candidates, shape_only, loaded_by, answers = searching.result()
             imported.adopt(answers)
         else:
+            _import_conversion()
             candidates, shape_only, loaded_by = _rewrite_targets(plan, result, False)
         if proving is not None and values is None:
             _parse_while([proving, screening], [result.sources[p].text for p in candidates],
@@ -191,7 +186,7 @@ def _rewrite_targets(plan: Plan, result: RunResult, convert: bool,
                      ) -> tuple[list[Path], frozenset[Path], dict[str, frozenset[Path]] | None]:
     """The candidate files of a round and those chosen only for a rewrite not tied to a
     class name (``_candidate_files``), and with ``convert``, where a runtime's helpers
-    cannot be imported at the top (``workers.loaded_by_runtime``, when a candidate may
+    cannot be imported at the top (``rewrite_reach.loaded_by_runtime``, when a candidate may
     hold a shape rewrite; else None).
 
     Leftovers are uses of class names: files that only write a backing field (or copy
@@ -204,9 +199,7 @@ def _rewrite_targets(plan: Plan, result: RunResult, convert: bool,
     candidates, shape_only = _candidate_files(plan, result, fields=convert)
     loaded_by = None
     if convert and plan.runtime_modules and any(
-            _may_hold_shapes(result.sources[p].text) for p in candidates):
-        from codemod.pipeline.workers import loaded_by_runtime
-
+            may_hold_shapes(result.sources[p].text) for p in candidates):
         loaded_by = loaded_by_runtime(plan, result)
     return candidates, shape_only, loaded_by
 
@@ -339,8 +332,6 @@ def _candidate_files(plan: Plan, result: RunResult,
     they are converted. Returns them in path order, and those chosen only for a rewrite
     not tied to a class name, which ``may_rewrite_shapes`` has yet to screen (the caller
     does)."""
-    from codemod.pipeline.conversion import rewritten_classes
-
     names = hierarchy_names(plan.index, result.facts.values(), rewritten_classes(plan))
     backing = frozenset(plan.fields) if fields else frozenset()
     either = names | backing
@@ -354,7 +345,7 @@ def _candidate_files(plan: Plan, result: RunResult,
         if path in defining or (result.mentions.any(path, source.text, either)
                                 and not inert(source.text, names, backing)):
             chosen.append(path)
-        elif fields and plan.runtime_modules and _may_hold_shapes(source.text):
+        elif fields and plan.runtime_modules and may_hold_shapes(source.text):
             chosen.append(path)
             shape_only.add(path)
     return chosen, frozenset(shape_only)

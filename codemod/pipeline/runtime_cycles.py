@@ -13,7 +13,7 @@ Why
 Fix safety
     Only files that name a converted class are looked at (a rewrite not tied to a class
     name imports its helper inside the function where the runtime loads the file), and
-    only when the runtime's import really runs them (``workers.loaded_by_runtime``). A
+    only when the runtime's import really runs them (``rewrite_reach.loaded_by_runtime``). A
     file that already imports from the runtime's package at import time gains no new
     cycle.
 """
@@ -29,6 +29,7 @@ from codemod.analysis.names import module_name_for
 from codemod.analysis.source_lines import line_text
 from codemod.analysis.text_search import unjoined
 from codemod.pipeline.results import RunResult
+from codemod.pipeline.rewrite_reach import loaded_by_runtime
 from codemod.planning.model import Plan
 from codemod.types import BlockingUse, UseForm
 
@@ -56,8 +57,6 @@ def cyclic_runtime_uses(plan: Plan, result: RunResult, candidates: list[Path],
     if not using or not plan.runtime_modules:
         return {}
     if loaded_by is None:
-        from codemod.pipeline.workers import loaded_by_runtime
-
         loaded_by = loaded_by_runtime(plan, result)
     suspects: list[tuple[Path, str]] = []
     for path in using:

@@ -1,7 +1,7 @@
 """Converting every candidate file of a planning round, in forked workers when ``jobs`` >
 1, results in input order: per file the conversion (or only its leftovers, once the
 round has some), the verification of a changed text, and whether the file was parsed
-there; the files that importing each runtime module runs (``loaded_by_runtime``)."""
+there."""
 
 from __future__ import annotations
 
@@ -11,22 +11,18 @@ from pathlib import Path
 
 from codemod import parallel
 from codemod.analysis.classes import FileFacts
-from codemod.analysis.import_graph import loaded_while_importing
-from codemod.analysis.names import module_name_for
 from codemod.fileio import SourceFile
 from codemod.pipeline.conversion import (
     FileConversion,
     Leftovers,
-    class_spellings,
     convert_with_leftovers,
     may_rewrite_shapes,
     only_use_sites,
-    param_classes_of,
-    rewritable_names,
     verify_text,
 )
 from codemod.pipeline.reading import parse_facts
 from codemod.pipeline.results import Progress, RunResult
+from codemod.pipeline.rewrite_reach import class_spellings, param_classes_of, rewritable_names
 from codemod.planning.plan import Plan
 from codemod.transforms.leftover_screen import screen_file
 from codemod.transforms.skeleton import MARKER, skeleton_text
@@ -152,29 +148,3 @@ def convert_all(paths: list[Path], plan: Plan, result: RunResult, jobs: int,
             result.parsed_elsewhere.add(path)
             result.parsed += 1
     return dict(zip(paths, converted))
-
-
-def loaded_by_runtime(plan: Plan, result: RunResult) -> dict[str, frozenset[Path]]:
-    """Per runtime module, the files importing it runs (``import_graph``): a rewrite
-    must not import that runtime at the top of one of them. A runtime module this run
-    writes imports nothing of the tree (only the standard library and torch): importing
-    it runs its packages' ``__init__.py`` files and what they import (a file outside the
-    package that one of them imports would, importing the runtime at its top, run that
-    ``__init__.py`` while itself half done)."""
-    texts = {path: source.text for path, source in result.sources.items()}
-    loaded = {
-        ff.module_name: loaded_while_importing(ff.path, ff.module_name, texts)
-        for ff in plan.index.files.values() if ff.module_name in plan.runtime_modules
-    }
-    for module, runtime in plan.runtimes.items():
-        if module not in loaded and runtime.path not in texts:
-            loaded[module] = loaded_while_importing(runtime.path, module, {**texts, runtime.path: ""})
-    # A file of the runtime's own package is safe: importing it runs the package's
-    # ``__init__.py`` files first, so its import of the runtime finds the package begun.
-    return {module: frozenset(path for path in files
-                              if not _inside(module_name_for(path), module.rpartition(".")[0]))
-            for module, files in loaded.items()}
-
-
-def _inside(module: str, package: str) -> bool:
-    return bool(package) and (module == package or module.startswith(package + "."))

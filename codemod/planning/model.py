@@ -9,8 +9,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import libcst as cst
-import libcst.matchers as m
 
+from codemod.analysis import cst_patterns as m
 from codemod.analysis.class_values import ClassValues
 from codemod.analysis.classes import ClassFacts
 from codemod.analysis.index import ClassIndex

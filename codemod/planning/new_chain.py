@@ -30,8 +30,8 @@ from dataclasses import dataclass, replace
 from typing import TypeGuard
 
 import libcst as cst
-import libcst.matchers as m
 
+from codemod.analysis import cst_patterns as m
 from codemod.analysis.bound_names import names_bound
 from codemod.analysis.classes import docstring_and_body
 from codemod.analysis.names import variables_used

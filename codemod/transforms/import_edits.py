@@ -42,7 +42,7 @@ from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
 from codemod.analysis import python_trees
 from codemod.analysis.classes import FileFacts, docstring_and_body
 from codemod.analysis.statement_text import same_lines
-from codemod.transforms.import_format import NameComments, name_comments, one_per_line
+from codemod.transforms.import_format import NameComments, module_path, name_comments, one_per_line
 
 _PLACEHOLDER = "__codemod_placeholder_{}__"
 _Statement = TypeVar("_Statement", bound=cst.BaseStatement)
@@ -131,11 +131,11 @@ def _may_serve(stmt: cst.BaseStatement, requested: set[str]) -> bool:
         if isinstance(small, cst.ImportFrom):
             if small.relative or small.module is None:
                 return True
-            module = cst.Module(body=[]).code_for_node(small.module)
+            module = module_path(small.module)
             if module in requested or module == "__future__":
                 return True
         elif isinstance(small, cst.Import):
-            if any(cst.Module(body=[]).code_for_node(alias.name) in requested for alias in small.names):
+            if any(module_path(alias.name) in requested for alias in small.names):
                 return True
     return False
 

@@ -143,19 +143,25 @@ def test_check_parses_the_mentioning_files_before_forking_the_proofs(monkeypatch
             assert not mentioning <= parsed_at_fork["_unreached_uses"]
 
 
-def test_the_check_engine_loads_without_the_conversion_machinery():
-    """``check`` imports the conversion machinery (LibCST's codemods, the transforms)
-    only once the proofs are forked, in the time that leaves this process idle: its
-    engine does not import it."""
-    code = ("import sys, codemod.check.engine; "
-            "print(sorted(m for m in ('codemod.api', 'codemod.pipeline.conversion', "
-            "'codemod.pipeline.workers', 'libcst.codemod') if m in sys.modules))")
+@pytest.mark.parametrize("engine", ["codemod.check.engine", "codemod.api"])
+def test_the_engines_load_without_the_conversion_machinery(engine):
+    """``check`` and ``apply`` import the conversion machinery (LibCST's matchers and
+    codemods, the transforms: ~0.25 s) only once the round's screens are forked, in time
+    this process would otherwise wait or that the forked processes share: neither
+    engine imports it, nor does reading, indexing or planning."""
+    code = (f"import sys, {engine}, codemod.pipeline.plan_rounds; "
+            "print(sorted(m for m in ('codemod.pipeline.conversion', 'codemod.pipeline.workers', "
+            "'libcst.codemod', 'libcst.matchers') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          env={**os.environ, "PYTHONPATH": str(FIXTURES.parent)}).stdout
     assert out.strip() == "[]"
 
 
-def test_settle_plan_imports_the_conversion_machinery_after_forking_the_proofs(monkeypatch):
+@pytest.mark.parametrize("convert", [False, True])
+def test_settle_plan_imports_the_conversion_machinery_after_forking_the_screens(monkeypatch, convert):
+    """The import comes after every process of the round is forked: those processes
+    (the proofs, the screens, the candidate search) never need it, and the convert
+    workers forked after inherit it."""
     events: list[str] = []
     real_background, real_import = parallel.Background, plan_rounds._import_conversion
 
@@ -171,5 +177,7 @@ def test_settle_plan_imports_the_conversion_machinery_after_forking_the_proofs(m
     monkeypatch.setattr(plan_rounds, "_import_conversion", imports)
     result = api.read_tree([FIXTURES / "engine"], Options(jobs=2))
     index = api.analyse(result.sources, result)
-    api.settle_plan(result, index, Options(jobs=2), convert=False)
-    assert events[:4] == ["class_value_proofs", "import", "_unreached_uses", "_escaped_list"]
+    api.settle_plan(result, index, Options(jobs=2), convert=convert)
+    forked = ["_unreached_uses", "_rewrite_targets_and_imports"] if convert else \
+        ["class_value_proofs", "_unreached_uses"]
+    assert events[:4] == [*forked, "import", "_escaped_list"]

@@ -1,4 +1,4 @@
-"""``conversion.DICT_COPY`` is written so that the regex engine can skip ahead (each
+"""``rewrite_reach.DICT_COPY`` is written so that the regex engine can skip ahead (each
 alternative starts with a literal); it must match exactly where the plain form does."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from codemod.pipeline import conversion
+from codemod.pipeline import rewrite_reach
 
 #: The plain form: ``\b`` before each word.
 PLAIN = re.compile(
@@ -27,5 +27,5 @@ TEXTS = [
 
 @pytest.mark.parametrize("text", TEXTS)
 def test_dict_copy_gate_matches_where_the_plain_form_does(text):
-    assert [m.span() for m in conversion.DICT_COPY.finditer(text)] == \
+    assert [m.span() for m in rewrite_reach.DICT_COPY.finditer(text)] == \
         [m.span() for m in PLAIN.finditer(text)]

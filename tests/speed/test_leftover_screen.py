@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from codemod import api
-from codemod.pipeline import conversion, plan_rounds, reading
+from codemod.pipeline import conversion, plan_rounds, reading, rewrite_reach
 from codemod.planning.plan import Plan, build_plan
 from codemod.transforms.leftover_screen import screen_leftovers
 from codemod.types import Options
@@ -39,7 +39,7 @@ def _plan(root: Path, allow_value_uses: bool, proofs: bool = False) -> tuple[api
 def _both(result: api.RunResult, plan: Plan, path: Path):
     """(screen's answer, LibCST's answer) for one file."""
     text = result.sources[path].text
-    screened = screen_leftovers(path, text, plan, conversion.class_spellings(plan))
+    screened = screen_leftovers(path, text, plan, rewrite_reach.class_spellings(plan))
     ff = result.facts.get(path) or reading.parse_facts(path, text)[0]
     assert ff is not None
     _, expected = conversion.convert_with_leftovers(ff, plan, stop_at_leftovers=False, leftovers_only=True)
@@ -67,7 +67,7 @@ def test_fixture_trees_are_mostly_decided():
         for path in plan_rounds.rewrite_candidates(plan, result):
             total += 1
             decided += screen_leftovers(path, result.sources[path].text, plan,
-                                        conversion.class_spellings(plan)) is not None
+                                        rewrite_reach.class_spellings(plan)) is not None
     assert total > 20 and decided >= 12, (decided, total)
 
 
@@ -78,7 +78,7 @@ def test_crafted_trees_agree_with_libcst(tmp_path, case):
     for path in plan_rounds.rewrite_candidates(plan, result):
         text = result.sources[path].text
         if reading.parse_facts(path, text)[0] is None:  # LibCST cannot parse it: neither can CPython
-            assert screen_leftovers(path, text, plan, conversion.class_spellings(plan)) is None
+            assert screen_leftovers(path, text, plan, rewrite_reach.class_spellings(plan)) is None
             continue
         screened, expected = _both(result, plan, path)
         if screened is not None:
@@ -175,7 +175,7 @@ def test_each_position(tmp_path, case, allow_value_uses):
     result, plan = _plan(root, allow_value_uses)
     path = root / "use.py"
     text = result.sources[path].text
-    screened = screen_leftovers(path, text, plan, conversion.class_spellings(plan))
+    screened = screen_leftovers(path, text, plan, rewrite_reach.class_spellings(plan))
     if want is None:
         assert screened is None
         return
@@ -194,7 +194,7 @@ def test_screen_refuses_what_cpython_cannot_parse(tmp_path):
                                         "pkg/use.py": "from pkg.params import Base\nreg(Base\n"}) / "pkg"
     result, plan = _plan(root, False)
     path = root / "use.py"
-    assert screen_leftovers(path, result.sources[path].text, plan, conversion.class_spellings(plan)) is None
+    assert screen_leftovers(path, result.sources[path].text, plan, rewrite_reach.class_spellings(plan)) is None
 
 
 def _libcst_both_ways(result: api.RunResult, plan: Plan, path: Path):
@@ -211,7 +211,7 @@ def _libcst_both_ways(result: api.RunResult, plan: Plan, path: Path):
     assert ff is not None
     uses = UseSiteTransformer(ff, plan, FileRefs(ff, plan, CodemodContext()))
     ff.module.visit(uses)
-    restricted = unconverted_uses(ff, plan, uses.handled, conversion.class_spellings(plan))
+    restricted = unconverted_uses(ff, plan, uses.handled, rewrite_reach.class_spellings(plan))
     whole = unconverted_uses(ff, plan, uses.handled)
     return restricted, whole
 

@@ -24,7 +24,7 @@ from codemod import api
 from codemod.analysis import python_trees
 from codemod.analysis.ast_uses import use_kind
 from codemod.analysis.use_rules import USE_RULES, UseKind
-from codemod.pipeline import conversion, plan_rounds, reading
+from codemod.pipeline import conversion, plan_rounds, reading, rewrite_reach
 from codemod.planning.plan import build_plan
 from codemod.transforms.leftover_screen import screen_kinds
 from codemod.transforms.use_scanner import classified_leftovers
@@ -66,7 +66,7 @@ def _same_kinds(root: Path) -> tuple[set[UseKind], set[UseKind]]:
     index = api.analyse(result.sources, result)
     strict = build_plan(index, (), {}, allow_value_uses=False)
     lenient = build_plan(index, (), {}, allow_value_uses=True)
-    names = conversion.class_spellings(strict)
+    names = rewrite_reach.class_spellings(strict)
     seen: set[UseKind] = set()
     leftover_kinds: set[UseKind] = set()
     for path in plan_rounds.rewrite_candidates(strict, result):

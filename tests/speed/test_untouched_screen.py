@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from codemod import api
-from codemod.pipeline import conversion, outcomes, plan_rounds, reading, workers
+from codemod.pipeline import conversion, outcomes, plan_rounds, reading, rewrite_reach, workers
 from codemod.transforms.leftover_screen import screen_file
 from codemod.types import Options
 from tests.speed.test_leftover_screen import FIXTURE_TREES, USES, _plan
@@ -21,7 +21,7 @@ from tests.speed.test_prefilter import PARAMS, write_tree
 def _proven(result: api.RunResult, plan, path: Path) -> bool:
     """What ``_convert_one`` relies on to skip LibCST for ``path``."""
     text = result.sources[path].text
-    _, untouched = screen_file(path, text, plan, conversion.class_spellings(plan))
+    _, untouched = screen_file(path, text, plan, rewrite_reach.class_spellings(plan))
     return untouched and conversion.only_use_sites(path, text, plan)
 
 
