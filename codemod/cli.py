@@ -97,7 +97,7 @@ def apply(paths: tuple[Path, ...], dry_run: bool, report_file: Path | None,
     options = _options(paths, exclude, extend_exclude, jobs)
     progress = Progress(sys.stderr)
     try:
-        result = api.run(list(paths), options, progress=progress)
+        result = api.run(list(paths), options, progress=progress, keep_trees=True)
     finally:
         progress.close()
     for failed in result.failed():

@@ -40,18 +40,27 @@ _SPARE_ROUNDS = 2
 
 
 def convert_all(*args: Any, **kwargs: Any) -> dict[Path, Converted]:
-    """``workers.convert_all``. The conversion machinery (LibCST's codemods, the
-    transforms) is imported when a round first needs it: ``check``, which converts
-    nothing, imports it in the time the forked proofs leave this process idle
-    (``_import_conversion``), not before its first line of work."""
+    """``workers.convert_all``. The conversion machinery (LibCST's matchers and codemods,
+    the transforms) is imported once the first round's screens are forked
+    (``_import_conversion``), not before the first line of work: ``check``, which
+    converts nothing, in time it would wait for them, ``apply`` in time the forked
+    processes share."""
     from codemod.pipeline.workers import convert_all as convert_each
 
     return convert_each(*args, **kwargs)
 
 
-def _import_conversion() -> None:
-    """Import what converting and screening a file needs (see ``convert_all``)."""
+def _import_conversion(convert: bool) -> None:
+    """Import what converting and screening a file needs (see ``convert_all``); with
+    ``convert``, also search LibCST's import codemods for matcher decorators
+    (``matcher_cache.warm``): the convert workers forked after inherit the answers
+    instead of each searching on its first file."""
     import codemod.pipeline.workers  # noqa: F401
+
+    if convert:
+        from codemod.transforms import matcher_cache
+
+        matcher_cache.warm()
 
 
 def _judge_undecodable(result: RunResult, plan: Plan) -> None:
@@ -117,17 +126,16 @@ def settle_plan(result: RunResult, index: ClassIndex, options: Options,
             # the import removal of every round, computed once, before the pool forks).
             searching = parallel.Background(
                 functools.partial(_rewrite_targets_and_imports, plan, result, imported), options.jobs)
-            _import_conversion()
+            _import_conversion(convert)
             if values is None:
                 values = class_value_proofs(result, index, texts)
             candidates, shape_only, loaded_by, answers = searching.result()
             imported.adopt(answers)
         else:
-            _import_conversion()
+            _import_conversion(convert)
             candidates, shape_only, loaded_by = _rewrite_targets(plan, result, False)
         if proving is not None and values is None:
-            _parse_while([proving, screening], [result.sources[p].text for p in candidates],
-                         warm_matchers=False)
+            _parse_while([proving, screening], [result.sources[p].text for p in candidates])
             values = proving.result()
         elif convert:
             _parse_while([screening], [result.sources[p].text for p in candidates])
@@ -214,16 +222,10 @@ def _rewrite_targets_and_imports(plan: Plan, result: RunResult, imported: Import
     return candidates, shape_only, loaded_by, imported.prepared()
 
 
-def _parse_while(waiting: list[parallel.Background], texts: list[str],
-                 warm_matchers: bool = True) -> None:
-    """While any of ``waiting`` is computed elsewhere, search LibCST's import codemods for
-    matcher decorators (``matcher_cache.warm``, when ``warm_matchers``), then make
-    CPython's trees of ``texts`` (the candidates): the workers forked after inherit both
-    instead of each doing its own."""
-    if warm_matchers and any(w.pending() for w in waiting):
-        from codemod.transforms import matcher_cache
-
-        matcher_cache.warm()
+def _parse_while(waiting: list[parallel.Background], texts: list[str]) -> None:
+    """While any of ``waiting`` is computed elsewhere, make CPython's trees of ``texts``
+    (the candidates): the workers forked after inherit them instead of each parsing its
+    own."""
     for text in texts:
         if not any(w.pending() for w in waiting):
             return

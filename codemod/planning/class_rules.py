@@ -9,6 +9,7 @@ Rules that also record what the class keeps (dropped members, generated names) s
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -185,10 +186,23 @@ def _class_scope_reads(stmt: cst.CSTNode) -> set[str]:
     return names
 
 
+#: A word starting with two underscores (``__tag``, also in ``self.__tag``): a file whose
+#: text holds none that does not also end with two has no private name (no walk).
+_DOUBLE_UNDERSCORE = re.compile(r"(?<!\w)__\w*")
+
+
+def _text_of(facts: ClassFacts) -> str:
+    """The text of the class's file ("" when not known: then every class is walked)."""
+    return facts.file.text if facts.file is not None else ""
+
+
 def uses_private_names(facts: ClassFacts, inputs: RuleInputs) -> Refuse | None:
     """A private name (``self.__tag``, ``def __helper``) in the class body: Python mangles it
     per class (``_Base__tag``, ``_Column__tag``: two attributes); in the module-level
     functions of the conversion it would be one unmangled ``__tag``."""
+    text = _text_of(facts)
+    if text and all(word.endswith("__") for word in _DOUBLE_UNDERSCORE.findall(text)):
+        return None
     private: list[cst.Name] = []
 
     class Names(cst.CSTVisitor):
@@ -209,6 +223,8 @@ def uses_names_read_otherwise(facts: ClassFacts, inputs: RuleInputs) -> Refuse |
     it as its NFKC form (``_w``), while the conversion writes member and field names into
     strings (``setattr``, the field table), which keep the spelling: the converted code
     would store one attribute and read another."""
+    if _text_of(facts).isascii() and _text_of(facts):
+        return None  # every name is ASCII, its own NFKC form
     odd: list[cst.Name] = []
 
     class Names(cst.CSTVisitor):

@@ -20,6 +20,7 @@ from codemod.check import command
 from codemod.check import engine as check_engine
 from codemod.check.uses_from_ast import _LEAVES, _inner_children
 from codemod.pipeline import plan_rounds
+from codemod.transforms import matcher_cache
 from codemod.types import Options
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
@@ -169,15 +170,18 @@ def test_settle_plan_imports_the_conversion_machinery_after_forking_the_screens(
         events.append(fn.func.__name__)
         return real_background(fn, jobs)
 
-    def imports() -> None:
+    def imports(convert: bool) -> None:
         events.append("import")
-        real_import()
+        real_import(convert)
 
     monkeypatch.setattr(parallel, "Background", background)
     monkeypatch.setattr(plan_rounds, "_import_conversion", imports)
+    monkeypatch.setattr(matcher_cache, "warm", lambda: events.append("warm"))
     result = api.read_tree([FIXTURES / "engine"], Options(jobs=2))
     index = api.analyse(result.sources, result)
     api.settle_plan(result, index, Options(jobs=2), convert=convert)
+    # ``apply`` also searches LibCST's import codemods before the workers fork, however
+    # long the forked processes take (``check`` runs none of them).
     forked = ["_unreached_uses", "_rewrite_targets_and_imports"] if convert else \
         ["class_value_proofs", "_unreached_uses"]
-    assert events[:4] == [*forked, "import", "_escaped_list"]
+    assert events[:5] == [*forked, "import", *(["warm"] if convert else []), "_escaped_list"]

@@ -67,12 +67,12 @@ def test_apply_reports_progress_and_prints_no_bar_when_captured(capsys, monkeypa
     seen: list[tuple[str, int, int]] = []
     run = api.run
 
-    def spy(paths, options, progress=None):
+    def spy(paths, options, progress=None, **kwargs):
         def record(stage: str, done: int, total: int) -> None:
             seen.append((stage, done, total))
             if progress is not None:
                 progress(stage, done, total)
-        return run(paths, options, progress=record)
+        return run(paths, options, progress=record, **kwargs)
 
     monkeypatch.setattr(api, "run", spy)
     monkeypatch.setattr(console.Progress, "DELAY", 0.0)

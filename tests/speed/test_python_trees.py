@@ -33,3 +33,15 @@ def test_each_file_parsed_by_cpython_once_per_run(monkeypatch):
     assert max(parses.values()) == 1  # a new run parses again, once
     assert [(f.path, f.outcome, f.new_text) for f in again.files] == \
         [(f.path, f.outcome, f.new_text) for f in before.files]
+
+
+def test_the_cli_keeps_the_trees_it_exits_with_and_the_next_run_frees_them():
+    """Freeing the trees costs time the CLI, which leaves with ``os._exit``, need not
+    spend (``keep_trees``); the next run starts from none."""
+    root = FIXTURE_TREES[0]
+    api.run([root], Options(jobs=1), keep_trees=True)
+    kept = dict(python_trees._TREES)
+    assert kept
+    api.read_tree([FIXTURE_TREES[1]], Options(jobs=1))
+    assert not set(python_trees._TREES) & set(kept)
+    python_trees.clear()
