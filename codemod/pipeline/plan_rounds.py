@@ -118,9 +118,8 @@ def settle_plan(result: RunResult, index: ClassIndex, options: Options,
         plan = build_plan(index, options.allow_classes, forced,
                           allow_value_uses=options.allow_value_uses,
                           feature_prefix=options.feature_prefix, check_names=check_names)
-        # The tree-wide screens read every file: a forked process runs them.
-        screening = parallel.Background(functools.partial(_unreached_uses, plan, texts),
-                                        options.jobs)
+        # The tree-wide screens read every file: forked processes run them (``_screens``).
+        screening = _screens(plan, texts, options.jobs, together=convert)
         if convert:
             # The candidate search also answers which imports other files reach (asked by
             # the import removal of every round, computed once, before the pool forks).
@@ -135,14 +134,14 @@ def settle_plan(result: RunResult, index: ClassIndex, options: Options,
             _import_conversion(convert)
             candidates, shape_only, loaded_by = _rewrite_targets(plan, result, False)
         if proving is not None and values is None:
-            _parse_while([proving, screening], [result.sources[p].text for p in candidates])
+            _parse_while([proving, *screening], [result.sources[p].text for p in candidates])
             values = proving.result()
         elif convert:
-            _parse_while([screening], [result.sources[p].text for p in candidates])
+            _parse_while(screening, [result.sources[p].text for p in candidates])
         assert values is not None
         # Asked before waiting for the screens (``check`` has nothing else to do meanwhile).
         cyclic = cyclic_runtime_uses(plan, result, candidates, loaded_by)
-        unreached = {qual: use for qual, use in {**screening.result(), **cyclic}.items()
+        unreached = {qual: use for qual, use in {**_unreached(screening), **cyclic}.items()
                      if qual not in forced}
         if unreached:
             # A field written where no field rewrite reaches, or a member read through
@@ -269,6 +268,26 @@ def _unreached_uses(plan: Plan, texts: dict[Path, str]) -> dict[str, BlockingUse
     where no rewrite reaches (the tree-wide screens; a member read wins for a class that
     has both)."""
     return {**field_target_uses(plan, texts), **type_member_uses(plan, texts)}
+
+
+def _screens(plan: Plan, texts: dict[Path, str], jobs: int,
+             together: bool) -> list[parallel.Background]:
+    """The tree-wide screens of a round, computed elsewhere: in one forked process
+    (``together``: ``apply``, whose other processes keep both cores busy), or the field
+    and the member screen each in its own (``check``, which waits for them: this
+    process would sit idle while one process ran both)."""
+    if together:
+        return [parallel.Background(functools.partial(_unreached_uses, plan, texts), jobs)]
+    return [parallel.Background(functools.partial(screen, plan, texts), jobs)
+            for screen in (field_target_uses, type_member_uses)]
+
+
+def _unreached(screening: list[parallel.Background]) -> dict[str, BlockingUse]:
+    """What ``_screens`` found, merged in ``_unreached_uses``' order."""
+    found: dict[str, BlockingUse] = {}
+    for screen in screening:
+        found.update(screen.result())
+    return found
 
 
 def _escaped_list(plan: Plan, result: RunResult, net: SafetyNet) -> list[tuple[Path, Escape]]:

@@ -28,8 +28,8 @@ FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 
 @pytest.mark.skipif(not parallel.fork_available(), reason="needs fork")
 def test_check_forks_the_proofs_and_escapes_and_screens_in_one_process(monkeypatch):
-    """``check`` (no conversion) with 2 jobs: the value proofs, the tree-wide screens and
-    the escape search each run in a forked process (beside the planning), and the
+    """``check`` (no conversion) with 2 jobs: the value proofs, the two tree-wide screens
+    and the escape search each run in a forked process (beside the planning), and the
     leftover screens, which convert nothing, run in this process (no pool). ``apply``
     forks the screens and the candidate search, makes the proofs itself (so that the
     escape search and the conversion pool, forked after, inherit the trees the proofs
@@ -57,7 +57,8 @@ def test_check_forks_the_proofs_and_escapes_and_screens_in_one_process(monkeypat
     monkeypatch.setattr(parallel, "Background", background)
     monkeypatch.setattr(plan_rounds, "convert_all", convert_all)
     monkeypatch.setattr(plan_rounds, "class_value_proofs", class_value_proofs)
-    forked = {False: [("class_value_proofs", 2), ("_unreached_uses", 2), ("_escaped_list", 2)],
+    forked = {False: [("class_value_proofs", 2), ("field_target_uses", 2), ("type_member_uses", 2),
+                      ("_escaped_list", 2)],
               True: [("_unreached_uses", 2), ("_rewrite_targets_and_imports", 2), ("_escaped_list", 2)]}
     for convert, jobs in ((False, 1), (True, 2)):
         backgrounds.clear()
@@ -66,7 +67,7 @@ def test_check_forks_the_proofs_and_escapes_and_screens_in_one_process(monkeypat
         result = api.read_tree([tree], Options(jobs=2))
         index = api.analyse(result.sources, result)
         api.settle_plan(result, index, Options(jobs=2), convert=convert)
-        assert backgrounds[:3] == forked[convert]
+        assert backgrounds[:len(forked[convert])] == forked[convert]
         assert pools and set(pools) == {jobs}
         if convert:
             assert proofs_here == [True]
@@ -183,5 +184,21 @@ def test_settle_plan_imports_the_conversion_machinery_after_forking_the_screens(
     # ``apply`` also searches LibCST's import codemods before the workers fork, however
     # long the forked processes take (``check`` runs none of them).
     forked = ["_unreached_uses", "_rewrite_targets_and_imports"] if convert else \
-        ["class_value_proofs", "_unreached_uses"]
+        ["class_value_proofs", "field_target_uses", "type_member_uses"]
     assert events[:5] == [*forked, "import", *(["warm"] if convert else []), "_escaped_list"]
+
+
+def test_the_screens_apart_merge_as_together():
+    """``check`` runs the two tree-wide screens in two processes: their findings merge
+    as ``_unreached_uses`` merges them (a member read wins for a class that has both)."""
+
+    class Done:
+        def __init__(self, found: dict[str, str]) -> None:
+            self.found = found
+
+        def result(self) -> dict[str, str]:
+            return self.found
+
+    fields, members = {"A": "field", "B": "field"}, {"B": "member", "C": "member"}
+    assert plan_rounds._unreached([Done(fields), Done(members)]) == {**fields, **members}  # type: ignore[list-item]
+    assert plan_rounds._unreached([Done(fields), Done(members)])["B"] == "member"  # type: ignore[list-item]
