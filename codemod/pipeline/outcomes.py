@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from codemod.pipeline.reading import parse_facts
 from codemod.pipeline.results import RunResult
 from codemod.planning.plan import Plan
-from codemod.runtime.emit import runtime_module_text
+from codemod.runtime.emit import foreign_statements, runtime_module_text
 from codemod.types import FileResult, Outcome
 
 if TYPE_CHECKING:
@@ -67,8 +67,15 @@ def _add_runtime_modules(result: RunResult, plan: Plan) -> None:
         text = runtime_module_text(runtime)
         source = result.sources.get(runtime.path)
         old = source.text if source is not None else ""
+        foreign = foreign_statements(old, text) if old and old != text else []
         if old == text:
             result.files.append(FileResult(runtime.path, Outcome.UNCHANGED))
+        elif foreign:
+            line, what = foreign[0]
+            result.files.append(FileResult(runtime.path, Outcome.FAILED, error=(
+                f"{runtime.path}:{line}: the runtime module holds code this version of codemod "
+                f"did not write ({what}); writing it again would drop that code: move it to "
+                "another module, then run again")))
         else:
             result.files.append(FileResult(runtime.path, Outcome.CHANGED, old_text=old,
                                            new_text=text))

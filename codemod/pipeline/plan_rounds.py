@@ -22,6 +22,7 @@ from codemod.pipeline.results import Progress, RunResult
 from codemod.pipeline.rewrite_reach import loaded_by_runtime, may_hold_shapes, rewritten_classes
 from codemod.pipeline.runtime_cycles import cyclic_runtime_uses
 from codemod.planning.field_targets import field_target_uses
+from codemod.planning.misnamed_imports import TreeModules, misnamed_imports
 from codemod.planning.plan import Plan, build_plan
 from codemod.planning.rebound_names import rebound_class_names
 from codemod.planning.safety_net import Escape, SafetyNet, dotted_mention
@@ -303,6 +304,10 @@ def _escaped_uses(plan: Plan, result: RunResult, net: SafetyNet) -> Iterator[tup
     names = hierarchy_names(plan.index, plan.index.files.values(), converted)
     failed = {f.path for f in result.failed()}
     dotted = dotted_mention(names)
+    classes_named: dict[str, list[str]] = {}
+    for qualname in converted:
+        classes_named.setdefault(plan.classes[qualname].name, []).append(qualname)
+    modules: TreeModules | None = None
 
     def converted_class(qualname: str) -> str | None:
         found = plan.index.canonical(qualname)
@@ -315,6 +320,11 @@ def _escaped_uses(plan: Plan, result: RunResult, net: SafetyNet) -> Iterator[tup
         for escape in rebound_class_names(tree, path, source.text, names, converted_class) \
                 if tree is not None else ():
             yield path, escape
+        if tree is not None:
+            modules = modules or TreeModules(module_name_for(p) for p in result.sources)
+            for escape in misnamed_imports(tree, path, source.text, frozenset(classes_named),
+                                           classes_named, modules):
+                yield path, escape
         targets = file_import_targets(path, source.text) or []
         if not net.own_escape(path, names):
             # Without a star import, getattr, globals() or a case pattern of its own, a

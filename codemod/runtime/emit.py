@@ -136,6 +136,46 @@ def _member_line(name: str, value: str) -> str:
     return line if len(line) <= 89 else f'    {name} = (\n        "{value}"\n    )\n'
 
 
+def foreign_statements(old: str, new: str) -> list[tuple[int, str]]:
+    """What rewriting an earlier runtime module (``old``, as the file holds it now) with
+    this run's text for it (``new``) would drop: (line, what) of each top-level statement
+    of ``old`` that binds a name ``new`` does not bind, or, binding none, whose code ``new``
+    does not hold (the docstring aside). An output of this version has none; code added
+    to the module by hand has some, and is never dropped silently (``outcomes``)."""
+    try:
+        old_tree = ast.parse(old)
+    except (SyntaxError, ValueError):
+        return [(1, "text that does not parse")]
+    new_tree = ast.parse(new)
+    new_names = {name for stmt in new_tree.body for name in _bound_at_top(stmt)}
+    new_codes = {ast.get_source_segment(new, stmt) for stmt in new_tree.body}
+    foreign: list[tuple[int, str]] = []
+    for index, stmt in enumerate(old_tree.body):
+        names = _bound_at_top(stmt)
+        if names:
+            extra = sorted(names - new_names)
+            if extra:
+                foreign.append((stmt.lineno, ", ".join(extra)))
+        elif not (index == 0 and isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant)) \
+                and ast.get_source_segment(old, stmt) not in new_codes:
+            code = (ast.get_source_segment(old, stmt) or "").split("\n")[0]
+            foreign.append((stmt.lineno, f"`{code}`"))
+    return foreign
+
+
+def _bound_at_top(stmt: ast.stmt) -> set[str]:
+    """The names a top-level statement binds (a definition, an assignment, an import)."""
+    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return {stmt.name}
+    if isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+        targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+        return {node.id for target in targets for node in ast.walk(target)
+                if isinstance(node, ast.Name)}
+    if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+        return {alias.asname or alias.name.split(".")[0] for alias in stmt.names}
+    return set()
+
+
 def runtime_module_text(runtime: RuntimeModule) -> str:
     """The source of ``runtime``'s module: docstring, imports, helpers, ``Features``."""
     imports, body = _helpers()

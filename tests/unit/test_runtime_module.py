@@ -127,6 +127,32 @@ def test_a_file_of_that_name_not_written_by_codemod_refuses_the_family(tmp_path,
     assert _texts(root) == before
 
 
+@pytest.mark.parametrize("added", [
+    "def my_helper():\n    return 'ok'\n",
+    "MY_FLAG = 1\n",
+    "from os import path as my_path\n",
+    "print('loaded')\n",
+])
+def test_code_added_to_a_written_runtime_module_is_never_dropped(tmp_path, capsys, added):
+    """A later run would write the runtime module again, whole: one holding code this
+    version did not write (a helper added by hand) fails the run, naming its line, and
+    nothing is written (the helper was dropped, and a module importing it broke)."""
+    root = _family(tmp_path)
+    assert main(["apply", str(root)]) == 1
+    runtime = root / "params_features.py"
+    line = len(runtime.read_text().splitlines()) + 3  # where ``added`` starts
+    runtime.write_text(runtime.read_text() + "\n\n" + added)
+    # A class added to the family's file later: its run writes that runtime module again.
+    params = root / "params.py"
+    params.write_text(params.read_text() + "\n\nclass Scale(Parameter):\n    pass\n")
+    before = _texts(root)
+    capsys.readouterr()
+    assert main(["apply", str(root)]) == 2
+    err = capsys.readouterr().err
+    assert f"{runtime}:{line}: the runtime module holds code this version of codemod did not write" in err
+    assert _texts(root) == before
+
+
 def test_a_package_of_that_name_refuses_the_family(tmp_path):
     root = _family(tmp_path)
     (root / "params_features").mkdir()
