@@ -29,22 +29,83 @@ def dict_owner(node: ast.AST) -> ast.AST | None:
 
 
 def type_name_comparisons(tree: ast.Module, names: frozenset[str]) -> Iterator[tuple[ast.AST, str]]:
-    """Each ``type(x).__name__ == "X"`` (``x.__class__``, ``__qualname__``, ``!=``, ``in``
-    a literal tuple, list or set too) in ``tree`` with ``"X"`` one of ``names``."""
+    """Where ``tree`` may compare an object's type's name with one of ``names`` (a
+    converted parameter's type is ``Parameter``, so the answer would change): each
+    ``type(x).__name__ == "X"`` written out (``x.__class__``, ``__qualname__``, ``!=``,
+    ``in`` a literal tuple, list or set too), and, in a file that reads a type's name
+    outside an f-string (``_reads_type_name``; a message's ``f"{type(p).__name__}"`` is a
+    documented difference, not a comparison), every other string ``"X"`` but a docstring,
+    an annotation or an ``__all__`` entry: the comparison may take another spelling
+    (``match type(p).__name__: case "X":``, the name held in a constant or a variable,
+    ``getattr(type(p), "__name__")``, ``operator.eq``). A string in another module is not
+    seen (a known limit)."""
+    written_out: set[int] = set()
+    in_text = {id(inner) for node in ast.walk(tree) if isinstance(node, ast.JoinedStr)
+               for inner in ast.walk(node)}
+    reads_name = False
     for node in ast.walk(tree):
+        reads_name = reads_name or (id(node) not in in_text and _reads_type_name(node))
         if not isinstance(node, ast.Compare):
             continue
         operands = [node.left, *node.comparators]
         if not any(isinstance(o, ast.Attribute) and o.attr in ("__name__", "__qualname__")
-                   and (_is_type_call(o.value) or (isinstance(o.value, ast.Attribute)
-                                                   and o.value.attr == "__class__"))
-                   for o in operands):
+                   and _is_type_of(o.value) for o in operands):
             continue
         for operand in operands:
             items = operand.elts if isinstance(operand, (ast.Tuple, ast.List, ast.Set)) else [operand]
             for item in items:
                 if isinstance(item, ast.Constant) and isinstance(item.value, str) and item.value in names:
+                    written_out.add(id(item))
                     yield node, item.value
+    if not reads_name:
+        return
+    aside = written_out | _not_compared_strings(tree)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in names \
+                and id(node) not in aside:
+            yield node, node.value
+
+
+def _not_compared_strings(tree: ast.Module) -> set[int]:
+    """The strings of ``tree`` that no comparison reads: docstrings, annotations (a
+    forward reference ``-> "X"``) and the entries of ``__all__``."""
+    aside: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) \
+                and node.body and isinstance(node.body[0], ast.Expr) \
+                and isinstance(node.body[0].value, ast.Constant):
+            aside.add(id(node.body[0].value))
+        unread: list[ast.expr | None] = []
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            arguments = node.args
+            unread = [node.returns, *(a.annotation for a in (
+                *arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs,
+                arguments.vararg, arguments.kwarg) if a is not None)]
+        elif isinstance(node, ast.AnnAssign):
+            unread = [node.annotation]
+        elif isinstance(node, (ast.Assign, ast.AugAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            if any(isinstance(t, ast.Name) and t.id == "__all__" for t in targets):
+                unread = [node.value]
+        for expression in unread:
+            if expression is not None:
+                aside.update(id(inner) for inner in ast.walk(expression))
+    return aside
+
+
+def _is_type_of(node: ast.AST) -> bool:
+    """``type(x)`` or ``x.__class__``."""
+    return _is_type_call(node) or (isinstance(node, ast.Attribute) and node.attr == "__class__")
+
+
+def _reads_type_name(node: ast.AST) -> bool:
+    """``type(x).__name__`` (``x.__class__``, ``__qualname__``) or ``getattr(type(x),
+    "__name__")``."""
+    if isinstance(node, ast.Attribute):
+        return node.attr in ("__name__", "__qualname__") and _is_type_of(node.value)
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "getattr" \
+        and len(node.args) >= 2 and _is_type_of(node.args[0]) and isinstance(node.args[1], ast.Constant) \
+        and node.args[1].value in ("__name__", "__qualname__")
 
 
 def _is_type_call(node: ast.AST) -> bool:

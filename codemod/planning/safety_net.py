@@ -230,10 +230,14 @@ class SafetyNet:
                 out.append(_escape(node, found, how))
         tree = self.tree(path) if _quoted(names).search(self.texts[path]) else None
         for node, name in type_name_comparisons(tree, names) if tree is not None else ():
+            how = ("the type's name is compared with the class's name, which a converted "
+                   "parameter's type no longer has") if isinstance(node, ast.Compare) else (
+                "the class's name as a string in a file that reads a type's name "
+                "(`type(p).__name__`): the comparison may take another spelling, and a "
+                "converted parameter's type no longer has that name")
             for qualname, class_plan in plan.classes.items():
                 if class_plan.converted and qualname.rpartition(".")[2] == name:
-                    out.append(_escape(node, qualname, "the type's name is compared with the class's "
-                                       "name, which a converted parameter's type no longer has"))
+                    out.append(_escape(node, qualname, how))
         return out
 
     def _column(self, path: Path, node: ast.AST) -> int:

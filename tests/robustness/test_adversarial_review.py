@@ -679,3 +679,58 @@ def run():
 '''
     err = same_behaviour(tmp_path, {"params.py": params, "probe.py": probe}, capsys)
     assert "Base: used at" in err and "into an attribute dict" in err, err
+
+
+@pytest.mark.parametrize("compare", [
+    'match type(p).__name__:\n        case "Col":\n            return "col"\n        case _:\n            return "other"',
+    'NAME = "Col"\n    return type(p).__name__ == NAME',
+    'n = type(p).__name__\n    return n == "Col"',
+    'return (n := p.__class__.__qualname__) == "Col"',
+    'return getattr(type(p), "__name__") == "Col"',
+    'return operator.eq(type(p).__name__, "Col")',
+])
+def test_a_type_name_compared_in_another_spelling_is_refused(tmp_path, capsys, compare):
+    """A file that reads a type's name and spells the class's name as a string refuses
+    the class (third review, 2026-12-05): only the written-out comparison was refused,
+    and these converted with another answer (a converted parameter's type is
+    ``Parameter``)."""
+    use = (
+        "import operator\n\nimport torch\n\nfrom advpkg.params import Col\n\n\n"
+        f"def kind(p):\n    {compare}\n\n\n"
+        "def results():\n    return kind(Col(data=torch.zeros(1)))\n"
+    )
+    files = {"params.py": BASE, "use.py": use,
+             "probe.py": "from advpkg.use import results\n\n\ndef run():\n    return results()\n"}
+    err = same_behaviour(tmp_path, files, capsys)
+    assert "Col: used at" in err and "a type's name" in err, err
+
+
+def test_a_type_name_read_without_the_class_name_as_a_string_still_converts(tmp_path, capsys):
+    """A type's name read in a message, or compared with another name, beside the class's
+    name only in ``__all__`` and an annotation: no comparison with the class's name, the
+    class converts."""
+    use = (
+        "import torch\n\nfrom advpkg.params import Col\n\n__all__ = [\"Col\", \"results\"]\n\n\n"
+        "def make() -> \"Col\":\n    return Col(data=torch.zeros(1))\n\n\n"
+        "def results():\n    p = make()\n"
+        "    return isinstance(p, Col), type(p).__name__ != \"Tensor\", len(f\"{type(p).__name__}\") > 0\n"
+    )
+    files = {"params.py": BASE, "use.py": use,
+             "probe.py": "from advpkg.use import results\n\n\ndef run():\n    return results()\n"}
+    err = same_behaviour(tmp_path, files, capsys)
+    assert "refused" not in err, err
+
+
+def test_a_type_name_read_only_in_messages_leaves_the_class_names_strings_alone(tmp_path, capsys):
+    """Engines print ``f"{self.__class__.__name__} ..."`` in messages (a documented
+    difference, no comparison): the class's name as a string elsewhere in such a file
+    refuses nothing (vLLM 0.34's ``parameter.py`` and ``kv_cache.py`` are such files)."""
+    use = (
+        "import torch\n\nfrom advpkg.params import Col\n\nWEIGHTS = {\"Col\": 2}\n\n\n"
+        "def results():\n    p = Col(data=torch.zeros(1))\n"
+        "    return isinstance(p, Col), WEIGHTS[\"Col\"], len(f\"{type(p).__name__} seen\") > 0\n"
+    )
+    files = {"params.py": BASE, "use.py": use,
+             "probe.py": "from advpkg.use import results\n\n\ndef run():\n    return results()\n"}
+    err = same_behaviour(tmp_path, files, capsys)
+    assert "refused" not in err, err
