@@ -33,8 +33,9 @@ def type_name_comparisons(tree: ast.Module, names: frozenset[str]) -> Iterator[t
     converted parameter's type is ``Parameter``, so the answer would change): each
     ``type(x).__name__ == "X"`` written out (``x.__class__``, ``__qualname__``, ``!=``,
     ``in`` a literal tuple, list or set too), and, in a file that reads a type's name
-    outside an f-string (``_reads_type_name``; a message's ``f"{type(p).__name__}"`` is a
-    documented difference, not a comparison), every other string ``"X"`` but a docstring,
+    outside an f-string and not of a caught exception (``_reads_type_name``; a message's
+    ``f"{type(p).__name__}"`` is a documented difference, not a comparison, and
+    ``type(exc).__name__`` names no parameter's type), every other string ``"X"`` but a docstring,
     an annotation or an ``__all__`` entry: the comparison may take another spelling
     (``match type(p).__name__: case "X":``, the name held in a constant or a variable,
     ``getattr(type(p), "__name__")``, ``operator.eq``). A string in another module is not
@@ -42,9 +43,10 @@ def type_name_comparisons(tree: ast.Module, names: frozenset[str]) -> Iterator[t
     written_out: set[int] = set()
     in_text = {id(inner) for node in ast.walk(tree) if isinstance(node, ast.JoinedStr)
                for inner in ast.walk(node)}
+    caught = {node.name for node in ast.walk(tree) if isinstance(node, ast.ExceptHandler) and node.name}
     reads_name = False
     for node in ast.walk(tree):
-        reads_name = reads_name or (id(node) not in in_text and _reads_type_name(node))
+        reads_name = reads_name or (id(node) not in in_text and _reads_type_name(node, caught))
         if not isinstance(node, ast.Compare):
             continue
         operands = [node.left, *node.comparators]
@@ -98,14 +100,22 @@ def _is_type_of(node: ast.AST) -> bool:
     return _is_type_call(node) or (isinstance(node, ast.Attribute) and node.attr == "__class__")
 
 
-def _reads_type_name(node: ast.AST) -> bool:
+def _reads_type_name(node: ast.AST, caught: set[str]) -> bool:
     """``type(x).__name__`` (``x.__class__``, ``__qualname__``) or ``getattr(type(x),
-    "__name__")``."""
+    "__name__")``, ``x`` not one of ``caught`` (names ``except ... as`` binds)."""
     if isinstance(node, ast.Attribute):
-        return node.attr in ("__name__", "__qualname__") and _is_type_of(node.value)
-    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "getattr" \
-        and len(node.args) >= 2 and _is_type_of(node.args[0]) and isinstance(node.args[1], ast.Constant) \
-        and node.args[1].value in ("__name__", "__qualname__")
+        subject = node.value
+        named = node.attr in ("__name__", "__qualname__")
+    elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "getattr" \
+            and len(node.args) >= 2 and isinstance(node.args[1], ast.Constant):
+        subject = node.args[0]
+        named = node.args[1].value in ("__name__", "__qualname__")
+    else:
+        return False
+    if not (named and _is_type_of(subject)):
+        return False
+    inner = subject.args[0] if isinstance(subject, ast.Call) else subject.value  # type: ignore[attr-defined]
+    return not (isinstance(inner, ast.Name) and inner.id in caught)
 
 
 def _is_type_call(node: ast.AST) -> bool:
