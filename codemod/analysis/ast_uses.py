@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
+from codemod.analysis.type_comparisons import is_type_of
 from codemod.analysis.use_rules import UseKind
 
 #: Attributes a module-level function has with the same value the class had.
@@ -95,9 +96,10 @@ def _not_compared_strings(tree: ast.Module) -> set[int]:
     return aside
 
 
-def _is_type_of(node: ast.AST) -> bool:
-    """``type(x)`` or ``x.__class__``."""
-    return _is_type_call(node) or (isinstance(node, ast.Attribute) and node.attr == "__class__")
+def _is_type_of(node: ast.expr) -> bool:
+    """``type_comparisons.is_type_of`` with one argument to ``type`` (``type(name, bases,
+    ns)`` makes a class, it reads none's type)."""
+    return is_type_of(node) and (not isinstance(node, ast.Call) or len(node.args) == 1)
 
 
 def _reads_type_name(node: ast.AST, caught: set[str]) -> bool:
@@ -116,12 +118,6 @@ def _reads_type_name(node: ast.AST, caught: set[str]) -> bool:
         return False
     inner = subject.args[0] if isinstance(subject, ast.Call) else subject.value  # type: ignore[attr-defined]
     return not (isinstance(inner, ast.Name) and inner.id in caught)
-
-
-def _is_type_call(node: ast.AST) -> bool:
-    """``type(x)``."""
-    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "type" \
-        and len(node.args) == 1
 
 
 def dict_get(node: ast.AST) -> tuple[ast.AST, str] | None:
@@ -225,10 +221,3 @@ _CHECK_CALLS: dict[str, tuple[UseKind, UseKind]] = {
     "super": (UseKind.SUPER, UseKind.SUPER_UNION),
 }
 
-
-def is_type_of(node: ast.AST) -> bool:
-    """``type(...)`` or ``x.__class__`` (as ``value_flow._is_type_of`` sees them on LibCST's
-    nodes): a side of a type comparison."""
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "type":
-        return True
-    return isinstance(node, ast.Attribute) and node.attr == "__class__"

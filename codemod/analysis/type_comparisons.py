@@ -353,7 +353,8 @@ def _type_inside(node: ast.AST) -> ast.expr | None:
 
 
 def is_type_of(expr: ast.expr) -> bool:
-    """``type(...)`` (any arguments) or ``x.__class__``."""
+    """``type(...)`` (any arguments) or ``x.__class__`` (as ``value_flow._is_type_of`` sees
+    them on LibCST's nodes): a side of a type comparison."""
     if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name) and expr.func.id == "type":
         return True
     return isinstance(expr, ast.Attribute) and expr.attr == "__class__"

@@ -67,10 +67,9 @@ def _add_runtime_modules(result: RunResult, plan: Plan) -> None:
         text = runtime_module_text(runtime)
         source = result.sources.get(runtime.path)
         old = source.text if source is not None else ""
-        foreign = foreign_statements(old, text) if old and old != text else []
         if old == text:
             result.files.append(FileResult(runtime.path, Outcome.UNCHANGED))
-        elif foreign:
+        elif old and (foreign := foreign_statements(old, text)):
             line, what = foreign[0]
             result.files.append(FileResult(runtime.path, Outcome.FAILED, error=(
                 f"{runtime.path}:{line}: the runtime module holds code this version of codemod "

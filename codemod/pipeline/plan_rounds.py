@@ -322,8 +322,7 @@ def _escaped_uses(plan: Plan, result: RunResult, net: SafetyNet) -> Iterator[tup
             yield path, escape
         if tree is not None:
             modules = modules or TreeModules(module_name_for(p) for p in result.sources)
-            for escape in misnamed_imports(tree, path, source.text, frozenset(classes_named),
-                                           classes_named, modules):
+            for escape in misnamed_imports(tree, path, source.text, classes_named, modules):
                 yield path, escape
         targets = file_import_targets(path, source.text) or []
         if not net.own_escape(path, names):

@@ -223,7 +223,8 @@ def uses_names_read_otherwise(facts: ClassFacts, inputs: RuleInputs) -> Refuse |
     it as its NFKC form (``_w``), while the conversion writes member and field names into
     strings (``setattr``, the field table), which keep the spelling: the converted code
     would store one attribute and read another."""
-    if _text_of(facts).isascii() and _text_of(facts):
+    text = _text_of(facts)
+    if text and text.isascii():
         return None  # every name is ASCII, its own NFKC form
     odd: list[cst.Name] = []
 

@@ -73,11 +73,11 @@ class TreeModules:
         return self._by_rest.get(module.partition(".")[2])
 
 
-def misnamed_imports(tree: ast.Module, path: Path, text: str, names: frozenset[str],
+def misnamed_imports(tree: ast.Module, path: Path, text: str,
                      classes_named: dict[str, list[str]], modules: TreeModules) -> list[Escape]:
-    """Each import in ``tree`` (the file ``path``, whose text is ``text``) of one of
-    ``names`` (converted classes' names; ``classes_named`` gives the qualified names of
-    each) that names no module of the tree as its files are named (see the module doc)."""
+    """Each import in ``tree`` (the file ``path``, whose text is ``text``) of a converted
+    class's name (``classes_named``: the qualified names of the classes of each name)
+    that names no module of the tree as its files are named (see the module doc)."""
     module = module_name_for(path)
     is_package = path.name == "__init__.py"
     package_depth = len(module.split(".")) - (0 if is_package else 1) if module else 0
@@ -85,7 +85,7 @@ def misnamed_imports(tree: ast.Module, path: Path, text: str, names: frozenset[s
     for node, _top in statements_in_scope(tree):
         if not isinstance(node, ast.ImportFrom):
             continue
-        wanted = [alias.name for alias in node.names if alias.name in names]
+        wanted = [alias.name for alias in node.names if alias.name in classes_named]
         if not wanted:
             continue
         if node.level:

@@ -15,10 +15,10 @@ import functools
 import re
 from pathlib import Path
 
-from codemod.analysis.ast_uses import is_type_of
 from codemod.analysis.names import import_targets, module_name_for
 from codemod.analysis.source_lines import physical_lines
 from codemod.analysis.text_search import alternation, lines_matching, misses_lines
+from codemod.analysis.type_comparisons import is_type_of
 from codemod.analysis.use_rules import USE_RULES, Outcome, UseKind
 from codemod.planning.plan import Plan
 

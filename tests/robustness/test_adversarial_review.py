@@ -46,6 +46,10 @@ def run():
 '''
 
 
+#: A probe reporting ``use.results()``.
+RESULTS_PROBE = "from advpkg.use import results\n\n\ndef run():\n    return results()\n"
+
+
 def _probe(*names: str, body: str = "") -> str:
     return PROBE.replace("NAMES", repr(list(names))) + body
 
@@ -339,7 +343,7 @@ def test_a_class_looked_up_by_dict_get_is_refused(tmp_path, capsys, lookup):
         f"def results():\n    return isinstance(Col(data=torch.zeros(1)), {lookup})\n"
     )
     files = {"params.py": BASE, "use.py": use,
-             "probe.py": "from advpkg.use import results\n\n\ndef run():\n    return results()\n"}
+             "probe.py": RESULTS_PROBE}
     err = same_behaviour(tmp_path, files, capsys)
     assert "Col: used at" in err, err
 
@@ -360,7 +364,7 @@ def test_a_class_reached_by_a_relative_import_or_an_attribute_call_is_refused(tm
         f"def results():\n    p = params.Col(data=torch.zeros(1))\n    return isinstance(p, {lookup})\n"
     )
     files = {"params.py": BASE, "use.py": use, "sub/__init__.py": "",
-             "probe.py": "from advpkg.use import results\n\n\ndef run():\n    return results()\n"}
+             "probe.py": RESULTS_PROBE}
     err = same_behaviour(tmp_path, files, capsys)
     assert "Col: used at" in err, err
 
@@ -418,7 +422,7 @@ class Bare(Parameter):
 def test_open_gap(tmp_path, capsys, case):
     body, _ = OPEN[case]
     files = {"params.py": BASE + BARE, "use.py": body,
-             "probe.py": "from advpkg.use import results\n\n\ndef run():\n    return results()\n"}
+             "probe.py": RESULTS_PROBE}
     same_behaviour(tmp_path, files, capsys)
 
 
@@ -466,7 +470,7 @@ def results():
 @pytest.mark.parametrize("case", sorted(MEMBERSHIP))
 def test_membership_of_a_type_answers_as_before(tmp_path, capsys, case):
     files = {"params.py": BASE + BARE, "use.py": MEMBERSHIP[case],
-             "probe.py": "from advpkg.use import results\n\n\ndef run():\n    return results()\n"}
+             "probe.py": RESULTS_PROBE}
     same_behaviour(tmp_path, files, capsys)
 
 
@@ -489,7 +493,7 @@ def test_a_class_compared_with_an_unfollowed_value_is_refused(tmp_path, capsys, 
     names bound to them, module attributes, tables of classes, parameters every caller
     passes such a value) let the class convert."""
     files = {"params.py": BASE, "use.py": "import torch\nfrom advpkg.params import Col\n\n\n" + use,
-             "probe.py": "from advpkg.use import results\n\n\ndef run():\n    return results()\n"}
+             "probe.py": RESULTS_PROBE}
     err = same_behaviour(tmp_path, files, capsys)
     assert "Col: used as a value" in err and reason in err, err
 
@@ -700,7 +704,7 @@ def test_a_type_name_compared_in_another_spelling_is_refused(tmp_path, capsys, c
         "def results():\n    return kind(Col(data=torch.zeros(1)))\n"
     )
     files = {"params.py": BASE, "use.py": use,
-             "probe.py": "from advpkg.use import results\n\n\ndef run():\n    return results()\n"}
+             "probe.py": RESULTS_PROBE}
     err = same_behaviour(tmp_path, files, capsys)
     assert "Col: used at" in err and "a type's name" in err, err
 
@@ -716,7 +720,7 @@ def test_a_type_name_read_without_the_class_name_as_a_string_still_converts(tmp_
         "    return isinstance(p, Col), type(p).__name__ != \"Tensor\", len(f\"{type(p).__name__}\") > 0\n"
     )
     files = {"params.py": BASE, "use.py": use,
-             "probe.py": "from advpkg.use import results\n\n\ndef run():\n    return results()\n"}
+             "probe.py": RESULTS_PROBE}
     err = same_behaviour(tmp_path, files, capsys)
     assert "refused" not in err, err
 
@@ -731,6 +735,6 @@ def test_a_type_name_read_only_in_messages_leaves_the_class_names_strings_alone(
         "    return isinstance(p, Col), WEIGHTS[\"Col\"], len(f\"{type(p).__name__} seen\") > 0\n"
     )
     files = {"params.py": BASE, "use.py": use,
-             "probe.py": "from advpkg.use import results\n\n\ndef run():\n    return results()\n"}
+             "probe.py": RESULTS_PROBE}
     err = same_behaviour(tmp_path, files, capsys)
     assert "refused" not in err, err

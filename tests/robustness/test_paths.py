@@ -273,19 +273,7 @@ def test_namespace_top_directory_given_as_the_path(tmp_path: Path, capsys: pytes
     assert "Packed: used at" in err and "imported from eng.layers.parameter, which is no module" in err
 
 
-MISNAMED_PARAMS = """from torch.nn import Parameter
-
-
-class Base(Parameter):
-    def __new__(cls, data, **kwargs):
-        return super().__new__(cls, data=data, requires_grad=False)
-
-
-class Row(Base):
-    pass
-"""
-
-USER = "from {source} import Row\n\n\ndef f(p):\n    return isinstance(p, Row)\n"
+USER = "from {source} import SplitParam\n\n\ndef f(p):\n    return isinstance(p, SplitParam)\n"
 
 
 @pytest.mark.skipif(not hasattr(os, "symlink"), reason="needs symlinks")
@@ -293,56 +281,56 @@ def test_a_tree_given_through_a_symlink_refuses_what_its_imports_name(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """``codemod apply pkglink`` where ``pkglink -> pkg`` names the files ``pkglink.*``;
     they import each other as ``pkg.*``. The class is refused (it was converted while
-    ``user.py``'s ``isinstance(p, Row)`` stayed, a ``TypeError``, and ``check`` passed)."""
+    ``user.py``'s ``isinstance(p, SplitParam)`` stayed, a ``TypeError``, and ``check`` passed)."""
     (tmp_path / "pkg").mkdir()
     (tmp_path / "pkg" / "__init__.py").write_text("")
-    (tmp_path / "pkg" / "params.py").write_text(MISNAMED_PARAMS)
+    (tmp_path / "pkg" / "params.py").write_text(HIERARCHY)
     (tmp_path / "pkg" / "user.py").write_text(USER.format(source="pkg.params"))
     (tmp_path / "pkglink").symlink_to(tmp_path / "pkg", target_is_directory=True)
     before = snapshot(tmp_path / "pkg")
     code, _, err = run_main(["apply", "pkglink"], tmp_path, capsys)
     assert code == 1
     assert snapshot(tmp_path / "pkg") == before
-    assert "pkglink/params.py:9: Row: used at pkglink/user.py:1" in err
+    assert "pkglink/params.py:23: SplitParam: used at pkglink/user.py:1" in err
     assert "imported from pkg.params, which is no module of the tree" in err
     code, out, _ = run_main(["check", "pkglink"], tmp_path, capsys)
-    assert code == 1 and "CM001 `Row`" in out and "imported from pkg.params" in out
+    assert code == 1 and "CM001 `SplitParam`" in out and "imported from pkg.params" in out
     # Given by its own name, the same tree converts.
     code, _, _ = run_main(["apply", "pkg"], tmp_path, capsys)
     assert code == 1
-    assert "isinstance(p, Row)" not in (tmp_path / "pkg" / "user.py").read_text()
+    assert "isinstance(p, SplitParam)" not in (tmp_path / "pkg" / "user.py").read_text()
 
 
 @pytest.mark.skipif(not hasattr(os, "symlink"), reason="needs symlinks")
 def test_a_symlinked_subpackage_read_under_its_targets_name_refuses_its_relative_import(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """``pkg/layers -> ../shared``: the run reads ``shared/user.py`` once, as
-    ``shared.user``, where ``from ..params import Row`` climbs above the top package.
+    ``shared.user``, where ``from ..params import SplitParam`` climbs above the top package.
     Python runs it as ``pkg.layers.user``; the rewrites cannot follow it: refused."""
     (tmp_path / "pyproject.toml").write_text("")
     for package in ("pkg", "shared"):
         (tmp_path / package).mkdir()
         (tmp_path / package / "__init__.py").write_text("")
-    (tmp_path / "pkg" / "params.py").write_text(MISNAMED_PARAMS)
+    (tmp_path / "pkg" / "params.py").write_text(HIERARCHY)
     (tmp_path / "shared" / "user.py").write_text(USER.format(source="..params"))
     (tmp_path / "pkg" / "layers").symlink_to(Path("..") / "shared", target_is_directory=True)
     before = snapshot(tmp_path)
     code, _, err = run_main(["apply", "."], tmp_path, capsys)
     assert code == 1
     assert snapshot(tmp_path) == before
-    assert "Row: used at shared/user.py:1" in err
+    assert "SplitParam: used at shared/user.py:1" in err
     assert "climbs above the top package of shared.user" in err
 
 
 def test_a_src_setting_one_level_too_high_refuses_what_the_imports_name(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """``src = ["."]`` for a ``src/`` layout names the files ``src.eng.…``; they import
-    ``eng.…``: refused (it was converted and ``isinstance(p, Row)`` left)."""
+    ``eng.…``: refused (it was converted and ``isinstance(p, SplitParam)`` left)."""
     (tmp_path / "pyproject.toml").write_text('[tool.codemod]\nsrc = ["."]\n')
     package = tmp_path / "src" / "eng"
     package.mkdir(parents=True)
     (package / "__init__.py").write_text("")
-    (package / "params.py").write_text(MISNAMED_PARAMS)
+    (package / "params.py").write_text(HIERARCHY)
     (package / "user.py").write_text(USER.format(source="eng.params"))
     before = snapshot(tmp_path)
     code, _, err = run_main(["apply", "src"], tmp_path, capsys)

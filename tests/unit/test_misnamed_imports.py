@@ -33,8 +33,8 @@ def _escapes(tmp_path: Path, rel: str, text: str) -> list[tuple[int, str]]:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text)
     with roots.using(roots.ImportRoots.of(walked=[tmp_path])):
-        found = misnamed_imports(ast.parse(text), path, text, frozenset({"Row"}),
-                                 {"Row": ["pkg.params.Row"]}, TreeModules(["pkg.params"]))
+        found = misnamed_imports(ast.parse(text), path, text, {"Row": ["pkg.params.Row"]},
+                                 TreeModules(["pkg.params"]))
     return [(line, qual) for line, _col, qual, _code, _how in found]
 
 
