@@ -27,7 +27,8 @@ round), medians of ``--reps`` rounds; the ratio column is converted / original:
 * a loader call per call (``load_row_parallel_weight``, ``load_qkv_weight`` on a
   ``ModelWeightParameter``, tensor-parallel rank 0 of 1);
 * eager ops touching a parameter per call: ``F.linear(x, p)``, ``p.narrow(0, 0, 4)``,
-  ``p.copy_(src)``;
+  ``p.copy_(src)`` on a ``ModelWeightParameter``; and for every class, ``p + 1``,
+  ``p.sum()`` and ``p.copy_(src)`` (any shape), their time per call summed;
 * ``torch.compile(fullgraph=True)`` (``--backend``, default ``aot_eager``) of a small
   forward ``F.linear(x, p) * 2`` and of a loader step (``p.load_row_parallel_weight(w)``,
   then ``p * 2``), the parameter passed as an argument: seconds to the first result, graph
@@ -311,6 +312,39 @@ def eager_ops(table: Table, twin: Twin, args: argparse.Namespace, device: str) -
             table.add(Row(f"eager {label}{suffix}", "us/call", b, a, ratio))
 
 
+#: Ops that take a parameter of any shape (0-d scales included), for every class.
+_ANY_SHAPE_OPS = "p + 1, p.sum(), p.copy_(src)"
+
+
+def eager_ops_per_class(table: Table, twin: Twin, subject: Subject, args: argparse.Namespace,
+                        device: str) -> None:
+    """For each class, the three ops of ``_ANY_SHAPE_OPS`` per call (their time summed):
+    an op dispatched on a former subclass instance went through its class's
+    ``__torch_function__``, whatever the class."""
+    sync = torch.cuda.synchronize if device == "cuda" else _no_sync
+    suffix = " [cuda]" if device == "cuda" else ""
+    timed = partial(per_call_us, count=args.calls, sync=sync)
+    with torch.no_grad():
+        for name, build in subject.builds.items():
+            factories = [getattr(side.parameter, name, None) for side in (twin.before, twin.after)]
+            if None in factories:
+                continue
+            data = build.data().to(device)
+            params = [_maker(factory, build, data.clone())() for factory in factories]
+            source = torch.ones_like(data)
+
+            def ops(p: Any, source: torch.Tensor = source) -> Callable[[], Any]:
+                def run() -> None:
+                    p + 1
+                    p.sum()
+                    p.copy_(source)
+                return run
+
+            b, a, ratio = interleaved(timed, [ops(p) for p in params], args.reps)
+            note = "kept as a class" if isinstance(factories[1], type) else ""
+            table.add(Row(f"eager {_ANY_SHAPE_OPS} on {name}{suffix}", "us/call", b, a, ratio, note))
+
+
 # ---------------------------------------------------------------------------------------
 # torch.compile
 
@@ -475,10 +509,12 @@ def measure(subject: Subject, args: argparse.Namespace) -> Table:
         construction(table, twin, subject, args)
         loaders(table, twin, args)
         eager_ops(table, twin, args, "cpu")
+        eager_ops_per_class(table, twin, subject, args, "cpu")
         if not args.skip_compile:
             compile_rows(table, twin, args, "cpu")
         if torch.cuda.is_available():
             eager_ops(table, twin, args, "cuda")
+            eager_ops_per_class(table, twin, subject, args, "cuda")
             if not args.skip_compile:
                 compile_rows(table, twin, args, "cuda")
     return table

@@ -41,6 +41,7 @@ from pathlib import Path
 import libcst as cst
 
 from codemod.analysis.classes import PropertyFacts
+from codemod.analysis.earlier_shadows import earlier_shadow_parts
 from codemod.analysis.index import ClassIndex
 from codemod.analysis.init_shapes import (
     InitFacts,
@@ -70,8 +71,10 @@ class Planner(HierarchyChecks, Settling):
     """Builds a ``Plan`` from a ``ClassIndex``."""
 
     def __init__(self, index: ClassIndex, allow_classes: tuple[str, ...] = (),
-                 forced: dict[str, BlockingUse] | None = None, check_names: bool = True) -> None:
+                 forced: dict[str, BlockingUse] | None = None, check_names: bool = True,
+                 feature_prefix: str = "") -> None:
         self.index = index
+        self.feature_prefix = feature_prefix
         #: Whether a name clash refuses its classes here; else it is only recorded
         #: (``Plan.name_clashes``), for a planning round that looks for other reasons first.
         self.check_names = check_names
@@ -113,7 +116,8 @@ class Planner(HierarchyChecks, Settling):
         self._backing_fields = frozenset(f for p in plans.values() for f in p.properties.values())
         self._settle(plans)
         runtimes = self._assign_runtime(plans)
-        clashes = self._name_clashes(plans, runtimes)
+        earlier = self._earlier_shadows(plans)
+        clashes = self._name_clashes(plans, runtimes, earlier)
         if clashes and self.check_names:
             for qualname, refusal in clashes.items():
                 plans[qualname].refusal = refusal
@@ -122,7 +126,7 @@ class Planner(HierarchyChecks, Settling):
             self._settle(plans)
             runtimes = self._assign_runtime(plans)
             clashes = {}
-        _mark_written_wraps(plans)
+        _mark_written_wraps(plans, earlier)
         return Plan(idx, plans, {f: p for f, p in fields.items()
                                  if any((pl.converted or pl.shadow) and p in pl.properties
                                         for pl in plans.values())}, set(runtimes),
@@ -242,12 +246,28 @@ class Planner(HierarchyChecks, Settling):
             runtime.members = dict(root_first)
         return runtimes
 
-    def _name_clashes(self, plans: dict[str, ClassPlan],
-                      runtimes: dict[str, RuntimeModule]) -> dict[str, Refusal]:
+    def _earlier_shadows(self, plans: dict[str, ClassPlan]) -> set[str]:
+        """The classes, converted or kept as shadows by this plan, beside which an earlier
+        ``apply`` wrote a shadow's wrap and registrations (``earlier_shadow_parts``): the
+        transform puts this plan's output in their place."""
+        by_module: dict[str, dict[str, str]] = {}
+        for qualname, p in plans.items():
+            if p.converted or p.shadow:
+                by_module.setdefault(p.facts.module, {})[p.wrap_name] = qualname
+        earlier: set[str] = set()
+        for module, wraps in by_module.items():
+            members = {wrap: f"{self.feature_prefix}{plans[q].name}" for wrap, q in wraps.items()}
+            parts = earlier_shadow_parts(self.index.files[module].module.body, members)
+            earlier.update(wraps[wrap] for wrap in parts)
+        return earlier
+
+    def _name_clashes(self, plans: dict[str, ClassPlan], runtimes: dict[str, RuntimeModule],
+                      earlier: set[str]) -> dict[str, Refusal]:
         """The classes a name clash refuses, with why: generated names must not collide
-        with names the module already defines; a runtime module must not replace a file
-        ``apply`` did not write, and its ``Features`` members (named after the classes)
-        must be unique."""
+        with names the module already defines (a wrap an earlier run wrote for the same
+        class aside: ``earlier``); a runtime module must not replace a file ``apply`` did
+        not write, and its ``Features`` members (named after the classes) must be
+        unique."""
         clashes: dict[str, Refusal] = {}
         by_runtime: dict[str, list[tuple[str, ClassPlan]]] = {}
         for qualname, p in plans.items():
@@ -267,6 +287,7 @@ class Planner(HierarchyChecks, Settling):
             ff = self.index.files[module]
             taken = set(ff.globals) | set(ff.bindings)
             taken -= {p.name for _, p, converted in group if converted}
+            taken -= {p.wrap_name for qualname, p, _ in group if qualname in earlier}
             generated: list[str] = []
             for _, p, converted in group:
                 generated.append(p.wrap_name)
@@ -286,15 +307,16 @@ class Planner(HierarchyChecks, Settling):
         return clashes
 
 
-def _mark_written_wraps(plans: dict[str, ClassPlan]) -> None:
+def _mark_written_wraps(plans: dict[str, ClassPlan], earlier: set[str]) -> None:
     """A converted class whose wrap would do nothing (``wrap_does_nothing``) gets none, and
     no factory calls it, unless a relay's wrap calls it (a relay may give it arguments,
-    which must still be evaluated where the relay passed them)."""
+    which must still be evaluated where the relay passed them), or an earlier run wrote
+    it for the class as a shadow (``earlier``: factories of other modules call it)."""
     relayed = {q for p in plans.values() if p.converted and p.relay is not None
                for q in p.relay.chain}
     for qualname, plan in plans.items():
         plan.writes_wrap = not (plan.converted and qualname not in relayed
-                                and wrap_does_nothing(plan))
+                                and qualname not in earlier and wrap_does_nothing(plan))
 
 
 def _written_members(path: Path) -> dict[str, str] | None:
@@ -334,7 +356,7 @@ def build_plan(index: ClassIndex, allow_classes: tuple[str, ...] = (),
     """Plan every Parameter class of ``index``. With ``check_names`` False, a class whose
     generated names clash stays converted and the clash is only recorded
     (``Plan.name_clashes``): such a plan is never carried out."""
-    plan = Planner(index, allow_classes, forced, check_names).plan()
+    plan = Planner(index, allow_classes, forced, check_names, feature_prefix).plan()
     plan.allow_value_uses = allow_value_uses
     plan.feature_prefix = feature_prefix
     for runtime in plan.runtimes.values():

@@ -33,6 +33,7 @@ from libcst.codemod import CodemodContext
 from libcst.codemod.visitors import AddImportsVisitor
 
 from codemod.analysis.classes import FileFacts, docstring_and_body
+from codemod.analysis.earlier_shadows import earlier_shadow_parts
 from codemod.analysis.names import dotted, variables_used
 from codemod.planning.plan import ClassPlan, Plan
 from codemod.runtime.helpers import CHECK_PARAM_KWARGS, INIT_PARAM_KIND, SET_PARAM_FIELD
@@ -108,7 +109,15 @@ class DefinitionsTransformer(cst.CSTTransformer):
             return updated_node
         body: list[cst.BaseStatement] = []
         inserted = False
-        for stmt in updated_node.body:
+        # What an earlier run wrote beside a class it kept as a shadow gives way to what
+        # this run writes for the class (``earlier_shadow_parts``).
+        members = {p.wrap_name: self.plan.feature_name(p.facts.qualname)
+                   for p in (*self.mine.values(), *self.shadows.values())}
+        replaced = {i for parts in earlier_shadow_parts(updated_node.body, members).values()
+                    for i in parts}
+        for index, stmt in enumerate(updated_node.body):
+            if index in replaced:
+                continue
             name = stmt.name.value if isinstance(stmt, cst.ClassDef) else None
             if name in self.mine or name in self.shadows:
                 if not inserted:

@@ -1,0 +1,70 @@
+"""``earlier_shadow_parts``: what an earlier ``apply`` wrote beside a class it kept as a
+shadow is recognised only as a whole (the wrap and the kind's registration), so a
+module's own function of the same name still refuses the class for the clash."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import libcst as cst
+import pytest
+
+from codemod.analysis.earlier_shadows import earlier_shadow_parts
+from codemod.cli import main
+
+MEMBERS = {"wrap_base": "Base"}
+
+WRAP = "def wrap_base(param, weight_loader, **kwargs):\n    param.weight_loader = weight_loader\n"
+FIELDS = 'register_param_fields(Features.Base, {"_weight_loader": "weight_loader"})\n'
+KIND = 'register_param_kind(Features.Base, methods={"load": Base.load})\n'
+
+
+def parts(text: str) -> dict[str, list[int]]:
+    return earlier_shadow_parts(cst.parse_module(text).body, MEMBERS)
+
+
+def test_wrap_and_registrations_together():
+    text = "class Base: pass\n" + WRAP + FIELDS + KIND + "x = 1\n"
+    assert parts(text) == {"wrap_base": [1, 2, 3]}
+
+
+def test_wrap_and_kind_without_fields():
+    assert parts(WRAP + "y = 2\n" + KIND) == {"wrap_base": [0, 2]}
+
+
+@pytest.mark.parametrize("text", [
+    WRAP,  # the name alone: the module's own function
+    WRAP + FIELDS,  # no kind registered
+    KIND,  # no wrap
+    WRAP.replace("(param,", "(p,") + KIND,  # not a wrap's first parameter
+    WRAP + KIND.replace("Features.Base", "Features.Other"),  # another class's kind
+    WRAP + "register_param_kind(kind=Features.Base)\n",  # not as apply writes it
+], ids=["wrap-alone", "fields-only", "kind-alone", "other-param", "other-kind", "keyword"])
+def test_anything_less_is_not_recognised(text):
+    assert parts(text) == {}
+
+
+def test_a_function_of_the_module_with_the_wrap_name_still_refuses(tmp_path: Path, capsys):
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "params.py").write_text(textwrap.dedent('''\
+        from torch.nn import Parameter
+
+
+        class Base(Parameter):
+            def __new__(cls, data, **kwargs):
+                return super().__new__(cls, data=data, requires_grad=False)
+
+            def __init__(self, data, weight_loader):
+                self._weight_loader = weight_loader
+
+
+        def wrap_base(param):
+            return param
+    '''))
+    before = (pkg / "params.py").read_text()
+    assert main(["apply", str(pkg)]) == 1
+    assert "the generated name 'wrap_base' is already used in pkg.params" in capsys.readouterr().err
+    assert (pkg / "params.py").read_text() == before
