@@ -51,8 +51,9 @@ def field_target_uses(plan: Plan, sources: dict[Path, str]) -> dict[str, Blockin
         for line, name, how in sorted(walker.found):
             if name in plan.fields and how != _MEMBER_KEY:
                 prop = plan.fields[name]
+                verb = "names" if how.startswith("in a call") else "writes"
                 use = BlockingUse(path, line, line_text(text, line), UseForm.ESCAPE,
-                                  escape=f"writes the backing field {name!r} of property {prop!r} "
+                                  escape=f"{verb} the backing field {name!r} of property {prop!r} "
                                          f"{how}, where no field rewrite reaches")
                 owners = sorted(q for q, cls in plan.classes.items()
                                 if (cls.converted or cls.shadow) and prop in cls.properties)
@@ -223,7 +224,19 @@ class _Walker(MethodSelves):
 
     def visit_Call(self, node: ast.Call) -> None:
         func = node.func
-        if isinstance(func, ast.Attribute) and _owner_of_dict(func.value) is not None:
+        callee = func.id if isinstance(func, ast.Name) else (
+            func.attr if isinstance(func, ast.Attribute) else None)
+        through_dict = isinstance(func, ast.Attribute) and _owner_of_dict(func.value) is not None
+        if callee in _FIELD_BY_NAME and not self._in_kept_class():
+            # ``delattr(p, "_f")``, ``p.__setattr__("_f", v)``, ``attrgetter("_f")``...:
+            # the field by name where no field rewrite reaches.
+            for arg in node.args:
+                if isinstance(arg, ast.Constant) and isinstance(arg.value, str) \
+                        and arg.value in self.plan.fields:
+                    self.found.append((node.lineno, arg.value,
+                                       f"in a call of `{callee or 'an expression'}`"))
+        if through_dict:
+            assert isinstance(func, ast.Attribute)
             if func.attr == "update":
                 for keyword in node.keywords:
                     if keyword.arg is not None:
@@ -270,6 +283,14 @@ _VARS_WRITE = re.compile(r"vars\([^()\n]*\)" + _WRITE)
 
 #: ``vars`` not followed by a word character (the start is tested in ``_dict_reads``).
 _VARS = re.compile(r"vars(?!\w)")
+
+#: Calls that reach an object's attribute by a name given as a string, other than
+#: ``getattr``/``hasattr``/``setattr`` (which the field rewrites reach): given a backing
+#: field's name, any of these refuses its classes (``delattr(p, "_f")``,
+#: ``p.__setattr__("_f", v)``, ``object.__getattribute__(p, "_f")``,
+#: ``operator.attrgetter("_f")``).
+_FIELD_BY_NAME = frozenset({"delattr", "__delattr__", "__getattribute__", "__getattr__",
+                            "__setattr__", "attrgetter"})
 
 #: Methods of a dict that write or remove the key given first.
 _DICT_WRITERS = frozenset({"setdefault", "pop", "__setitem__", "__delitem__"})

@@ -277,7 +277,12 @@ def add_param_feature(param, feature):
 
 
 def has_param_feature(obj, *features):
-    """What ``isinstance(obj, (X, ...))`` answered for the former classes ``X, ...``."""
+    """What ``isinstance(obj, (X, ...))`` answered for the former classes ``X, ...``.
+
+    Only a tensor can be a converted parameter: any other object answers False unasked
+    (a mock, a proxy or a wrapper may answer every attribute name)."""
+    if not isinstance(obj, torch.Tensor):
+        return False
     present = getattr(obj, "_param_features", ())
     for feature in features:
         if feature in present:
@@ -412,7 +417,9 @@ def isinstance_or_param_feature(obj, classes, *features):
 
 def param_kind_is(obj, *features):
     """What ``type(obj) in (X, ...)`` (or ``type(obj) is X``) answered for the former
-    classes."""
+    classes (False for anything but a tensor, as in ``has_param_feature``)."""
+    if not isinstance(obj, torch.Tensor):
+        return False
     return getattr(obj, "_param_kind", None) in features
 
 

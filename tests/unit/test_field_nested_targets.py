@@ -110,3 +110,36 @@ def test_plain_field_write_and_own_nested_targets_still_convert(tmp_path: Path) 
     assert "def BaseParam(" in (pkg / "params.py").read_text()
     assert "for self.tag in xs:" in (pkg / "params.py").read_text()
     assert "set_param_field(p, \"_tag\", \"tag\", 'x')" in (pkg / "user.py").read_text()
+
+
+#: The field by name in a call that no field rewrite reaches (fourth adversarial review:
+#: each converted, then raised ``AttributeError`` or lost the write).
+CALLS = [
+    "delattr(p, '_tag')",
+    "p.__delattr__('_tag')",
+    "p.__getattribute__('_tag')",
+    "p.__setattr__('_tag', 'x')",
+    "object.__setattr__(p, '_tag', 'x')",
+    "operator.attrgetter('_tag')(p)",
+]
+
+
+@pytest.mark.parametrize("call", CALLS)
+def test_field_named_in_an_unreached_call_refuses(tmp_path: Path, call: str,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    pkg = _tree(tmp_path, call, FAMILY)
+    before = {p.name: p.read_text() for p in pkg.iterdir()}
+    assert main(["apply", str(tmp_path)]) == 1
+    err = capsys.readouterr().err
+    assert {p.name: p.read_text() for p in pkg.iterdir() if p.suffix == ".py"} == before
+    assert "BaseParam: used at " in err and "user.py:2" in err
+    assert "names the backing field '_tag' of property 'tag' in a call of `" in err
+
+
+@pytest.mark.parametrize("call", ["getattr(p, '_tag')", "getattr(p, '_tag', None)",
+                                  "hasattr(p, '_tag')", "setattr(p, '_tag', 'x')"])
+def test_field_named_in_a_rewritten_call_converts(tmp_path: Path, call: str) -> None:
+    pkg = _tree(tmp_path, call, FAMILY)
+    assert main(["apply", str(tmp_path)]) == 1
+    assert "def BaseParam(" in (pkg / "params.py").read_text()
+    assert "_field(p, \"_tag\"" in (pkg / "user.py").read_text()
