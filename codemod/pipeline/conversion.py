@@ -29,7 +29,7 @@ from codemod.prefilters import prefilter
 from codemod.runtime.helpers import PARAM_ATTR_DICT, REBIND_PARAM_METHODS
 from codemod.transforms import matcher_cache
 from codemod.transforms.def_layout import lay_out_long_defs, lay_out_long_statements, with_relaid
-from codemod.transforms.definitions import DefinitionsTransformer
+from codemod.transforms.definitions import DefinitionsTransformer, edited_output_error
 from codemod.transforms.dict_copies import DictCopyTransformer
 from codemod.transforms.dict_copies import added_names as dict_added_names
 from codemod.transforms.dict_copies import may_rewrite as may_rewrite_attr_dict
@@ -59,6 +59,8 @@ class FileConversion:
     #: (line or None, why) of each shape a rewrite not tied to a class name left as it
     #: was, where it would have acted elsewhere (``left_alone``): reported as warnings.
     left_alone: list[tuple[int | None, str]] = field(default_factory=list)
+    #: Why the conversion must not be written (the run fails on this file), if it must not.
+    error: str | None = None
 
 
 def convert_file(ff: FileFacts, plan: Plan) -> FileConversion:
@@ -159,7 +161,8 @@ def convert_with_leftovers(ff: FileFacts, plan: Plan, stop_at_leftovers: bool,
             # of the code they replace.
             new_text = laid_out
             generated = None if generated is None else with_relaid(generated, statements)
-    return FileConversion(new_text, counts, leftovers, generated, left_alone), leftovers
+    error = edited_output_error(ff.path, definitions.edited) if definitions.edited else None
+    return FileConversion(new_text, counts, leftovers, generated, left_alone, error), leftovers
 
 
 def _cannot_import(runtime: str, helper: str, own_runtime: bool) -> str:

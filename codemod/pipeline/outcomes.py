@@ -40,6 +40,9 @@ def record_outcomes(result: RunResult, plan: Plan, candidates: list[Path],
         result.warnings += [f"{path}:{line}: {why}" if line is not None else f"{path}: {why}"
                             for line, why in conversion.left_alone]
         refusals = tuple(r for r in plan.refusals() if r.path == path)
+        if conversion.error is not None:
+            result.files.append(FileResult(path, Outcome.FAILED, error=conversion.error))
+            continue
         if conversion.new_text == source.text:
             outcome = Outcome.REFUSED if refusals else Outcome.UNCHANGED
             result.files.append(FileResult(path, outcome, refusals=refusals))

@@ -25,7 +25,13 @@ Fix safety
 
 from __future__ import annotations
 
+import ast
 import builtins
+import io
+import tokenize
+from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
 
 import libcst as cst
 import libcst.matchers as m
@@ -95,6 +101,10 @@ class DefinitionsTransformer(cst.CSTTransformer):
         }
         self.count = 0
         self.shadow_count = 0
+        #: (class, wrap name) of each class beside which an earlier run's shadow output
+        #: no longer reads as ``apply`` writes it (edited by hand, or the class since):
+        #: converting the file would drop that code (``edited_output_error``).
+        self.edited: list[tuple[ClassPlan, str]] = []
         #: First names of the converted classes' bases (their imports may become unused).
         self.base_heads: set[str] = set()
         for p in self.mine.values():
@@ -109,12 +119,7 @@ class DefinitionsTransformer(cst.CSTTransformer):
             return updated_node
         body: list[cst.BaseStatement] = []
         inserted = False
-        # What an earlier run wrote beside a class it kept as a shadow gives way to what
-        # this run writes for the class (``earlier_shadow_parts``).
-        members = {p.wrap_name: self.plan.feature_name(p.facts.qualname)
-                   for p in (*self.mine.values(), *self.shadows.values())}
-        replaced = {i for parts in earlier_shadow_parts(updated_node.body, members).values()
-                    for i in parts}
+        replaced = self._earlier_output(updated_node.body)
         for index, stmt in enumerate(updated_node.body):
             if index in replaced:
                 continue
@@ -144,6 +149,37 @@ class DefinitionsTransformer(cst.CSTTransformer):
             else:
                 body.append(stmt)
         return updated_node.with_changes(body=body)
+
+    def _earlier_output(self, body: Sequence[cst.BaseStatement]) -> set[int]:
+        """The statements an earlier run wrote beside a class it kept as a shadow
+        (``earlier_shadow_parts``), which give way to what this run writes for the class;
+        only where they are still what ``apply`` writes for it as a shadow (code and
+        comments), else the class goes to ``edited`` and they stay."""
+        mine = {p.wrap_name: p for p in (*self.mine.values(), *self.shadows.values())}
+        members = {wrap: self.plan.feature_name(p.facts.qualname) for wrap, p in mine.items()}
+        classes = {stmt.name.value: stmt for stmt in body if isinstance(stmt, cst.ClassDef)}
+        replaced: set[int] = set()
+        for wrap, parts in earlier_shadow_parts(body, members).items():
+            plan = mine[wrap]
+            node = classes.get(plan.name)
+            if node is not None and _as_written([body[i] for i in parts], self._as_shadow(node, plan)):
+                replaced.update(parts)
+            else:
+                self.edited.append((plan, wrap))
+        return replaced
+
+    def _as_shadow(self, node: cst.ClassDef, plan: ClassPlan) -> list[list[cst.BaseStatement]]:
+        """What ``apply`` writes beside ``node`` kept as a shadow: its wrap and registrations,
+        the methods named through the class (``X.m``, as written) or as this run's method
+        functions (``m_of_x``, as the use-site rewrite leaves ``X.m`` of a class it
+        converts)."""
+        shadow = replace(plan, shadow=True)
+        wrap = self._wrap(node, shadow)
+        fields = fields_registration(self.plan, shadow, self.refs)
+        methods = [{m: f"{plan.name}.{m}" for m in plan.method_funcs}, dict(plan.method_funcs)]
+        return [[wrap, *fields, *kind_registration(self.plan, replace(shadow, method_funcs=funcs),
+                                                   self.refs, next_to_fields=bool(fields))]
+                for funcs in methods]
 
     def _preamble(self) -> list[cst.BaseStatement]:
         """Nothing: ``Features`` and the helpers live in the family's runtime module
@@ -458,3 +494,31 @@ class DefinitionsTransformer(cst.CSTTransformer):
             **signature,  # type: ignore[arg-type]
         )
         return two_blank_lines(fn)  # type: ignore[return-value]
+
+
+def _as_written(found: list[cst.BaseStatement], variants: list[list[cst.BaseStatement]]) -> bool:
+    """Whether the statements ``found`` hold the same code and comments as one of
+    ``variants`` (layout aside: CPython's tree, and the comments in order)."""
+    seen = _code_and_comments(found)
+    return seen is not None and any(_code_and_comments(variant) == seen for variant in variants)
+
+
+def _code_and_comments(statements: list[cst.BaseStatement]) -> tuple[str, list[str]] | None:
+    code = cst.Module(body=statements).code  # type: ignore[arg-type]
+    try:
+        tree = ast.dump(ast.parse(code))
+        comments = [tok.string for tok in tokenize.generate_tokens(io.StringIO(code).readline)
+                    if tok.type == tokenize.COMMENT]
+    except (SyntaxError, ValueError, tokenize.TokenError):
+        return None
+    return tree, comments
+
+
+def edited_output_error(path: Path, edited: list[tuple[ClassPlan, str]]) -> str:
+    """The error of a file beside whose classes an earlier run's output was edited."""
+    plan, wrap = edited[0]
+    return (f"{path}:{plan.facts.line}: {plan.name}: the wrap `{wrap}` and the registrations an "
+            "earlier `codemod apply` wrote beside this class no longer read as it writes them "
+            "(edited by hand, or the class was): writing them anew would drop that change; "
+            "move the added code elsewhere, or delete those statements to have them written "
+            "anew, then run again")

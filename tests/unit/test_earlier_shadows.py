@@ -68,3 +68,67 @@ def test_a_function_of_the_module_with_the_wrap_name_still_refuses(tmp_path: Pat
     assert main(["apply", str(pkg)]) == 1
     assert "the generated name 'wrap_base' is already used in pkg.params" in capsys.readouterr().err
     assert (pkg / "params.py").read_text() == before
+
+
+FAMILY = '''\
+from torch.nn import Parameter
+
+
+class Base(Parameter):
+    def __new__(cls, data, **kwargs):
+        return super().__new__(cls, data=data, requires_grad=False)
+
+    def __init__(self, data, tag="t"):
+        self.tag = tag
+
+    def hello(self):
+        return "base:" + self.tag
+
+
+class Leaf(Base):
+    pass
+
+
+class Kept(Base):
+    pass
+'''
+
+
+def _first_run(tmp_path: Path) -> Path:
+    """``pkg`` converted once with ``Kept`` allowed: ``Base`` a shadow beside its wrap."""
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "params.py").write_text(FAMILY)
+    config = tmp_path / "pyproject.toml"
+    config.write_text('[tool.codemod]\nallow-classes = ["Kept"]\n')
+    assert main(["apply", str(pkg)]) == 1
+    assert "def wrap_base(param" in (pkg / "params.py").read_text()
+    config.unlink()
+    return pkg
+
+
+@pytest.mark.parametrize("edit", [
+    ("    param.tag = tag\n", "    param.tag = tag\n    param.calibrated = True\n"),
+    ("def wrap_base(", "# tuned by hand\ndef wrap_base("),
+    ('"hello": Base.hello', '"hello": Base.hello, "shout": Base.hello'),
+], ids=["wrap-body", "comment", "registration"])
+def test_a_hand_edit_of_the_earlier_output_fails_the_run(tmp_path: Path, edit, capsys):
+    pkg = _first_run(tmp_path)
+    text = (pkg / "params.py").read_text()
+    assert edit[0] in text
+    edited = text.replace(edit[0], edit[1], 1)
+    (pkg / "params.py").write_text(edited)
+    capsys.readouterr()
+    assert main(["apply", str(pkg)]) == 2
+    err = capsys.readouterr().err
+    assert "pkg/params.py:11: Base: the wrap `wrap_base` and the registrations an earlier" in err
+    assert (pkg / "params.py").read_text() == edited
+
+
+def test_the_earlier_output_as_written_gives_way(tmp_path: Path):
+    pkg = _first_run(tmp_path)
+    assert main(["apply", str(pkg)]) == 1
+    text = (pkg / "params.py").read_text()
+    assert "def Base(" in text and "def Kept(" in text and text.count("def wrap_base(") == 1
+    assert main(["apply", str(pkg)]) == 0
