@@ -248,7 +248,9 @@ def _laid_out(stmt: cst.SimpleStatementLine, node: cst.ImportFrom, tree: cst.Mod
     no comment, else one name per line, with its ``comments``."""
     if comments is None or not comments.count():
         flat = stmt.with_changes(body=[_one_line(node)])
-        if not multiline and len(tree.code_for_node(flat).rstrip("\r\n")) <= limit:
+        # Measured without the lines above it (blank lines, comments).
+        line = tree.code_for_node(flat.with_changes(leading_lines=[])).rstrip("\r\n")
+        if not multiline and len(line) <= limit:
             return flat
     return stmt.with_changes(body=[one_per_line(node, indent, comments)])
 
@@ -343,6 +345,8 @@ def _laid_out_alone(tree: cst.Module, added_at: set[int], first_party: str) -> c
     body = list(tree.body)
     at = min(added_at)
     head = body[at].leading_lines
+    if at == 1 and _is_docstring(body[0]) and not (head and head[0].comment is None):
+        head = [cst.EmptyLine(), *head]  # one blank line below the module docstring
     added = sorted((body[i] for i in added_at),
                    key=lambda stmt: (_section(_import_module(stmt) or "", first_party), _order(stmt)))
     block: list[cst.SimpleStatementLine | cst.BaseCompoundStatement] = []
@@ -356,6 +360,13 @@ def _laid_out_alone(tree: cst.Module, added_at: set[int], first_party: str) -> c
         rest[at] = cast("cst.SimpleStatementLine | cst.BaseCompoundStatement", _spaced_after_imports(rest[at]))
     rest[at:at] = block
     return tree.with_changes(body=rest)
+
+
+def _is_docstring(stmt: cst.BaseStatement) -> bool:
+    """A statement that is one string literal (a module's docstring, when first)."""
+    return isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 \
+        and isinstance(stmt.body[0], cst.Expr) \
+        and isinstance(stmt.body[0].value, (cst.SimpleString, cst.ConcatenatedString))
 
 
 def _spaced_after_imports(stmt: cst.BaseStatement) -> cst.BaseStatement:
@@ -423,7 +434,9 @@ def group_added_imports(original: cst.Module, tree: cst.Module,
             at = later[0] if later else same[-1] + 1
         else:
             at = next((i for i, (section, _, _) in enumerate(entries) if section > mine), len(entries))
-        entries.insert(at, (mine, stmt.with_changes(leading_lines=[]), True))
+        # Comments above it stay above it (those of an import it replaced).
+        comments = [line for line in stmt.leading_lines if line.comment is not None]
+        entries.insert(at, (mine, stmt.with_changes(leading_lines=comments), True))
     block = [stmt for _, stmt, _ in entries]
     if entries[0][2]:
         # The blank lines before the block (after the docstring) stay before it; comments

@@ -205,10 +205,6 @@ class UseSiteTransformer(WrittenTargets, FStringQuotes, OperandGroups, BuiltinSc
         obj = updated.args[0].value
         features = [self.refs.feature(k or s) for k, s in zip(kinds, shadows) if k or s]  # type: ignore[arg-type]
         first = next(k or s for k, s in zip(kinds, shadows) if k or s)
-        check: cst.BaseExpression = cst.Call(
-            func=self.refs.helper(HAS_PARAM_FEATURE, first),
-            args=[cst.Arg(obj)] + [cst.Arg(f) for f in features],
-        )
         # A kept class still answers for its own instances: it stays, in a flat tuple
         # (``None`` of a union ``X | None`` is spelled ``type(None)`` there).
         rest = [cst.Element(_tuple_member(member, in_union))
@@ -221,6 +217,11 @@ class UseSiteTransformer(WrittenTargets, FStringQuotes, OperandGroups, BuiltinSc
                 func=self.refs.helper(ISINSTANCE_OR_PARAM_FEATURE, first),
                 args=[cst.Arg(obj), cst.Arg(_class_spec(rest))] + [cst.Arg(f) for f in features],
             )
+        # The helper is asked for (and imported) only where it is called.
+        check: cst.BaseExpression = cst.Call(
+            func=self.refs.helper(HAS_PARAM_FEATURE, first),
+            args=[cst.Arg(obj)] + [cst.Arg(f) for f in features],
+        )
         if rest:
             check = self._grouped(cst.BooleanOperation(
                 left=check,

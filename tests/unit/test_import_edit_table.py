@@ -50,10 +50,6 @@ def _file(imports: str, body: str) -> str:
     return textwrap.dedent(imports).strip("\n") + DEF + body + "\n"
 
 
-def _bug(row: str, before: str, after: str, why: str) -> object:
-    return pytest.param(row, before, after, id=row, marks=pytest.mark.xfail(strict=True, reason=why))
-
-
 #: (row, before, after): ``after`` None when ``apply`` leaves the file byte-identical.
 ROWS: list[object] = [
     ("only called: the import stays, nothing else changes",
@@ -127,27 +123,22 @@ ROWS: list[object] = [
     ("the comment after a removed import, on its line, goes with it",
      _file("import torch\n\nfrom pkg.params import Row  # noqa: F401", "isinstance(p, Row) and torch"),
      _file(f"import torch\n\n{HELPERS}", "has_param_feature(p, Features.Row) and torch")),
-    _bug("the comment above the last import, removed, stays above the line that replaces it",
-         _file("import torch\n\n# yapf: disable\nfrom pkg.params import Row", "isinstance(p, Row) and torch"),
-         _file(f"import torch\n\n# yapf: disable\n{HELPERS}", "has_param_feature(p, Features.Row) and torch"),
-         "the comment is carried onto the added import, whose leading lines "
-         "group_added_imports drops when it moves it"),
-    _bug("a one-line import under a comment line that loses a name stays on one line",
-         _file("import torch\n\n# parameter kinds: built here, checked in check() below\n"
-               "from pkg.params import Col, Row", "isinstance(p, Row) or Col(data=p)"),
-         _file("import torch\n\n# parameter kinds: built here, checked in check() below\n"
-               f"from pkg.params import Col\n{HELPERS}", "has_param_feature(p, Features.Row) or Col(data=p)"),
-         "import_format._laid_out measures the statement with its leading comment lines"),
-    _bug("a helper the rewrite does not call is not imported",
-         _file("import torch\n\nfrom pkg.params import Col", "isinstance(f(p), (Col, torch.Tensor))"),
-         _file("import torch\n\nfrom pkg.params_features import Features, isinstance_or_param_feature",
-               "isinstance_or_param_feature(f(p), torch.Tensor, Features.Col)"),
-         "use_sites requests has_param_feature before choosing isinstance_or_param_feature (F401)"),
-    _bug("no import at the top: the helpers' import after the docstring, a blank line between",
-         '"""Checks."""\n\n\ndef check(p):\n    from pkg.params import Col\n\n    return isinstance(p, Col)\n',
-         f'"""Checks."""\n\n{HELPERS}\n\n\ndef check(p):\n    from pkg.params import Col\n\n'
-         "    return has_param_feature(p, Features.Col)\n",
-         "AddImportsVisitor puts it right below the docstring; ruff format adds the blank line"),
+    ("the comment above the last import, removed, stays above the line that replaces it",
+     _file("import torch\n\n# yapf: disable\nfrom pkg.params import Row", "isinstance(p, Row) and torch"),
+     _file(f"import torch\n\n# yapf: disable\n{HELPERS}", "has_param_feature(p, Features.Row) and torch")),
+    ("a one-line import under a comment line that loses a name stays on one line",
+     _file("import torch\n\n# parameter kinds: built here, checked in check() below\n"
+           "from pkg.params import Col, Row", "isinstance(p, Row) or Col(data=p)"),
+     _file("import torch\n\n# parameter kinds: built here, checked in check() below\n"
+           f"from pkg.params import Col\n{HELPERS}", "has_param_feature(p, Features.Row) or Col(data=p)")),
+    ("a helper the rewrite does not call is not imported",
+     _file("import torch\n\nfrom pkg.params import Col", "isinstance(f(p), (Col, torch.Tensor))"),
+     _file("import torch\n\nfrom pkg.params_features import Features, isinstance_or_param_feature",
+           "isinstance_or_param_feature(f(p), torch.Tensor, Features.Col)")),
+    ("no import at the top: the helpers' import after the docstring, a blank line between",
+     '"""Checks."""\n\n\ndef check(p):\n    from pkg.params import Col\n\n    return isinstance(p, Col)\n',
+     f'"""Checks."""\n\n{HELPERS}\n\n\ndef check(p):\n    from pkg.params import Col\n\n'
+     "    return has_param_feature(p, Features.Col)\n"),
 ]
 
 
