@@ -217,6 +217,9 @@ def format_imports(original: cst.Module, tree: cst.Module, codes: list[str] | No
                 return (0, old_names.index(text)) if text in old_names else (1, 0)
 
             names = sorted(node.names, key=rank)
+            if old_names == sorted(old_names, key=_member_order):
+                # The file's names were in isort's order: the added ones go among them.
+                names = sorted(node.names, key=lambda alias: _member_order(_alias_text(tree, alias)))
             kept = [a for a in names if rank(a)[0] == 0]
             if any(a.asname is not None for a in kept) and len(kept) < len(names):
                 # isort keeps ``import X as Y`` on a line of its own: the added names
@@ -253,6 +256,14 @@ def _laid_out(stmt: cst.SimpleStatementLine, node: cst.ImportFrom, tree: cst.Mod
         if not multiline and len(line) <= limit:
             return flat
     return stmt.with_changes(body=[one_per_line(node, indent, comments)])
+
+
+def _member_order(text: str) -> tuple[int, str, str]:
+    """Where isort (ruff's defaults: by type, case aside) puts an imported name (``name``
+    or ``name as other``): constants, then classes, then the rest, each alphabetically."""
+    name = text.split(" as ")[0]
+    kind = 0 if name.isupper() and len(name) > 1 else 1 if name[:1].isupper() else 2
+    return kind, name.lower(), name
 
 
 def _alias_text(module: cst.Module, alias: cst.ImportAlias) -> str:

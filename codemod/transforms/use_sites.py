@@ -232,6 +232,28 @@ class UseSiteTransformer(WrittenTargets, FStringQuotes, OperandGroups, BuiltinSc
         self.counts["isinstance"] += 1
         return check
 
+    def leave_BooleanOperation(self, original_node: cst.BooleanOperation,
+                               updated_node: cst.BooleanOperation) -> cst.BaseExpression:
+        """``has_param_feature(p, Features.A) or isinstance(p, B)``, an earlier run's check
+        for a class ``B`` it kept, ``B`` converted now: one call,
+        ``has_param_feature(p, Features.A, Features.B)``, as one run writes for
+        ``isinstance(p, (A, B))`` (the same answer; ``p`` a name or short attribute chain,
+        now read once)."""
+        left, right, was = updated_node.left, updated_node.right, original_node.right
+        if not (isinstance(updated_node.operator, cst.Or) and isinstance(left, cst.Call)
+                and isinstance(right, cst.Call) and isinstance(was, cst.Call)
+                and m.matches(was.func, m.Name("isinstance")) and left.deep_equals(original_node.left)
+                and _callee_name(left) == HAS_PARAM_FEATURE == _callee_name(right)
+                and _positional(left) and _positional(right) and len(left.args) > 1
+                and _same_code(left.args[0].value, right.args[0].value)
+                and is_simple(left.args[0].value)):
+            return updated_node
+        features: dict[str, cst.BaseExpression] = {}
+        for arg in (*left.args[1:], *right.args[1:]):
+            features.setdefault(_code(arg.value), arg.value)
+        return cst.Call(func=left.func,
+                        args=[cst.Arg(left.args[0].value), *(cst.Arg(f) for f in features.values())])
+
     def visit_BooleanOperation(self, node: cst.BooleanOperation) -> None:
         """Remember the checks this rewrite wrote on an earlier run, to leave them alone.
 
@@ -638,6 +660,11 @@ def _code(node: cst.CSTNode) -> str:
 
 def _same_code(one: cst.CSTNode, other: cst.CSTNode) -> bool:
     return _code(one) == _code(other)
+
+
+def _positional(call: cst.Call) -> bool:
+    """Whether every argument of ``call`` is positional (no keyword, no star)."""
+    return all(arg.keyword is None and not arg.star for arg in call.args)
 
 
 def _callee_name(call: cst.Call) -> str | None:

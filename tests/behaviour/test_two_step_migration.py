@@ -17,6 +17,7 @@ import ast
 import shutil
 import textwrap
 from collections import Counter
+from pathlib import Path
 
 import pytest
 
@@ -99,3 +100,26 @@ def test_checkpoint_loads_identically(twin, scheme, fused):
     tensors = generator.make_checkpoint(scheme, seed=11, fused=fused).tensors
     for rank, size in each_tp_rank(twin):
         _load_and_compare(twin, tensors, scheme, "cpu", rank, size)
+
+
+def test_the_same_text_as_one_run(two_step_trees, tmp_path):
+    """Every file as one run writes it; the runtime module lists the same members (in the
+    order the runs met them)."""
+    one = copy_tree(two_step_trees[0], tmp_path / "one")
+    assert run_cli(["apply", str(one / "minivllm")]) == 1
+    two = two_step_trees[1]
+    texts = {p.relative_to(one): p.read_text() for p in one.rglob("*.py")}
+    assert texts.keys() == {p.relative_to(two) for p in two.rglob("*.py")}
+    runtime = Path("minivllm/model_executor/parameter_features.py")
+    for rel, text in texts.items():
+        if rel != runtime:
+            assert (two / rel).read_text() == text, rel
+    members = [_features_members((root / runtime).read_text()) for root in (one, two)]
+    assert members[0] == members[1] and set(members[0]) >= set(KINDS)
+
+
+def _features_members(text: str) -> dict[str, str]:
+    """``Features``' members of a runtime module: name -> value."""
+    features = next(s for s in ast.parse(text).body if isinstance(s, ast.ClassDef) and s.name == "Features")
+    return {s.targets[0].id: s.value.value for s in features.body
+            if isinstance(s, ast.Assign) and isinstance(s.value, ast.Constant)}
