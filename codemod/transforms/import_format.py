@@ -217,8 +217,10 @@ def format_imports(original: cst.Module, tree: cst.Module, codes: list[str] | No
                 return (0, old_names.index(text)) if text in old_names else (1, 0)
 
             names = sorted(node.names, key=rank)
-            if old_names == sorted(old_names, key=_member_order):
-                # The file's names were in isort's order: the added ones go among them.
+            if old_names == sorted(old_names, key=_member_order) and not any(
+                    a.asname is not None for a in node.names):
+                # The file's names were in isort's order: the added ones go among them
+                # (with an alias among them, they go on a line of their own, below).
                 names = sorted(node.names, key=lambda alias: _member_order(_alias_text(tree, alias)))
             kept = [a for a in names if rank(a)[0] == 0]
             if any(a.asname is not None for a in kept) and len(kept) < len(names):
@@ -445,9 +447,7 @@ def group_added_imports(original: cst.Module, tree: cst.Module,
             at = later[0] if later else same[-1] + 1
         else:
             at = next((i for i, (section, _, _) in enumerate(entries) if section > mine), len(entries))
-        # Comments above it stay above it (those of an import it replaced).
-        comments = [line for line in stmt.leading_lines if line.comment is not None]
-        entries.insert(at, (mine, stmt.with_changes(leading_lines=comments), True))
+        entries.insert(at, (mine, stmt.with_changes(leading_lines=[]), True))
     block = [stmt for _, stmt, _ in entries]
     if entries[0][2]:
         # The blank lines before the block (after the docstring) stay before it; comments

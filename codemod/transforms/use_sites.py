@@ -243,10 +243,14 @@ class UseSiteTransformer(WrittenTargets, FStringQuotes, OperandGroups, BuiltinSc
         if not (isinstance(updated_node.operator, cst.Or) and isinstance(left, cst.Call)
                 and isinstance(right, cst.Call) and isinstance(was, cst.Call)
                 and m.matches(was.func, m.Name("isinstance")) and left.deep_equals(original_node.left)
-                and _callee_name(left) == HAS_PARAM_FEATURE == _callee_name(right)
+                # The helper this rewrite wrote on the right, by the same name on the left
+                # (not a method or another module's function of that name).
+                and isinstance(right.func, cst.Name) and right.func.value.startswith(HAS_PARAM_FEATURE)
+                and isinstance(left.func, cst.Name) and left.func.value == right.func.value
                 and _positional(left) and _positional(right) and len(left.args) > 1
+                and all(is_simple(arg.value) for arg in (*left.args, *right.args))
                 and _same_code(left.args[0].value, right.args[0].value)
-                and is_simple(left.args[0].value)):
+                and not m.findall(original_node, m.Comment())):
             return updated_node
         features: dict[str, cst.BaseExpression] = {}
         for arg in (*left.args[1:], *right.args[1:]):

@@ -4,6 +4,7 @@ module's own function of the same name still refuses the class for the clash."""
 
 from __future__ import annotations
 
+import ast
 import textwrap
 from pathlib import Path
 
@@ -132,3 +133,59 @@ def test_the_earlier_output_as_written_gives_way(tmp_path: Path):
     text = (pkg / "params.py").read_text()
     assert "def Base(" in text and "def Kept(" in text and text.count("def wrap_base(") == 1
     assert main(["apply", str(pkg)]) == 0
+
+
+USER = '''\
+from pkg.params import Kept
+from pkg.params_features import Features, has_param_feature
+
+
+class Holder:
+    def has_param_feature(self, p, *features):
+        return "method"
+
+    def check(self, p):
+        return self.has_param_feature(p, Features.Leaf) or isinstance(p, Kept)
+
+
+def plain(p):
+    return has_param_feature(p, Features.Leaf) or isinstance(p, Kept)
+
+
+def commented(p):
+    return (has_param_feature(p, Features.Leaf)  # leaves
+            or isinstance(p, Kept))
+
+
+def walrus(p, q):
+    return has_param_feature(p, [p := q, Features.Leaf][1]) or isinstance(p, Kept)
+'''
+
+
+def test_an_earlier_check_merges_only_where_the_answer_is_the_same(tmp_path: Path):
+    """``has_param_feature(p, A) or isinstance(p, B)`` an earlier run wrote becomes one
+    call once ``B`` converts, but not for a method of that name, a comment inside, or a
+    feature argument with a side effect (fifth and sixth reviews)."""
+    pkg = _first_run(tmp_path)
+    (pkg / "user.py").write_text(USER)
+    assert main(["apply", str(pkg)]) == 1
+    text = (pkg / "user.py").read_text()
+    flat = " ".join(text.split()).replace("( ", "(").replace(" )", ")")
+    assert "return has_param_feature(p, Features.Leaf, Features.Kept)\n" in text
+    assert "self.has_param_feature(p, Features.Leaf) or has_param_feature(p, Features.Kept)" in flat
+    assert "# leaves" in text
+    assert "[p := q, Features.Leaf][1]) or has_param_feature(p, Features.Kept)" in flat
+
+
+def test_names_added_beside_an_alias_all_import(tmp_path: Path):
+    """An isort-ordered import holding an alias gains the helpers on a line of its own (the
+    sixth review: sorting them in lost names, ``NameError``)."""
+    pkg = _first_run(tmp_path)
+    (pkg / "user.py").write_text(
+        "from pkg.params import Kept\nfrom pkg.params_features import param_type as pt\n\n\n"
+        "def check(p):\n    return isinstance(p, Kept), pt\n")
+    assert main(["apply", str(pkg)]) == 1
+    tree = ast.parse((pkg / "user.py").read_text())
+    imported = {alias.asname or alias.name for node in tree.body if isinstance(node, ast.ImportFrom)
+                for alias in node.names}
+    assert {"Features", "has_param_feature", "pt"} <= imported
