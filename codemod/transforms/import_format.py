@@ -358,7 +358,15 @@ def _laid_out_alone(tree: cst.Module, added_at: set[int], first_party: str) -> c
     body = list(tree.body)
     at = min(added_at)
     head = body[at].leading_lines
-    if at == 1 and _is_docstring(body[0]) and not (head and head[0].comment is None):
+    rest = [stmt for i, stmt in enumerate(body) if i not in added_at]
+    if at == 0 and rest and _opens_with_string(rest[0]):
+        # A docstring sharing its line with another statement (``"""Doc."""; X = 1``),
+        # which the import visitor does not take for one: below it, or ``__doc__`` is lost.
+        # Its leading lines are the blank line the visitor put below the import (a first
+        # statement's own lines above it are the module's header).
+        at, head = 1, [*head]
+        rest[0] = rest[0].with_changes(leading_lines=[])
+    if at == 1 and _opens_with_string(rest[0]) and not (head and head[0].comment is None):
         head = [cst.EmptyLine(), *head]  # one blank line below the module docstring
     added = sorted((body[i] for i in added_at),
                    key=lambda stmt: (_section(_import_module(stmt) or "", first_party), _order(stmt)))
@@ -368,16 +376,16 @@ def _laid_out_alone(tree: cst.Module, added_at: set[int], first_party: str) -> c
         previous = _section(_import_module(added[i - 1]) or "", first_party) if i else section
         lines = head if i == 0 else [cst.EmptyLine()] if section != previous else []
         block.append(stmt.with_changes(leading_lines=lines))
-    rest = [stmt for i, stmt in enumerate(body) if i not in added_at]
     if at < len(rest) and _import_module(rest[at]) is None:
         rest[at] = cast("cst.SimpleStatementLine | cst.BaseCompoundStatement", _spaced_after_imports(rest[at]))
     rest[at:at] = block
     return tree.with_changes(body=rest)
 
 
-def _is_docstring(stmt: cst.BaseStatement) -> bool:
-    """A statement that is one string literal (a module's docstring, when first)."""
-    return isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 \
+def _opens_with_string(stmt: cst.BaseStatement) -> bool:
+    """A statement line whose first statement is a string literal (a module's docstring,
+    when it is the module's first line), alone on its line or not."""
+    return isinstance(stmt, cst.SimpleStatementLine) and bool(stmt.body) \
         and isinstance(stmt.body[0], cst.Expr) \
         and isinstance(stmt.body[0].value, (cst.SimpleString, cst.ConcatenatedString))
 

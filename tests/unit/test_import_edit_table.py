@@ -141,6 +141,10 @@ ROWS: list[object] = [
      _file("import torch\n\nfrom pkg.params import Col", "isinstance(f(p), (Col, torch.Tensor))"),
      _file("import torch\n\nfrom pkg.params_features import Features, isinstance_or_param_feature",
            "isinstance_or_param_feature(f(p), torch.Tensor, Features.Col)")),
+    ("a docstring sharing its line with a statement: the import below it (__doc__ kept)",
+     '"""Checks.""";  X = 1\n\n\ndef check(p):\n    from pkg.params import Col\n\n    return isinstance(p, Col)\n',
+     f'"""Checks.""";  X = 1\n\n{HELPERS}\n\n\ndef check(p):\n    from pkg.params import Col\n\n'
+     "    return has_param_feature(p, Features.Col)\n"),
     ("no import at the top: the helpers' import after the docstring, a blank line between",
      '"""Checks."""\n\n\ndef check(p):\n    from pkg.params import Col\n\n    return isinstance(p, Col)\n',
      f'"""Checks."""\n\n{HELPERS}\n\n\ndef check(p):\n    from pkg.params import Col\n\n'
