@@ -233,8 +233,7 @@ class _Walker(MethodSelves):
             for arg in node.args:
                 if isinstance(arg, ast.Constant) and isinstance(arg.value, str) \
                         and arg.value in self.plan.fields:
-                    self.found.append((node.lineno, arg.value,
-                                       f"in a call of `{callee or 'an expression'}`"))
+                    self.found.append((node.lineno, arg.value, f"in a call of `{callee}`"))
         if through_dict:
             assert isinstance(func, ast.Attribute)
             if func.attr == "update":

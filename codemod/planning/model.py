@@ -55,6 +55,11 @@ PARAMETER_NEW_PARAMS = cst.ensure_type(
     cst.parse_statement("def f(data=None, requires_grad=True): pass"), cst.FunctionDef).params
 
 
+def feature_member(prefix: str, name: str) -> str:
+    """The ``Features`` member of the class ``name`` under the configured ``feature-prefix``."""
+    return f"{prefix}{name}"
+
+
 @dataclass
 class ClassPlan:
     """Everything the transforms need to convert one class (or why it is refused)."""
@@ -150,7 +155,7 @@ class Plan:
 
     def feature_name(self, qualname: str) -> str:
         """The ``Features`` member of a class: its name, after the configured prefix."""
-        return f"{self.feature_prefix}{self.classes[qualname].name}"
+        return feature_member(self.feature_prefix, self.classes[qualname].name)
 
     def converted(self) -> dict[str, ClassPlan]:
         """The plans of converted classes."""

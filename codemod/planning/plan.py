@@ -56,7 +56,14 @@ from codemod.analysis.tensor_members import TENSOR_MEMBERS
 from codemod.planning import naming
 from codemod.planning.class_rules import CLASS_RULES, RuleInputs
 from codemod.planning.hierarchy_checks import HierarchyChecks
-from codemod.planning.model import ClassPlan, NewFacts, Plan, RelayLink, wrap_does_nothing
+from codemod.planning.model import (
+    ClassPlan,
+    NewFacts,
+    Plan,
+    RelayLink,
+    feature_member,
+    wrap_does_nothing,
+)
 from codemod.planning.refuse import Refuse
 from codemod.planning.settle import Settling
 from codemod.runtime.emit import FEATURES_NAME, RuntimeModule, runtime_module_for, written_members
@@ -256,7 +263,7 @@ class Planner(HierarchyChecks, Settling):
                 by_module.setdefault(p.facts.module, {})[p.wrap_name] = qualname
         earlier: set[str] = set()
         for module, wraps in by_module.items():
-            members = {wrap: f"{self.feature_prefix}{plans[q].name}" for wrap, q in wraps.items()}
+            members = {wrap: feature_member(self.feature_prefix, plans[q].name) for wrap, q in wraps.items()}
             parts = earlier_shadow_parts(self.index.files[module].module.body, members)
             earlier.update(wraps[wrap] for wrap in parts)
         return earlier
@@ -360,5 +367,6 @@ def build_plan(index: ClassIndex, allow_classes: tuple[str, ...] = (),
     plan.allow_value_uses = allow_value_uses
     plan.feature_prefix = feature_prefix
     for runtime in plan.runtimes.values():
-        runtime.members = {f"{feature_prefix}{name}": value for name, value in runtime.members.items()}
+        runtime.members = {feature_member(feature_prefix, name): value
+                           for name, value in runtime.members.items()}
     return plan

@@ -364,7 +364,7 @@ def _laid_out_alone(tree: cst.Module, added_at: set[int], first_party: str) -> c
         # which the import visitor does not take for one: below it, or ``__doc__`` is lost.
         # Its leading lines are the blank line the visitor put below the import (a first
         # statement's own lines above it are the module's header).
-        at, head = 1, [*head]
+        at = 1
         rest[0] = rest[0].with_changes(leading_lines=[])
     if at == 1 and _opens_with_string(rest[0]) and not (head and head[0].comment is None):
         head = [cst.EmptyLine(), *head]  # one blank line below the module docstring
