@@ -12,7 +12,8 @@ reports:
   tree, from ``torch.nn.Parameter``;
 * every use of a converted name *as a class* left anywhere in the converted tree
   (``isinstance``/``issubclass`` arguments, tuples and ``A | B`` unions included;
-  ``type(x)``/``x.__class__`` compared with ``is``, ``==``, ``in`` and their negations; class
+  ``type(x)``/``x.__class__``, or a name its function binds to one, compared with ``is``,
+  ``==``, ``in`` and their negations; class
   bases; ``super(X, ...)``; attribute reads ``X.attr`` other than ``__name__``,
   ``__qualname__``, ``__module__``; ``except X``; ``case X():``; ``X[...]``; ``X | Y``;
   ``singledispatch`` ``.register(X)``; annotations; ``type(x).__name__ == "X"``), resolved through every kind of
@@ -566,8 +567,8 @@ def _kind(node: ast.AST, parents: dict[int, ast.AST]) -> str:
     if isinstance(up, ast.Call) and isinstance(up.func, ast.Attribute) and up.func.attr == "register" \
             and up.args and up.args[0] is child:
         return "dispatch-register"
-    if isinstance(up, ast.Compare) and any(_is_type_of(side) for side in [up.left, *up.comparators]) \
-            and all(isinstance(op, _TYPE_COMPARISONS) for op in up.ops):
+    if isinstance(up, ast.Compare) and all(isinstance(op, _TYPE_COMPARISONS) for op in up.ops) \
+            and any(_is_type_of(side) or _holds_type(side, up, parents) for side in [up.left, *up.comparators]):
         return "type-comparison"
     if isinstance(up, ast.ClassDef) and child in up.bases:
         return "class-base"
@@ -594,6 +595,28 @@ def _in_annotation(child: ast.AST, up: ast.AST | None, parents: dict[int, ast.AS
         if not isinstance(up, (ast.Subscript, ast.Tuple, ast.BinOp, ast.Attribute, ast.List)):
             return False
         child, up = up, parents.get(id(up))
+    return False
+
+
+def _holds_type(side: ast.AST, compare: ast.AST, parents: dict[int, ast.AST]) -> bool:
+    """Whether ``side`` is a name that the function around ``compare`` binds, anywhere
+    in it, to ``type(x)`` or ``x.__class__`` (``t = type(p)``, then ``t == X``), or such
+    a binding itself (``(t := type(p)) == X``)."""
+    if isinstance(side, ast.NamedExpr):
+        return _is_type_of(side.value)
+    if not isinstance(side, ast.Name):
+        return False
+    scope = parents.get(id(compare))
+    while scope is not None and not isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        scope = parents.get(id(scope))
+    if scope is None:
+        return False
+    for node in ast.walk(scope):
+        if isinstance(node, ast.Assign) and _is_type_of(node.value) and any(
+                isinstance(target, ast.Name) and target.id == side.id for target in node.targets):
+            return True
+        if isinstance(node, ast.NamedExpr) and _is_type_of(node.value) and node.target.id == side.id:
+            return True
     return False
 
 

@@ -164,6 +164,27 @@ def test_type_name_compared_with_a_string(tmp_path):
     assert _kinds(verify(original, converted)) == ["type-name", "type-name"]
 
 
+def test_name_holding_a_type_compared_with_a_converted_name(tmp_path):
+    """``t = type(p)`` (or ``p.__class__``, or a walrus), then ``t == Packed``: the name
+    holds a type, which a function never equals; a name holding anything else is a value."""
+    original, converted = _pair(tmp_path, {"pkg/use.py": """
+        from pkg.params import Base, Packed
+
+
+        def f(p, q):
+            t = type(p)
+            if (k := q.__class__) in (Base, int):
+                return t is not Packed
+            return t == Packed
+
+
+        def g(p, factory):
+            t = param_type(p)
+            return t == Packed or factory == Base
+    """})
+    assert _kinds(verify(original, converted)) == ["type-comparison"] * 3
+
+
 def test_star_import_honours_all(tmp_path):
     original, converted = _pair(tmp_path, {
         "pkg/other.py": "from pkg.params import Packed\n__all__ = ['helper']\n\n\ndef helper():\n    pass\n",
