@@ -56,6 +56,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from codemod.analysis.held_types import held_types
 from codemod.analysis.scope_values import bound_values, walk_scope
 from codemod.analysis.type_comparisons import held_type, is_type_of
 from codemod.analysis.value_callees import CallTargets, transforming_decorator
@@ -170,6 +171,10 @@ class _Prover(CallTargets):
         super().__init__(texts, modules)
         self._memo: dict[tuple, str | None] = {}
         self._active: set[tuple] = set()
+        #: ids of the class mentions the proof starts from (``prove_class_values``).
+        self.mentions: set[int] = set()
+        #: Per parsed file: ids of the values of the bindings ``held_types`` covers.
+        self._held_bindings: dict[int, set[int]] = {}
         self._assumed = 0
         self._depth = 0
 
@@ -252,6 +257,8 @@ class _Prover(CallTargets):
             return f"`{short_code(compare)}` at {f.where(compare)}"
         for side in sides:
             held = _type_held(f, side)
+            if held is not None and self.held_rewritten(f, side, held, followed):
+                return None
             if held is not None:
                 return (f"`{short_code(compare)}` at {f.where(compare)}, where "
                         f"`{short_code(side)}` holds `{short_code(held)}` ({f.where(held)}): an "
@@ -273,6 +280,20 @@ class _Prover(CallTargets):
                 return (f"`{short_code(compare)}` at {f.where(compare)}, where {unfollowed}, "
                         "which may be an object's type (Parameter for a converted parameter)")
         return None
+
+    def held_rewritten(self, f: ParsedModule, side: ast.expr, held: ast.expr, followed: ast.AST) -> bool:
+        """Whether the use-site rewrite turns this comparison into one of kinds: ``side``
+        is a name that holds an object's type as ``analysis/held_types`` covers it
+        (``held`` its binding's value), and ``followed`` is a class named right there (a
+        mention, not a value that came through a name)."""
+        if not isinstance(side, ast.Name) or id(followed) not in self.mentions:
+            return False
+        covered = self._held_bindings.get(id(f))
+        if covered is None:
+            covered = self._held_bindings[id(f)] = {
+                id(h.binding.value) for names in held_types(f.tree).values()
+                for h in names.values() if h.convertible}
+        return id(held) in covered
 
     def unfollowed(self, f: ParsedModule, side: ast.expr, seen: frozenset[str]) -> str | None:
         """How a side of a comparison with a class may hold a value the proof does not
@@ -647,6 +668,7 @@ def prove_class_values(texts: dict[Path, str], modules: dict[Path, str],
                 if (isinstance(parent, ast.Call) and parent.func is node) or _needs_class(f, node) \
                         or prover.in_annotation(f, node):
                     continue  # a construction, a class-style use, an annotation: rewrites decide
+                prover.mentions.add(id(node))
                 try:
                     found = prover.reach(f, node)
                 except (RecursionError, TypeError, AttributeError, ValueError) as exc:

@@ -18,6 +18,7 @@ import re
 from typing import TypeGuard
 
 from codemod.analysis import python_trees
+from codemod.analysis.held_types import held_types
 from codemod.analysis.scope_values import binds, walk_scope
 from codemod.analysis.text_search import lines_matching, nfkc_text, nodes_on_lines, unjoined
 from codemod.runtime.helpers import PARAM_TYPE
@@ -39,7 +40,12 @@ def may_compare_types(text: str) -> bool:
     comparison operator follows the call's closing parenthesis (``type(p) is
     nn.Parameter``: ``compares_with_parameter``). Also when a membership test in a
     bracket that spells ``type``, ``__class__`` or ``Parameter`` follows the call's closing
-    parenthesis or ``__class__`` (``type(p) in (type(q), int)``: ``_membership_after``)."""
+    parenthesis or ``__class__`` (``type(p) in (type(q), int)``: ``_membership_after``).
+    Also when a line binds a name to ``type(...)`` or to an expression ending in
+    ``.__class__`` (``t = type(p)``, then ``t is nn.Parameter``: ``analysis/held_types.py``;
+    a value that starts on a later line is not seen, and such a name is left as it is)."""
+    if _BINDS_TYPE.search(text):
+        return True
     parameter = "Parameter" in text
     at = text.find("__class__")
     while at >= 0:
@@ -59,6 +65,14 @@ def may_compare_types(text: str) -> bool:
             return True
     return False
 
+
+#: A line that binds a name to an object's type: ``t = type(...`` or ``t = ....__class__``.
+#: The value is the whole rest of the line (a comment aside): ``type(`` with an argument
+#: holding no brackets or one level of them, and its ``)``; or ending in ``.__class__``.
+_BINDS_TYPE = re.compile(
+    r"^[ \t]*[^\W\d]\w*[ \t]*=[ \t]*"
+    r"(?:type[ \t]*\((?:[^()\n]|\([^()\n]*\))*\)|[^=\n#]*\.__class__)[ \t]*(?:#.*)?$",
+    re.MULTILINE)
 
 #: ``type``, blanks, an opening parenthesis (``unjoined``: starting no longer name).
 _TYPE_CALL = re.compile(r"type[ \t]*\(")
@@ -184,8 +198,9 @@ def _code_after(text: str, at: int, passed: str) -> int:
 
 def compares_types(text: str) -> bool:
     """Whether ``text`` holds a comparison of two objects' types as the transformer
-    rewrites it (``type`` taken as the builtin wherever it is: a superset); True for a
-    text CPython cannot parse."""
+    rewrites it (``type`` taken as the builtin wherever it is: a superset), or a name
+    holding one that it compares with another object's type or ``Parameter``
+    (``HeldType.compares_types``); True for a text CPython cannot parse."""
     try:
         tree = python_trees.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
@@ -193,8 +208,11 @@ def compares_types(text: str) -> bool:
     # Either operand of such a comparison spells ``type`` or ``__class__`` on a line the
     # comparison spans: the nodes spanning none of those lines are not entered.
     lines = lines_matching(nfkc_text(text), _TYPE_WORDS)
-    return any(is_type_comparison(node) or is_type_membership(node) or compares_with_parameter(node)
-               for node in nodes_on_lines(tree, lines))
+    if any(is_type_comparison(node) or is_type_membership(node) or compares_with_parameter(node)
+           for node in nodes_on_lines(tree, lines)):
+        return True
+    return _BINDS_TYPE.search(text) is not None and any(
+        held.convertible and held.compares_types for names in held_types(tree).values() for held in names.values())
 
 
 #: The words an operand of a comparison of types spells (``dtype`` too: a superset).

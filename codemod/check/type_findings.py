@@ -6,7 +6,9 @@ every converted parameter where it held for no former class. ``apply`` rewrites 
 such comparison it finds to ``param_type(a) is param_type(b)`` / ``param_type(p) is
 nn.Parameter`` (``transforms/type_compares.py``); this finds those written afterwards, with
 the same rule (``analysis/type_comparisons.py``; ``Parameter`` resolved, as ``apply``
-resolves it, through the module's imports to torch's).
+resolves it, through the module's imports to torch's). Also a name holding an object's
+type that is compared so (``t = type(p)``, then ``t is nn.Parameter``; ``apply`` binds it
+to ``param_type(p)``: ``analysis/held_types.py``, ``Parameter`` read by its spelling).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from codemod.analysis.bound_names import bound_at_module_level, bound_in_some_function
+from codemod.analysis.held_types import HeldType, held_types
 from codemod.analysis.names import module_name_for
 from codemod.analysis.source_lines import char_column
 from codemod.analysis.type_comparisons import (
@@ -56,6 +59,16 @@ def type_compare_findings(run: RunResult, paths: Iterable[Path], runtime_modules
                 "torch.nn.Parameter, so parameters of different former classes compare "
                 f"equal; compare `{HELPER}(a) is {HELPER}(b)` ({HELPER} from {helper_from})",
                 path, node.lineno, column, False))
+        for held in held_type_comparisons(tree):
+            binding = held.binding
+            column = char_column(lines[binding.lineno - 1], binding.col_offset)
+            out.append(Finding(
+                "CM006",
+                f"`{held.name}` holds an object's type and is compared with another type or "
+                "torch.nn.Parameter: a converted parameter's type is torch.nn.Parameter, so "
+                "parameters of different former classes compare equal; bind "
+                f"`{held.name} = {HELPER}(...)` ({HELPER} from {helper_from})",
+                path, binding.lineno, column, False))
         if "Parameter" not in text:
             continue
         facts = AstFacts.of(path, module_name_for(path), tree)
@@ -70,6 +83,14 @@ def type_compare_findings(run: RunResult, paths: Iterable[Path], runtime_modules
                     f"held for no former class; compare `{HELPER}(p)` ({HELPER} from "
                     f"{helper_from})", path, found.lineno, column, False))
     return out
+
+
+def held_type_comparisons(tree: ast.Module) -> list[HeldType]:
+    """The names of ``tree`` that hold an object's type (``t = type(p)``) and are compared
+    with another object's type or ``Parameter`` (``analysis/held_types.py``), in order:
+    what ``apply`` binds to ``param_type(p)``, or reports where it cannot."""
+    found = [held for names in held_types(tree).values() for held in names.values() if held.compares_types]
+    return sorted(found, key=lambda held: (held.binding.lineno, held.binding.col_offset))
 
 
 def _names_torch_parameter(operand: ast.expr, facts: AstFacts) -> bool:

@@ -34,6 +34,7 @@ from codemod.transforms.dict_copies import DictCopyTransformer
 from codemod.transforms.dict_copies import added_names as dict_added_names
 from codemod.transforms.dict_copies import may_rewrite as may_rewrite_attr_dict
 from codemod.transforms.field_screen import fields_untouched
+from codemod.transforms.held_type_uses import file_held_types
 from codemod.transforms.import_edits import add_imports, remove_imports, request_import_removals
 from codemod.transforms.import_format import format_imports, group_added_imports
 from codemod.transforms.refs import FileRefs
@@ -92,7 +93,10 @@ def convert_with_leftovers(ff: FileFacts, plan: Plan, stop_at_leftovers: bool,
     uses = UseSiteTransformer(ff, plan, refs)
     names = names if names is not None else rewritable_names(plan)
     made = Made()
-    tree = visit_mentioning(ff.module, uses, names, ff.statement_codes, descend=True, made=made)
+    # A statement naming a name that holds an object's type may be rewritten too
+    # (``t = type(p)`` when ``t`` is compared with a converted class).
+    tree = visit_mentioning(ff.module, uses, names | uses.held_names, ff.statement_codes,
+                            descend=True, made=made)
     leftovers = screened if screened is not None else unconverted_uses(ff, plan, uses.handled, names)
     if leftovers_only or (stop_at_leftovers and (leftovers or parallel.stopping())):
         return None, leftovers
@@ -131,11 +135,21 @@ def convert_with_leftovers(ff: FileFacts, plan: Plan, stop_at_leftovers: bool,
         # Into the bodies of classes and functions, as the use sites (a class holding one
         # comparison is not rebuilt whole), unless a function may gain an import of the
         # helper, which a spliced body would not show.
-        tree = visit_mentioning(tree, compares, frozenset({"type", "__class__"}),
+        # A statement naming a name that holds an object's type is visited too: ``t ==
+        # nn.Parameter`` names neither ``type`` nor ``__class__``.
+        held = compares.held_names
+        tree = visit_mentioning(tree, compares, frozenset({"type", "__class__"}) | held,
                                 [ff.statement_code(before, stmt, made) for stmt in before.body],
-                                descend=not compares.local, made=made, may_change=may_compare_types)
+                                descend=not compares.local, made=made,
+                                may_change=functools.partial(_may_compare_types, held=held))
         if compares.count:
             counts["type-compare"] += compares.count
+        if compares.counts["held-type"]:
+            counts["held-type"] += compares.counts["held-type"]
+        left_alone += [(line, f"`{name}` holds an object's type, compared with another type or "
+                              f"Parameter, and is read otherwise too ({why}): left as it is; a "
+                              "converted parameter's type is Parameter there")
+                       for line, name, why in uncovered_held_types(source)]
         if compares.skipped:
             why = f"{_cannot_import(runtime, TYPE_HELPER, refs.is_runtime)}; two converted parameters' types are both Parameter there"
             lines = module_level_comparisons(source)
@@ -163,6 +177,21 @@ def convert_with_leftovers(ff: FileFacts, plan: Plan, stop_at_leftovers: bool,
             generated = None if generated is None else with_relaid(generated, statements)
     error = edited_output_error(ff.path, definitions.edited) if definitions.edited else None
     return FileConversion(new_text, counts, leftovers, generated, left_alone, error), leftovers
+
+
+def uncovered_held_types(text: str) -> list[tuple[int, str, str]]:
+    """(line of the binding, name, why) of each name holding an object's type that is
+    compared with another object's type or ``Parameter`` but read in a way the rewrite
+    does not cover (``analysis/held_types.py``): left as it is, reported."""
+    return sorted((held.binding.lineno, held.name, held.why_not)
+                  for names in file_held_types(text).values() for held in names.values()
+                  if held.why_not is not None and held.compares_types)
+
+
+def _may_compare_types(code: str, held: frozenset[str]) -> bool:
+    """Whether the type-comparison rewrite may change ``code``: a comparison of types
+    (``may_compare_types``), or a statement naming one of the ``held`` names."""
+    return may_compare_types(code) or (bool(held) and prefilter(code, held))
 
 
 def _cannot_import(runtime: str, helper: str, own_runtime: bool) -> str:

@@ -15,6 +15,7 @@ import functools
 import re
 from pathlib import Path
 
+from codemod.analysis.held_types import covered_names, held_types
 from codemod.analysis.names import import_targets, module_name_for
 from codemod.analysis.source_lines import physical_lines
 from codemod.analysis.text_search import alternation, lines_matching, misses_lines
@@ -116,6 +117,10 @@ class MentionScreen:
         self.kinds: list[tuple[ast.Name | ast.Attribute, UseKind]] = []
         #: Each leftover found, with its kind.
         self.leftover_kinds: dict[Leftover, UseKind] = {}
+
+    @functools.cached_property
+    def held_names(self) -> frozenset[str]:  # names holding a type the rewrite covers
+        return covered_names(held_types(self.tree))
 
     @functools.cached_property
     def targets(self) -> dict[str, set[str]]:
@@ -275,8 +280,11 @@ class MentionScreen:
         """A mention compared directly (``k == X``) or as an element (``k in (X, Y)``): a
         type comparison when a side is ``type(p)`` or ``p.__class__``, else a value (no
         rewrite, and no class needed: ``class_values`` decides)."""
-        if any(is_type_of(side) for side in (compare.left, *compare.comparators)):
+        sides = (compare.left, *compare.comparators)
+        if any(is_type_of(side) for side in sides):
             return UseKind.TYPE_COMPARISON
+        if any(isinstance(side, ast.Name) and side.id in self.held_names for side in sides):
+            raise Undecided  # ``t == X``, ``t = type(p)``: maybe rewritten (``held_type_uses``)
         return UseKind.VALUE
 
     def type_compared(self, node: ast.Name, compare: ast.Compare) -> None:

@@ -34,11 +34,14 @@ Fix safety
 
 from __future__ import annotations
 
+from collections import Counter
+
 import libcst as cst
 
 from codemod.analysis.bound_names import names_bound
 from codemod.analysis.type_comparisons import HELPER
 from codemod.transforms.builtin_scopes import BuiltinScopes, Comprehension
+from codemod.transforms.held_type_uses import HeldTypeUses
 from codemod.transforms.import_edits import with_import_first
 from codemod.transforms.refs import FileRefs
 from codemod.types import PARAMETER_QUALNAMES
@@ -48,7 +51,7 @@ _MEMBERSHIP = (cst.In, cst.NotIn)
 _CONTAINERS = (cst.Tuple, cst.List, cst.Set)
 
 
-class TypeCompareTransformer(BuiltinScopes):
+class TypeCompareTransformer(HeldTypeUses, BuiltinScopes):
     """Rewrites each comparison of two objects' types to compare ``param_type`` of each.
 
     ``runtime``: the runtime module to take ``param_type`` from. ``local``: this file must
@@ -56,6 +59,8 @@ class TypeCompareTransformer(BuiltinScopes):
     imported); the helper is then imported at the top of each function that compares,
     and a comparison outside every function is left alone (``skipped``).
     """
+
+    held_without_class = True
 
     def __init__(self, refs: FileRefs, runtime: str, local: bool = False) -> None:
         super().__init__()
@@ -73,13 +78,17 @@ class TypeCompareTransformer(BuiltinScopes):
         self._bodies: list[bool | None] = []
         ff = refs.ff
         self.track_builtins(ff.text or ff.module.code, {*ff.globals, *ff.bindings})
+        self.counts: Counter[str] = Counter()
+        self.init_held_types(ff.text or ff.module.code)
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         self._bodies.append("type" in names_bound([node.body]))  # type: ignore[list-item]
+        self.enter_held_scope(node.name.value, function=False)
 
     def leave_ClassDef(self, original_node: cst.ClassDef,
                        updated_node: cst.ClassDef) -> cst.ClassDef:
         self._bodies.pop()
+        self.leave_held_scope()
         return updated_node
 
     def visit_Lambda(self, node: cst.Lambda) -> None:
@@ -106,6 +115,7 @@ class TypeCompareTransformer(BuiltinScopes):
         self.enter_function(node)
         self._functions.append(False)
         self._bodies.append(None)
+        self.enter_held_scope(node.name.value, function=True)
 
     # A ``def``'s decorators, parameters (their defaults and annotations) and return
     # annotation run where the ``def`` does, before the body's import of the helper:
@@ -123,12 +133,24 @@ class TypeCompareTransformer(BuiltinScopes):
                           updated_node: cst.FunctionDef) -> cst.FunctionDef:
         self.leave_scope()
         self._bodies.pop()
+        self.leave_held_scope()
         if not self._functions.pop():
             return updated_node
         return with_import_first(updated_node, self.runtime, [HELPER])
 
+    def leave_Assign(self, original_node: cst.Assign, updated_node: cst.Assign) -> cst.Assign:
+        return self.held_binding(updated_node) or updated_node
+
+    def held_helper(self, runtime_of: str | None) -> cst.BaseExpression:
+        helper = self._helper()
+        assert helper is not None  # a held name is a function's: the helper is imported there
+        return helper
+
     def leave_Comparison(self, original_node: cst.Comparison,
                          updated_node: cst.Comparison) -> cst.BaseExpression:
+        held = self.held_comparison(original_node, updated_node)
+        if held is not None:
+            return held
         if len(updated_node.comparisons) != 1:
             return updated_node
         target = updated_node.comparisons[0]

@@ -13,10 +13,12 @@ import libcst as cst
 from libcst.metadata import CodeRange
 
 from codemod.analysis.classes import FileFacts
+from codemod.analysis.held_types import covered_names
 from codemod.analysis.names import dotted
 from codemod.analysis.use_rules import USE_RULES, UseKind
 from codemod.planning.plan import Plan
 from codemod.prefilters import prefilter
+from codemod.transforms.held_type_uses import file_held_types
 from codemod.transforms.value_flow import leftover_kinds
 
 
@@ -115,7 +117,8 @@ def classified_leftovers(ff: FileFacts, plan: Plan, handled: set[int], names: fr
     holders = sorted(set(owner.values()))
     scope = ff.module if names is None else ff.module.with_changes(
         body=[ff.module.body[i] for i in holders])
-    kinds = leftover_kinds(scope, [node for node, _ in scanner.found])
+    held = covered_names(file_held_types(ff.text or ff.module.code))
+    kinds = leftover_kinds(scope, [node for node, _ in scanner.found], held)
     positions: dict[int, dict[cst.CSTNode, CodeRange]] = {}
     out = []
     for node, qual in scanner.found:

@@ -50,6 +50,7 @@ from codemod.runtime.helpers import (
     SET_PARAM_FIELD,
 )
 from codemod.transforms.builtin_scopes import BuiltinScopes
+from codemod.transforms.held_type_uses import HeldTypeUses
 from codemod.transforms.operand_groups import OperandGroups
 from codemod.transforms.refs import FileRefs, FStringQuotes
 from codemod.transforms.store_targets import WrittenTargets
@@ -62,7 +63,7 @@ def is_simple(expr: cst.BaseExpression) -> bool:
     return m.matches(expr, _SIMPLE)
 
 
-class UseSiteTransformer(WrittenTargets, FStringQuotes, OperandGroups, BuiltinScopes):
+class UseSiteTransformer(WrittenTargets, FStringQuotes, OperandGroups, HeldTypeUses, BuiltinScopes):
     """Rewrites class-style uses of converted classes in one file."""
 
     def __init__(self, ff: FileFacts, plan: Plan, refs: FileRefs) -> None:
@@ -84,6 +85,7 @@ class UseSiteTransformer(WrittenTargets, FStringQuotes, OperandGroups, BuiltinSc
         self._method_names: list[str] = []
         self._annotation_depth = 0
         self.track_builtins(ff.text, {*ff.globals, *ff.bindings})
+        self.init_held_types(ff.text or ff.module.code)
         #: ids of ``isinstance`` calls an earlier run of this rewrite wrote.
         self._own_checks: set[int] = set()
         #: ids of the parameter annotations of ``@f.register`` functions (dispatch keys).
@@ -133,11 +135,13 @@ class UseSiteTransformer(WrittenTargets, FStringQuotes, OperandGroups, BuiltinSc
         self._class_stack.append(f"{self.ff.module_name}.{node.name.value}")
         self._method_self.append(None)
         self._method_names.append("")
+        self.enter_held_scope(node.name.value, function=False)
 
     def leave_ClassDef(self, original_node: cst.ClassDef, updated_node: cst.ClassDef) -> cst.ClassDef:
         self._class_stack.pop()
         self._method_self.pop()
         self._method_names.pop()
+        self.leave_held_scope()
         return updated_node
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
@@ -151,6 +155,7 @@ class UseSiteTransformer(WrittenTargets, FStringQuotes, OperandGroups, BuiltinSc
         if directly_in_class:
             self._method_names[-1] = "" if node.decorators else node.name.value
         self.enter_function(node)
+        self.enter_held_scope(node.name.value, function=True)
         if any(m.matches(d.decorator, m.Attribute(attr=m.Name("register"))) for d in node.decorators):
             # ``@dispatch.register`` (``functools.singledispatch``) reads a parameter's
             # annotation as the class to dispatch on: ``Parameter`` there would take every
@@ -165,6 +170,7 @@ class UseSiteTransformer(WrittenTargets, FStringQuotes, OperandGroups, BuiltinSc
     def leave_FunctionDef(self, original_node: cst.FunctionDef, updated_node: cst.FunctionDef) -> cst.FunctionDef:
         self._method_self.pop()
         self.leave_scope()
+        self.leave_held_scope()
         return updated_node
 
     def visit_Import(self, node: cst.Import) -> bool:
@@ -322,6 +328,9 @@ class UseSiteTransformer(WrittenTargets, FStringQuotes, OperandGroups, BuiltinSc
     def leave_Comparison(
         self, original_node: cst.Comparison, updated_node: cst.Comparison
     ) -> cst.BaseExpression:
+        held = self.held_comparison(original_node, updated_node)
+        if held is not None:
+            return held
         if len(original_node.comparisons) != 1:
             return updated_node
         target = original_node.comparisons[0]
@@ -581,6 +590,9 @@ class UseSiteTransformer(WrittenTargets, FStringQuotes, OperandGroups, BuiltinSc
         self, original_node: cst.Assign, updated_node: cst.Assign
     ) -> cst.BaseSmallStatement:
         updated_node = updated_node.with_changes(value=self._ungrouped(updated_node.value))
+        binding = self.held_binding(updated_node)
+        if binding is not None:
+            return binding
         if len(updated_node.targets) != 1:
             return self._chain_fields(updated_node)
         target = updated_node.targets[0].target

@@ -24,11 +24,17 @@ def _parents(module: cst.Module) -> dict[cst.CSTNode, cst.CSTNode]:
     return dict(wrapper.resolve(ParentNodeProvider))
 
 
-def leftover_kind(node: cst.CSTNode, parents: dict[cst.CSTNode, cst.CSTNode]) -> UseKind:
+def leftover_kind(node: cst.CSTNode, parents: dict[cst.CSTNode, cst.CSTNode],
+                  held: frozenset[str] = frozenset()) -> UseKind:
     """The kind of a leftover mention's position, as far as its rule differs: an
     attribute access, an ``isinstance``/``issubclass`` argument, a ``type(...)``
     comparison, an operand of ``|`` (``X | Y`` calls ``type.__or__``; a function has
-    none), a class base; any other position hands the class on as a ``VALUE``."""
+    none), a class base; any other position hands the class on as a ``VALUE``.
+
+    ``held``: the names of the file that may hold an object's type the use-site rewrite
+    covers (``t = type(p)``): a comparison with one is a type comparison here. The
+    rewrite turns ``t == X`` into a comparison of kinds; one it left is a leftover that
+    needs a class, whatever the value proof says."""
     parent = parents.get(node)
     if isinstance(parent, cst.Attribute) and parent.value is node:
         return UseKind.ATTRIBUTE
@@ -46,9 +52,9 @@ def leftover_kind(node: cst.CSTNode, parents: dict[cst.CSTNode, cst.CSTNode]) ->
     if isinstance(up, cst.ComparisonTarget):
         comparison = parents.get(up)
         if isinstance(comparison, cst.Comparison):
-            return _comparison_kind(comparison)
+            return _comparison_kind(comparison, held)
     if isinstance(up, cst.Comparison):
-        return _comparison_kind(up)
+        return _comparison_kind(up, held)
     if isinstance(up, cst.Arg) and isinstance(parents.get(up), cst.ClassDef):
         return UseKind.BASE
     return UseKind.VALUE
@@ -57,10 +63,13 @@ def leftover_kind(node: cst.CSTNode, parents: dict[cst.CSTNode, cst.CSTNode]) ->
 _CHECK_CALLS = {"isinstance": UseKind.ISINSTANCE, "issubclass": UseKind.ISSUBCLASS}
 
 
-def _comparison_kind(comparison: cst.Comparison) -> UseKind:
-    """A type comparison when a side is ``type(...)`` or ``x.__class__``, else a value."""
+def _comparison_kind(comparison: cst.Comparison, held: frozenset[str]) -> UseKind:
+    """A type comparison when a side is ``type(...)``, ``x.__class__`` or a name of
+    ``held``, else a value."""
     sides = [comparison.left, *(t.comparator for t in comparison.comparisons)]
-    return UseKind.TYPE_COMPARISON if any(_is_type_of(s) for s in sides) else UseKind.VALUE
+    if any(_is_type_of(s) or (isinstance(s, cst.Name) and s.value in held) for s in sides):
+        return UseKind.TYPE_COMPARISON
+    return UseKind.VALUE
 
 
 def is_class_style(node: cst.CSTNode, parents: dict[cst.CSTNode, cst.CSTNode]) -> bool:
@@ -74,9 +83,10 @@ def _is_type_of(expr: cst.BaseExpression) -> bool:
     return isinstance(expr, cst.Attribute) and expr.attr.value == "__class__"
 
 
-def leftover_kinds(module: cst.Module, nodes: list[cst.CSTNode]) -> dict[int, UseKind]:
+def leftover_kinds(module: cst.Module, nodes: list[cst.CSTNode],
+                   held: frozenset[str] = frozenset()) -> dict[int, UseKind]:
     """The kind (``leftover_kind``) of each of ``nodes`` (mentions in ``module``), by id."""
     if not nodes:
         return {}
     parents = _parents(module)
-    return {id(node): leftover_kind(node, parents) for node in nodes}
+    return {id(node): leftover_kind(node, parents, held) for node in nodes}

@@ -1,8 +1,8 @@
 """On a tree an earlier ``apply`` converted, a class kept for a use no rewrite covers is
 reported with that use, not with a clash of the names the earlier run generated.
 
-The first run keeps ``WeightParam`` (a function compares ``type(p)``, held in a local,
-with it) and with it its base ``BaseParam``, as a shadow whose wrap function
+The first run keeps ``WeightParam`` (a function compares ``type(p)``, held in a local
+that it also reads otherwise, with it) and with it its base ``BaseParam``, as a shadow whose wrap function
 ``wrap_base_param`` it writes beside the class, and converts ``ScaleParam``. Planned
 again, the tree holds ``wrap_base_param`` already: refused at once for that clash, every
 class of the module used to give it as its reason, and the use in ``offload.py`` was never
@@ -46,6 +46,7 @@ OFFLOAD = '''from pkg.params import WeightParam
 
 def rebuild(param):
     kind = type(param)
+    print(kind.__name__)
     if kind == WeightParam:
         return WeightParam(data=param.data, weight_loader=param.weight_loader)
     return param

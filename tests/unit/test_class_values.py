@@ -103,11 +103,13 @@ def test_check_reports_the_chain_and_is_clean_after_apply(tmp_path, capsys):
     ("def pick():\n    return Kind\nkinds = [pick()]\n", "returned by pick() at use.py:4 -> an element of"),
     ("def pick():\n    return Kind\ncallback = pick\n", "`pick` (which returns it) used as"),
     # A side that may hold an object's type: Parameter for a converted parameter, where
-    # it was the class (SGLang 0.5.3's offloader: ``old_param_type = type(old_param)``,
-    # then ``old_param_type == ModelWeightParameter``).
-    ("def move(p):\n    t = type(p)\n    if t == Kind:\n        return 1\n",
-     "`t == Kind` at use.py:4, where `t` holds `type(p)` (use.py:3)"),
-    ("def f(p):\n    c = p.__class__\n    return c is Kind\n", "where `c` holds `p.__class__`"),
+    # it was the class. SGLang's offloader (``old_param_type = type(old_param)``, then
+    # ``old_param_type == ModelWeightParameter``) is rewritten (``held_type_uses``: the
+    # name then holds ``param_type(p)``); a name also read otherwise is not.
+    ("def move(p):\n    t = type(p)\n    print(t.__name__)\n    if t == Kind:\n        return 1\n",
+     "`t == Kind` at use.py:5, where `t` holds `type(p)` (use.py:3)"),
+    ("def f(p, k):\n    c = p.__class__\n    return c is Kind or c is k\n", "where `c` holds `p.__class__`"),
+    ("def f(p):\n    t = type(p)\n    g = lambda: t\n    return t is Kind\n", "where `t` holds `type(p)`"),
     ("def f(p):\n    return Kind in type(p).__mro__\n", "where `type(p).__mro__` holds `type(p)`"),
     ("def f(p):\n    return (t := type(p)) is Kind\n", "holds `type(p)`"),
     ("def f(p, q):\n    a, b = type(p), type(q)\n    return a == Kind\n", "where `a` holds `type(p)`"),
@@ -193,6 +195,10 @@ def test_a_side_holding_a_type_through_another_module_or_a_write_by_key_refuses(
     "TABLE = {'a': Kind, 'b': None}\ndef f(key):\n    return TABLE[key] is Kind\n",
     "def f(k):\n    return k in (None, 3, Kind)\nf(Kind)\n",
     "def f(p):\n    t = Kind\n    return t is Kind\n",
+    # A name holding an object's type that the use-site rewrite turns into a comparison
+    # of kinds (``held_type_uses``): compared only, also in a ``raise`` message.
+    "def move(p):\n    t = type(p)\n    if t == Kind:\n        return 1\n    raise ValueError(f'{t=}')\n",
+    "def f(p, q):\n    c = p.__class__\n    return c is Kind or c in (type(q), None)\n",
 ])
 def test_proven_values_convert(tmp_path, use):
     assert _kind(tmp_path, use) is None

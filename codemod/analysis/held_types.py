@@ -1,0 +1,322 @@
+"""Names that hold an object's type (``t = type(p)``, then ``t == X``), on CPython's tree:
+the one rule that ``apply``'s rewrite (``transforms/held_type_rewrite.py``, called by the
+use-site and type-comparison rewrites) and the value proof (``analysis/class_values.py``)
+share.
+
+What it finds
+    In each function, a name its own scope binds exactly once, to ``type(x)`` (the
+    builtin, one positional argument) or ``x.__class__``, and binds in no other way: no
+    parameter, no second assignment, no ``for``/``with``/``except`` target, no ``del``, no
+    ``global``/``nonlocal``, no binding of that name in a function, ``lambda`` or
+    comprehension inside. Such a name is *convertible* when every read of it is one of:
+
+    * a side of a comparison with one operator, ``==``, ``!=``, ``is`` or ``is not``;
+    * the subject of a membership test in a tuple, list or set written out (``t in (A,
+      B)``, ``not in``, no ``*x``);
+    * formatted into the message of a ``raise`` (the message then names the former class
+      by its qualified name, as a string, where it showed the class; the same allowance
+      the value proof makes for a class formatted there);
+
+    and where every other side of those comparisons (each element of the container) is
+    one of: ``type(y)``/``y.__class__``, another convertible name of the same function, a
+    literal, or a name or attribute chain whose first name the function and the functions
+    around it do not bind (a module-level name: a class, ``nn.Parameter``) and the module
+    does not bind to an object's type.
+Why
+    After conversion ``type(p)`` of every converted parameter is ``Parameter``: ``t ==
+    ModelWeightParameter`` would never hold, and ``t == nn.Parameter`` would hold for every
+    converted parameter (SGLang's offloader tells the kinds apart so). Once ``t`` holds
+    ``param_type(p)`` (the former class's kind for a converted parameter, ``type(p)`` for
+    anything else) and each converted class it is compared with is its ``Features``
+    member, every comparison answers as before. Anything the rule does not cover (``t(...)``,
+    ``t.__name__``, ``issubclass(t, X)``, ``t == cls`` with ``cls`` a parameter) keeps
+    the name out, and a class compared with it stays refused by the value proof.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+
+from codemod.analysis.scope_values import binds, bound_values, walk_scope
+
+_EQUALITY = (ast.Eq, ast.NotEq, ast.Is, ast.IsNot)
+_MEMBERSHIP = (ast.In, ast.NotIn)
+_CONTAINERS = (ast.Tuple, ast.List, ast.Set)
+_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ListComp, ast.SetComp,
+           ast.DictComp, ast.GeneratorExp)
+
+
+@dataclass(frozen=True)
+class HeldType:
+    """A name one function binds once to an object's type."""
+
+    name: str
+    #: The statement ``name = type(x)`` (or ``x.__class__``).
+    binding: ast.Assign
+    #: Why a read is not one the rewrite covers (None: convertible).
+    why_not: str | None
+    #: The other sides of its comparisons (each element of a membership container),
+    #: also of those the rewrite does not cover.
+    compared_with: tuple[ast.expr, ...] = ()
+    #: Whether one of them is another object's type (``type(q)``, ``q.__class__``, another
+    #: such name) or names ``Parameter``: the name must hold ``param_type(p)`` even
+    #: where no converted class is compared with it.
+    compares_types: bool = False
+
+    @property
+    def convertible(self) -> bool:
+        return self.why_not is None
+
+
+#: Per function, by its path (``scope_path``: the names of the classes and functions
+#: around it and its own, joined with dots): name -> what it holds. A path two functions
+#: share (a property's getter and setter) has none.
+HeldTypes = dict[str, dict[str, HeldType]]
+
+
+def held_types(tree: ast.Module) -> HeldTypes:
+    """Every name of ``tree`` that a function binds once to an object's type."""
+    found: HeldTypes = {}
+    shared: set[str] = set()
+    type_rebound = "type" in _module_bindings(tree) or any(
+        isinstance(node, (ast.Global, ast.Nonlocal)) and "type" in node.names for node in ast.walk(tree))
+    for function, enclosing, path in _functions(tree, (), ()):
+        if path in found or path in shared:
+            found.pop(path, None)
+            shared.add(path)
+            continue
+        found[path] = _held_in(function, enclosing, tree, type_rebound)
+    return {path: names for path, names in found.items() if names}
+
+
+def covered_names(held: HeldTypes) -> frozenset[str]:
+    """The names of ``held`` whose every read the rewrite covers (in some function)."""
+    return frozenset(name for names in held.values() for name, found in names.items() if found.convertible)
+
+
+def scope_path(names: list[str] | tuple[str, ...]) -> str:
+    """The key of a function in ``HeldTypes``: the names of the classes and functions
+    around it, then its own."""
+    return ".".join(names)
+
+
+def is_held_type_source(value: ast.expr) -> bool:
+    """``type(x)`` (one positional argument) or ``x.__class__``."""
+    if isinstance(value, ast.Call):
+        return isinstance(value.func, ast.Name) and value.func.id == "type" and len(value.args) == 1 \
+            and not value.keywords and not isinstance(value.args[0], ast.Starred)
+    return isinstance(value, ast.Attribute) and value.attr == "__class__"
+
+
+def _functions(node: ast.AST, enclosing: tuple[ast.AST, ...], names: tuple[str, ...]
+               ) -> Iterator[tuple[ast.AST, tuple[ast.AST, ...], str]]:
+    """Each function inside ``node``: itself, the functions (and ``lambda``s) around it,
+    its path. A function inside a ``lambda`` is not reached by name: it has no path."""
+    for child in ast.iter_child_nodes(node):
+        if isinstance(child, _FUNCTIONS):
+            yield child, enclosing, scope_path((*names, child.name))
+            yield from _functions(child, (*enclosing, child), (*names, child.name))
+        elif isinstance(child, ast.ClassDef):
+            yield from _functions(child, enclosing, (*names, child.name))
+        elif isinstance(child, ast.Lambda):
+            yield from _functions(child, (*enclosing, child), (*names, "<lambda>"))
+        else:
+            yield from _functions(child, enclosing, names)
+
+
+def _held_in(function: ast.AST, enclosing: tuple[ast.AST, ...], tree: ast.Module,
+             type_rebound: bool) -> dict[str, HeldType]:
+    body: list[ast.stmt] = function.body  # type: ignore[attr-defined]
+    candidates: dict[str, ast.Assign] = {}
+    for node in walk_scope(body):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
+                and is_held_type_source(node.value) \
+                and not (type_rebound and isinstance(node.value, ast.Call)):
+            candidates.setdefault(node.targets[0].id, node)
+    if not candidates:
+        return {}
+    parameters = _parameters(function)
+    names = {name: binding for name, binding in candidates.items()
+             if name not in parameters and bound_values(name, body) == [binding.value]
+             and not _bound_inside(function, name)}
+    if not names:
+        return {}
+    # Names some scope the reads may be in binds: the function's and every scope inside
+    # it (a nested function's local is no module-level name), and the functions around.
+    outer = set(parameters) | _bound_anywhere(function)
+    for scope in enclosing:
+        outer |= _parameters(scope) | _locals(scope)
+    parents = {id(child): parent for parent in ast.walk(function) for child in ast.iter_child_nodes(parent)}
+    module_level = _module_bindings(tree)
+    verdicts: dict[str, tuple[str | None, tuple[ast.expr, ...]]] = {
+        name: _reads_covered(function, name, parents, outer, names, tree, module_level, type_rebound)
+        for name, binding in names.items()}
+    # A name compared with another held name is covered only while that one is.
+    changed = True
+    while changed:
+        changed = False
+        for name, (why, others) in list(verdicts.items()):
+            if why is not None:
+                continue
+            for other in others:
+                if isinstance(other, ast.Name) and other.id in verdicts and other.id != name \
+                        and verdicts[other.id][0] is not None:
+                    verdicts[name] = (f"compared with `{other.id}`, which is not covered", others)
+                    changed = True
+                    break
+    return {name: HeldType(name, names[name], why, others, any(
+        is_held_type_source(side) or names_parameter(side) or (isinstance(side, ast.Name) and side.id in names)
+        for side in others)) for name, (why, others) in verdicts.items()}
+
+
+def names_parameter(side: ast.expr) -> bool:
+    """Whether ``side`` spells ``Parameter`` (``Parameter``, ``nn.Parameter``...): a
+    lexical superset of torch's class."""
+    return (isinstance(side, ast.Name) and side.id == "Parameter") or \
+        (isinstance(side, ast.Attribute) and side.attr == "Parameter")
+
+
+def _parameters(scope: ast.AST) -> set[str]:
+    arguments = scope.args  # type: ignore[attr-defined]
+    named = [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]
+    named += [a for a in (arguments.vararg, arguments.kwarg) if a is not None]
+    return {a.arg for a in named}
+
+
+def _locals(scope: ast.AST) -> set[str]:
+    """Names ``scope``'s own body binds (any way)."""
+    body = scope.body if isinstance(scope.body, list) else [ast.Expr(scope.body)]  # type: ignore[attr-defined]
+    return _names_bound(walk_scope(body))
+
+
+def _bound_anywhere(function: ast.AST) -> set[str]:
+    """Names ``function`` or any scope inside it binds (parameters included)."""
+    return _names_bound(node for node in ast.walk(function) if node is not function)
+
+
+def _names_bound(nodes: Iterable[ast.AST]) -> set[str]:
+    """The names ``nodes`` bind, any way: targets, parameters, ``def``, ``class``,
+    imports, ``except ... as``, ``match`` captures, ``global``/``nonlocal``."""
+    bound: set[str] = set()
+    for node in nodes:
+        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            bound.add(node.id)
+        elif isinstance(node, ast.arg):
+            bound.add(node.arg)
+        elif isinstance(node, (*_FUNCTIONS, ast.ClassDef)):
+            bound.add(node.name)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            bound |= {(a.asname or a.name).split(".")[0] for a in node.names}
+        elif isinstance(node, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar)) and node.name:
+            bound.add(node.name)
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            bound |= set(node.names)
+    return bound
+
+
+def _bound_inside(function: ast.AST, name: str) -> bool:
+    """Whether a function, ``lambda`` or comprehension inside ``function`` binds ``name``
+    (its own scope, or ``nonlocal``)."""
+    for node in ast.walk(function):
+        if node is function or not isinstance(node, _SCOPES):
+            continue
+        if isinstance(node, (*_FUNCTIONS, ast.Lambda)) and name in _parameters(node):
+            return True
+        for inner in ast.walk(node):
+            if isinstance(inner, ast.Name) and inner.id == name and not isinstance(inner.ctx, ast.Load):
+                return True
+            if isinstance(inner, (ast.Nonlocal, ast.Global)) and name in inner.names:
+                return True
+    return False
+
+
+def _module_bindings(tree: ast.Module) -> set[str]:
+    """Every name ``tree`` binds anywhere (a superset of its module-level names)."""
+    return _names_bound(ast.walk(tree))
+
+
+def _reads_covered(function: ast.AST, name: str, parents: dict[int, ast.AST], outer: set[str],
+                   held: dict[str, ast.Assign], tree: ast.Module, module_level: set[str],
+                   type_rebound: bool) -> tuple[str | None, tuple[ast.expr, ...]]:
+    """(why a read of ``name`` is not covered, the first such, or None; the other sides of
+    all its comparisons, covered or not)."""
+    why: str | None = None
+    others: list[ast.expr] = []
+    for node in ast.walk(function):
+        if not (isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load)):
+            continue
+        parent = parents.get(id(node))
+        where = f"line {node.lineno}"
+        compare = parent if isinstance(parent, ast.Compare) and len(parent.ops) == 1 else None
+        sides = _compared_sides(compare, node) if compare is not None else None
+        if compare is not None and sides is not None:
+            others += sides
+            if not all(_covered_side(side, outer, held, tree, module_level, type_rebound) for side in sides):
+                why = why or f"`{ast.unparse(compare)}` at {where}"
+            continue
+        if isinstance(parent, ast.FormattedValue) and _in_raise(parent, parents):
+            continue
+        shown = ast.unparse(parent) if isinstance(parent, ast.expr) else name
+        why = why or f"`{shown}` at {where}"
+    return why, tuple(others)
+
+
+def _compared_sides(compare: ast.Compare, name: ast.Name) -> list[ast.expr] | None:
+    """The other side of a one-operator comparison of ``name`` with ``==``, ``!=``,
+    ``is``, ``is not``, or the elements of a container written out it is tested for
+    membership in; None for any other comparison."""
+    other = compare.comparators[0] if compare.left is name else compare.left
+    if isinstance(compare.ops[0], _EQUALITY):
+        return [other]
+    if isinstance(compare.ops[0], _MEMBERSHIP) and compare.left is name and isinstance(other, _CONTAINERS) \
+            and not any(isinstance(e, ast.Starred) for e in other.elts):
+        return list(other.elts)
+    return None
+
+
+def _covered_side(side: ast.expr, outer: set[str], held: dict[str, ast.Assign], tree: ast.Module,
+                  module_level: set[str], type_rebound: bool) -> bool:
+    if isinstance(side, ast.Constant):
+        return True
+    if is_held_type_source(side):
+        return not (type_rebound and isinstance(side, ast.Call))
+    if isinstance(side, ast.Name) and side.id in held:
+        return True
+    head = side
+    while isinstance(head, ast.Attribute):
+        head = head.value
+    if not isinstance(head, ast.Name) or head.id in outer:
+        return False
+    if side is head and head.id in module_level:
+        # A module-level name that holds an object's type (``PLAIN = type(t)``, or set by a
+        # function through ``global``) may equal a converted parameter's former class.
+        if _module_holds_type(head.id, tree):
+            return False
+    return True
+
+
+def _module_holds_type(name: str, tree: ast.Module) -> bool:
+    """Whether the module binds ``name`` to a value holding an object's type (an
+    assignment, annotated, augmented or walrus, or a ``for`` target, at module level) or
+    a function declares it ``global``."""
+    for node in walk_scope(tree.body):
+        value: ast.AST | None = None
+        if isinstance(node, ast.Assign) and any(binds(t, name) for t in node.targets):
+            value = node.value
+        elif isinstance(node, (ast.AnnAssign, ast.AugAssign, ast.NamedExpr)) and binds(node.target, name):
+            value = node.value
+        elif isinstance(node, (ast.For, ast.AsyncFor)) and binds(node.target, name):
+            value = node.iter
+        if value is not None and any(isinstance(n, ast.expr) and is_held_type_source(n) for n in ast.walk(value)):
+            return True
+    return any(isinstance(node, ast.Global) and name in node.names for node in ast.walk(tree))
+
+
+def _in_raise(node: ast.AST, parents: dict[int, ast.AST]) -> bool:
+    up = parents.get(id(node))
+    while up is not None and not isinstance(up, ast.stmt):
+        up = parents.get(id(up))
+    return isinstance(up, ast.Raise)

@@ -1,0 +1,231 @@
+"""Comparisons through a name that holds an object's type: ``t = type(p)``, then ``t == X``.
+
+What it does
+    In a function where a name holds an object's type and is compared with a converted
+    class (``analysis/held_types.py`` says which names qualify: every read a comparison,
+    a membership test or a ``raise`` message), the binding ``t = type(p)`` becomes ``t =
+    param_type(p)``; each converted class ``X`` it is compared with becomes
+    ``Features.X`` (``t is X`` -> ``t == Features.X``, ``is not`` -> ``!=``); each other
+    object's type in those comparisons, ``type(q)`` or ``q.__class__``, becomes
+    ``param_type(q)``. ``nn.Parameter``, other classes and literals stay.
+Why
+    A converted parameter's ``type(p)`` is ``Parameter``: ``t == ModelWeightParameter``
+    would never hold and ``t == nn.Parameter`` would hold for every converted parameter
+    (SGLang's offloader picks how to rebuild a parameter so).
+Fix safety
+    ``param_type(p)`` is the former class's kind (its ``Features`` member's value, one
+    string per kind) for a converted parameter and ``type(p)`` for anything else, so
+    every comparison answers as before: kinds equal kinds, a class never equals a kind.
+    ``is`` becomes ``==`` only against a ``Features`` member (two equal kinds may be two
+    string objects after a copy or pickling). ``p`` is evaluated once, where it was.
+    A name read any other way (``t(...)``, ``t.__name__``, ``t == cls`` with ``cls`` a
+    parameter) is left as it is, and the class compared with it stays refused (the value
+    proof, ``analysis/class_values.py``). A ``raise`` message that formats ``t`` shows
+    the kind's qualified name (a string) where it showed the class.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections import Counter
+
+import libcst as cst
+
+from codemod.analysis import python_trees
+from codemod.analysis.held_types import HeldType, HeldTypes, covered_names, held_types, scope_path
+from codemod.runtime.helpers import PARAM_TYPE
+from codemod.transforms.refs import FileRefs
+
+_EQUALITY = (cst.Equal, cst.NotEqual, cst.Is, cst.IsNot)
+_MEMBERSHIP = (cst.In, cst.NotIn)
+_CONTAINERS = (cst.Tuple, cst.List, cst.Set)
+
+
+def file_held_types(text: str) -> HeldTypes:
+    """``held_types`` of a source text ({} when it binds no name to a type, or CPython
+    cannot parse it)."""
+    if "type(" not in text and "__class__" not in text:
+        return {}
+    try:
+        return held_types(python_trees.parse(text))
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return {}
+
+
+class HeldTypeUses:
+    """The part of the use-site rewrite that handles names holding an object's type.
+
+    The transformer calls ``enter_held_scope``/``leave_held_scope`` around each class
+    and function, ``held_binding`` from ``leave_Assign`` and ``held_comparison`` from
+    ``leave_Comparison``; it provides ``refs``, ``counts``, ``converted`` and ``_handle``.
+    """
+
+    refs: FileRefs
+    counts: Counter[str]
+    #: Whether a name compared with no converted class, only with another object's type
+    #: or ``Parameter`` (``HeldType.compares_types``), is rewritten here too: by the
+    #: type-comparison rewrite, which imports the helper where the file can import it.
+    held_without_class = False
+
+    def converted(self, expr: cst.BaseExpression) -> str | None:
+        """Qualified name of the converted class ``expr`` names, else None (a rewrite that
+        does not read class names: none)."""
+        return None
+
+    def _handle(self, expr: cst.BaseExpression) -> None:
+        """Record that a rewrite consumed the mention ``expr`` (none to record here)."""
+
+    def held_helper(self, runtime_of: str | None) -> cst.BaseExpression:
+        """``param_type`` as this place calls it, from the runtime of the converted class
+        ``runtime_of`` (None: the file's runtime)."""
+        return self.refs.helper(PARAM_TYPE, runtime_of)
+
+    def init_held_types(self, text: str) -> None:
+        self._held_types: HeldTypes = file_held_types(text)
+        #: The names of the classes and functions around the node visited.
+        self._held_path: list[str] = []
+        #: Per scope entered: the held names rewritten there (a function's own, and those
+        #: of the functions around it, which a nested function reads), each a name that is
+        #: compared with a converted class (that class, which decides the family's
+        #: runtime) or with another object's type or ``Parameter`` (None); None for a class
+        #: body.
+        self._held_scopes: list[dict[str, str | None] | None] = []
+        #: Per scope entered: the names whose binding is in that scope.
+        self._held_own: list[frozenset[str]] = []
+
+    @property
+    def held_names(self) -> frozenset[str]:
+        """Every name of the file that may hold an object's type the rewrite covers."""
+        return covered_names(self._held_types)
+
+    def enter_held_scope(self, name: str, function: bool) -> None:
+        self._held_path.append(name)
+        if not function:
+            self._held_scopes.append(None)
+            self._held_own.append(frozenset())
+            return
+        around = next((s for s in reversed(self._held_scopes) if s is not None), {})
+        own: dict[str, str | None] = {}
+        for held in self._held_types.get(scope_path(self._held_path), {}).values():
+            if held.convertible:
+                qualname = self._held_compared_class(held)
+                if qualname is not None or (self.held_without_class and held.compares_types):
+                    own[held.name] = qualname
+        self._held_scopes.append({**around, **own})
+        self._held_own.append(frozenset(own))
+
+    def leave_held_scope(self) -> None:
+        self._held_path.pop()
+        self._held_scopes.pop()
+        self._held_own.pop()
+
+    def _held_compared_class(self, held: HeldType) -> str | None:
+        """The first converted class ``held`` is compared with (None: none)."""
+        for side in held.compared_with:
+            if isinstance(side, (ast.Name, ast.Attribute)):
+                qualname = self.converted(cst.parse_expression(ast.unparse(side)))
+                if qualname is not None:
+                    return qualname
+        return None
+
+    def _visible(self) -> dict[str, str | None]:
+        return next((s for s in reversed(self._held_scopes) if s is not None), {})
+
+    def held_binding(self, updated: cst.Assign) -> cst.Assign | None:
+        """``t = type(p)`` -> ``t = param_type(p)`` for a name rewritten in this scope."""
+        if not self._held_own or len(updated.targets) != 1:
+            return None
+        target = updated.targets[0].target
+        if not isinstance(target, cst.Name) or target.value not in self._held_own[-1]:
+            return None
+        subject = _type_subject(updated.value)
+        if subject is None:
+            return None
+        helper = self.held_helper(self._visible()[target.value])
+        self.counts["held-type"] += 1
+        return updated.with_changes(value=cst.Call(func=helper, args=[cst.Arg(subject)],
+                                                   lpar=updated.value.lpar, rpar=updated.value.rpar))
+
+    def held_comparison(self, original: cst.Comparison, updated: cst.Comparison) -> cst.Comparison | None:
+        """A comparison of a held name rewritten (see the module doc); None when it is none."""
+        visible = self._visible()
+        if not visible or len(original.comparisons) != 1:
+            return None
+        target = original.comparisons[0]
+        op = target.operator
+        if isinstance(op, _EQUALITY):
+            held = _held_name(original.left, visible)
+            if held is not None:
+                return self._rewrite_side(original, updated, 1, visible[held])
+            held = _held_name(target.comparator, visible)
+            if held is not None:
+                return self._rewrite_side(original, updated, 0, visible[held])
+            return None
+        held = _held_name(original.left, visible)
+        if not isinstance(op, _MEMBERSHIP) or held is None or not isinstance(target.comparator, _CONTAINERS) \
+                or any(isinstance(e, cst.StarredElement) for e in target.comparator.elements):
+            return None
+        container = updated.comparisons[0].comparator
+        assert isinstance(container, _CONTAINERS)
+        elements = [element.with_changes(value=self._held_operand(old.value, element.value, visible[held])[0])
+                    for old, element in zip(target.comparator.elements, container.elements)]
+        if all(new.value is element.value for new, element in zip(elements, container.elements)):
+            return updated
+        return updated.with_changes(comparisons=[updated.comparisons[0].with_changes(
+            comparator=container.with_changes(elements=elements))])
+
+    def _rewrite_side(self, original: cst.Comparison, updated: cst.Comparison, index: int,
+                      runtime_of: str | None) -> cst.Comparison:
+        """``updated`` with its side ``index`` (0: left, 1: the comparator) rewritten."""
+        target = updated.comparisons[0]
+        original_side = original.left if index == 0 else original.comparisons[0].comparator
+        side = updated.left if index == 0 else target.comparator
+        new_side, feature = self._held_operand(original_side, side, runtime_of)
+        if new_side is side:
+            return updated
+        operator = _as_equality(target.operator) if feature else target.operator
+        if index == 0:
+            return updated.with_changes(left=new_side, comparisons=[target.with_changes(operator=operator)])
+        return updated.with_changes(comparisons=[target.with_changes(comparator=new_side, operator=operator)])
+
+    def _held_operand(self, original: cst.BaseExpression, updated: cst.BaseExpression,
+                      runtime_of: str | None) -> tuple[cst.BaseExpression, bool]:
+        """A converted class -> its ``Features`` member (True); ``type(q)``/``q.__class__``
+        -> ``param_type(q)`` from the runtime of class ``runtime_of``; anything else as
+        it is."""
+        qualname = self.converted(original)
+        if qualname is not None:
+            self._handle(original)
+            feature = self.refs.feature(qualname)
+            return feature.with_changes(lpar=updated.lpar, rpar=updated.rpar), True
+        subject = _type_subject(updated)
+        if subject is None:
+            return updated, False
+        helper = self.held_helper(runtime_of)
+        return cst.Call(func=helper, args=[cst.Arg(subject)], lpar=updated.lpar,
+                        rpar=updated.rpar), False
+
+
+def _held_name(expr: cst.BaseExpression, visible: dict[str, str | None]) -> str | None:
+    return expr.value if isinstance(expr, cst.Name) and expr.value in visible else None
+
+
+def _type_subject(expr: cst.BaseExpression) -> cst.BaseExpression | None:
+    """``x`` of ``type(x)`` (one positional argument) or ``x.__class__``; else None."""
+    if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value == "type" \
+            and len(expr.args) == 1 and expr.args[0].keyword is None and not expr.args[0].star:
+        return expr.args[0].value
+    if isinstance(expr, cst.Attribute) and expr.attr.value == "__class__":
+        return expr.value
+    return None
+
+
+def _as_equality(operator: cst.BaseCompOp) -> cst.BaseCompOp:
+    """``is`` -> ``==``, ``is not`` -> ``!=`` (the spacing kept); others as they are."""
+    if isinstance(operator, cst.Is):
+        return cst.Equal(whitespace_before=operator.whitespace_before,
+                         whitespace_after=operator.whitespace_after)
+    if isinstance(operator, cst.IsNot):
+        return cst.NotEqual(whitespace_before=operator.whitespace_before,
+                            whitespace_after=operator.whitespace_after)
+    return operator

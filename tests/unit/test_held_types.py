@@ -1,0 +1,112 @@
+"""``analysis/held_types.py``: which names holding an object's type the rewrite covers.
+
+Each row is one function body; the answer is, per name bound to ``type(x)`` or
+``x.__class__``, whether every read is covered (None) or the start of the reason why not.
+"""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+
+import pytest
+
+from codemod.analysis.held_types import held_types
+
+HEADER = "import torch\nfrom torch import nn\nfrom pkg.params import X, Y\nLIMIT = 3\n"
+
+
+def _verdicts(body: str, header: str = HEADER) -> dict[str, str | None]:
+    tree = ast.parse(header + "\n\ndef f(p, q, cls):\n" + textwrap.indent(textwrap.dedent(body), "    "))
+    return {name: held.why_not for name, held in held_types(tree).get("f", {}).items()}
+
+
+@pytest.mark.parametrize(("body", "expected"), [
+    # covered: comparisons with classes written out, types, literals, other held names
+    ("t = type(p)\nreturn t == X or t is nn.Parameter or t != None", {"t": None}),
+    ("t = p.__class__\nreturn t in (X, torch.nn.Parameter, type(q))", {"t": None}),
+    ("a = type(p)\nb = type(q)\nreturn a is b", {"a": None, "b": None}),
+    ("t = type(p)\nif t == X:\n    return 1\nraise ValueError(f'{t=}')", {"t": None}),
+    ("t = type(p)\nreturn (lambda: t == X)()", {"t": None}),
+    ("t = type(p)\nreturn [t is Y for _ in range(2)]", {"t": None}),
+    # not covered: other reads
+    ("t = type(p)\nreturn t.__name__", {"t": "`t.__name__`"}),
+    ("t = type(p)\nreturn t(p.data)", {"t": "`t(p.data)`"}),
+    ("t = type(p)\nreturn issubclass(t, X)", {"t": "`issubclass(t, X)`"}),
+    ("t = type(p)\nprint(f'{t}')\nreturn t == X", {"t": "`"}),
+    ("t = type(p)\nreturn t == X == Y", {"t": "`t == X == Y`"}),
+    ("t = type(p)\nreturn t in [*cls]", {"t": "`t in [*cls]`"}),
+    ("t = type(p)\nreturn X in (t, Y)", {"t": "`(t, Y)`"}),
+    # not covered: the other side may hold a type, or any value
+    ("t = type(p)\nreturn t == cls", {"t": "`t == cls`"}),
+    ("t = type(p)\nreturn t == cls.kind", {"t": "`t == cls.kind`"}),
+    ("t = type(p)\nk = X\nreturn t == k", {"t": "`t == k`"}),
+    ("t = type(p)\nreturn t == LIMIT", {"t": None}),  # a module-level value that is no type
+    ("a = type(p)\nb = type(q)\nb.x\nreturn a == b", {"a": "compared with `b`", "b": "`b.x`"}),
+])
+def test_which_reads_are_covered(body: str, expected: dict[str, str | None]) -> None:
+    found = _verdicts(body)
+    assert set(found) == set(expected)
+    for name, why in expected.items():
+        if why is None:
+            assert found[name] is None, found[name]
+        else:
+            assert found[name] is not None and found[name].startswith(why), found[name]
+
+
+@pytest.mark.parametrize("body", [
+    "t = type(p)\nt = type(q)\nreturn t == X",  # bound twice
+    "t = type(p)\nfor t in q:\n    pass\nreturn t == X",  # bound another way
+    "t = type(p)\ndel t",
+    "t = type(p)\ndef g():\n    nonlocal t\n    t = int\nreturn t == X",  # rebound inside
+    "t = type(p)\nreturn [t for t in q]",  # a comprehension's own t
+    "global t\nt = type(p)\nreturn t == X",
+    "t = type(p, (), {})\nreturn t == X",  # the three-argument type(): a new class
+    "t: type = type(p)\nreturn t == X",  # annotated: not followed
+])
+def test_names_not_bound_once_to_a_type_are_not_held(body: str) -> None:
+    assert "t" not in _verdicts(body)
+
+
+def test_a_parameter_is_not_held() -> None:
+    assert _verdicts("cls = type(p)\nreturn cls == X") == {}
+
+
+def test_a_module_that_rebinds_type_holds_no_call() -> None:
+    header = HEADER + "type = lambda obj: obj\n"
+    assert _verdicts("t = type(p)\nk = p.__class__\nreturn t == X or k == X", header) == {"k": None}
+
+
+def test_a_module_level_name_holding_a_type_is_no_class() -> None:
+    header = HEADER + "PLAIN = type(torch.zeros(1))\n"
+    assert _verdicts("t = type(p)\nreturn t == PLAIN", header)["t"] == "`t == PLAIN` at line 10"
+    header = HEADER + "KIND = None\n\n\ndef reset(p):\n    global KIND\n    KIND = p\n"
+    assert _verdicts("t = type(p)\nreturn t == KIND", header)["t"] is not None
+
+
+def test_functions_are_keyed_by_their_path_and_shared_paths_dropped() -> None:
+    tree = ast.parse(textwrap.dedent("""
+        class C:
+            def m(self, p):
+                t = type(p)
+                def inner(q):
+                    k = q.__class__
+                    return k == t
+                return t == C
+
+            @property
+            def v(self):
+                t = type(self)
+                return t == C
+
+            @v.setter
+            def v(self, value):
+                t = type(value)
+                return t == C
+    """))
+    found = held_types(tree)
+    assert sorted(found) == ["C.m", "C.m.inner"]
+    # ``k`` is the inner function's: ``k == t`` compares ``t`` with a value that may be
+    # a type, for ``t`` as for ``k`` (a name of the function around is not followed).
+    assert found["C.m"]["t"].why_not == "`k == t` at line 7"
+    assert found["C.m.inner"]["k"].why_not == "`k == t` at line 7"
