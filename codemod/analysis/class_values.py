@@ -56,7 +56,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from codemod.analysis.held_types import held_types
+from codemod.analysis.held_types import HeldType, held_types
 from codemod.analysis.scope_values import bound_values, walk_scope
 from codemod.analysis.type_comparisons import held_type, is_type_of
 from codemod.analysis.value_callees import CallTargets, transforming_decorator
@@ -173,8 +173,8 @@ class _Prover(CallTargets):
         self._active: set[tuple] = set()
         #: ids of the class mentions the proof starts from (``prove_class_values``).
         self.mentions: set[int] = set()
-        #: Per parsed file: ids of the values of the bindings ``held_types`` covers.
-        self._held_bindings: dict[int, set[int]] = {}
+        #: Per parsed file: the names ``held_types`` covers, by the id of their binding's value.
+        self._held_bindings: dict[int, dict[int, HeldType]] = {}
         self._assumed = 0
         self._depth = 0
 
@@ -291,9 +291,11 @@ class _Prover(CallTargets):
         covered = self._held_bindings.get(id(f))
         if covered is None:
             covered = self._held_bindings[id(f)] = {
-                id(h.binding.value) for names in held_types(f.tree).values()
+                id(h.binding.value): h for names in held_types(f.tree).values()
                 for h in names.values() if h.convertible}
-        return id(held) in covered
+        found = covered.get(id(held))
+        # Each class written out it is compared with is a Parameter class (a mention).
+        return found is not None and all(id(side) in self.mentions for side in found.classes)
 
     def unfollowed(self, f: ParsedModule, side: ast.expr, seen: frozenset[str]) -> str | None:
         """How a side of a comparison with a class may hold a value the proof does not
@@ -662,13 +664,13 @@ def prove_class_values(texts: dict[Path, str], modules: dict[Path, str],
         if f is None:
             continue
         verdicts: dict[Position, str | None] = {}
+        prover.mentions.update(id(node) for name in wanted for node in f.reads.get(name, ()))
         for name in wanted:
             for node in f.reads.get(name, ()):
                 parent = f.up(node)
                 if (isinstance(parent, ast.Call) and parent.func is node) or _needs_class(f, node) \
                         or prover.in_annotation(f, node):
                     continue  # a construction, a class-style use, an annotation: rewrites decide
-                prover.mentions.add(id(node))
                 try:
                     found = prover.reach(f, node)
                 except (RecursionError, TypeError, AttributeError, ValueError) as exc:

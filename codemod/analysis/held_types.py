@@ -7,8 +7,9 @@ What it finds
     In each function, a name its own scope binds exactly once, to ``type(x)`` (the
     builtin, one positional argument) or ``x.__class__``, and binds in no other way: no
     parameter, no second assignment, no ``for``/``with``/``except`` target, no ``del``, no
-    ``global``/``nonlocal``, no binding of that name in a function, ``lambda`` or
-    comprehension inside. Such a name is *convertible* when every read of it is one of:
+    ``global``/``nonlocal``, no binding of that name in a function, ``lambda``,
+    comprehension or class body inside. Such a name is *convertible* when every read of it
+    is one of:
 
     * a side of a comparison with one operator, ``==``, ``!=``, ``is`` or ``is not``;
     * the subject of a membership test in a tuple, list or set written out (``t in (A,
@@ -19,9 +20,16 @@ What it finds
 
     and where every other side of those comparisons (each element of the container) is
     one of: ``type(y)``/``y.__class__``, another convertible name of the same function, a
-    literal, or a name or attribute chain whose first name the function and the functions
-    around it do not bind (a module-level name: a class, ``nn.Parameter``) and the module
-    does not bind to an object's type.
+    literal that is no string (a string could equal a kind's name), a builtin class
+    (``int``), ``Parameter`` as the module spells it (``nn.Parameter``, a name imported
+    ``as`` another or bound to it at module level), or a name or attribute chain whose
+    first name the function and the functions around it do not bind and the module does
+    not bind to an object's type: ``HeldType.classes``, each of which the caller must
+    find to be a Parameter class of the tree (a converted class becomes its ``Features``
+    member; a kept one compares as before), else nothing of the name is rewritten.
+    A ``raise`` message formats the name without a format spec (``{t:>5}`` raised
+    ``TypeError`` for a class). ``type`` counts as rebound where the module binds it
+    anywhere or imports ``*``.
 Why
     After conversion ``type(p)`` of every converted parameter is ``Parameter``: ``t ==
     ModelWeightParameter`` would never hold, and ``t == nn.Parameter`` would hold for every
@@ -36,6 +44,7 @@ Why
 from __future__ import annotations
 
 import ast
+import builtins
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
@@ -45,7 +54,7 @@ _EQUALITY = (ast.Eq, ast.NotEq, ast.Is, ast.IsNot)
 _MEMBERSHIP = (ast.In, ast.NotIn)
 _CONTAINERS = (ast.Tuple, ast.List, ast.Set)
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
-_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ListComp, ast.SetComp,
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef, ast.ListComp, ast.SetComp,
            ast.DictComp, ast.GeneratorExp)
 
 
@@ -65,6 +74,10 @@ class HeldType:
     #: such name) or names ``Parameter``: the name must hold ``param_type(p)`` even
     #: where no converted class is compared with it.
     compares_types: bool = False
+    #: The sides that are names or attribute chains of module-level names (no
+    #: ``Parameter``, no builtin class): each must be a Parameter class of the tree for
+    #: the name to be rewritten (``analysis/class_values`` and the rewrite decide).
+    classes: tuple[ast.expr, ...] = ()
 
     @property
     def convertible(self) -> bool:
@@ -77,19 +90,45 @@ class HeldType:
 HeldTypes = dict[str, dict[str, HeldType]]
 
 
+@dataclass(frozen=True)
+class _Module:
+    """What the rule reads of the module around the functions."""
+
+    tree: ast.Module
+    #: Every name the module binds anywhere (a superset of its module-level names).
+    bound: frozenset[str]
+    #: Whether ``type(...)`` may call something else than the builtin.
+    type_rebound: bool
+    #: Names the module binds to ``Parameter`` (``import ... Parameter as P``, ``P = nn.Parameter``).
+    parameter_aliases: frozenset[str]
+
+
 def held_types(tree: ast.Module) -> HeldTypes:
     """Every name of ``tree`` that a function binds once to an object's type."""
+    bound = frozenset(_names_bound(ast.walk(tree)))
+    star = any(isinstance(node, ast.ImportFrom) and any(a.name == "*" for a in node.names)
+               for node in ast.walk(tree))
+    module = _Module(tree, bound, "type" in bound or star, parameter_aliases(tree))
     found: HeldTypes = {}
     shared: set[str] = set()
-    type_rebound = "type" in _module_bindings(tree) or any(
-        isinstance(node, (ast.Global, ast.Nonlocal)) and "type" in node.names for node in ast.walk(tree))
     for function, enclosing, path in _functions(tree, (), ()):
         if path in found or path in shared:
             found.pop(path, None)
             shared.add(path)
             continue
-        found[path] = _held_in(function, enclosing, tree, type_rebound)
+        found[path] = _held_in(function, enclosing, module)
     return {path: names for path, names in found.items() if names}
+
+
+def parameter_aliases(tree: ast.Module) -> frozenset[str]:
+    """Names the module binds at its top to ``Parameter`` under another spelling."""
+    aliases: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, ast.ImportFrom):
+            aliases |= {a.asname for a in node.names if a.name == "Parameter" and a.asname}
+        elif isinstance(node, ast.Assign) and names_parameter(node.value):
+            aliases |= {t.id for t in node.targets if isinstance(t, ast.Name)}
+    return frozenset(aliases)
 
 
 def covered_names(held: HeldTypes) -> frozenset[str]:
@@ -127,14 +166,13 @@ def _functions(node: ast.AST, enclosing: tuple[ast.AST, ...], names: tuple[str, 
             yield from _functions(child, enclosing, names)
 
 
-def _held_in(function: ast.AST, enclosing: tuple[ast.AST, ...], tree: ast.Module,
-             type_rebound: bool) -> dict[str, HeldType]:
+def _held_in(function: ast.AST, enclosing: tuple[ast.AST, ...], module: _Module) -> dict[str, HeldType]:
     body: list[ast.stmt] = function.body  # type: ignore[attr-defined]
     candidates: dict[str, ast.Assign] = {}
     for node in walk_scope(body):
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
                 and is_held_type_source(node.value) \
-                and not (type_rebound and isinstance(node.value, ast.Call)):
+                and not (module.type_rebound and isinstance(node.value, ast.Call)):
             candidates.setdefault(node.targets[0].id, node)
     if not candidates:
         return {}
@@ -150,10 +188,8 @@ def _held_in(function: ast.AST, enclosing: tuple[ast.AST, ...], tree: ast.Module
     for scope in enclosing:
         outer |= _parameters(scope) | _locals(scope)
     parents = {id(child): parent for parent in ast.walk(function) for child in ast.iter_child_nodes(parent)}
-    module_level = _module_bindings(tree)
     verdicts: dict[str, tuple[str | None, tuple[ast.expr, ...]]] = {
-        name: _reads_covered(function, name, parents, outer, names, tree, module_level, type_rebound)
-        for name, binding in names.items()}
+        name: _reads_covered(function, name, parents, outer, names, module) for name, binding in names.items()}
     # A name compared with another held name is covered only while that one is.
     changed = True
     while changed:
@@ -167,15 +203,38 @@ def _held_in(function: ast.AST, enclosing: tuple[ast.AST, ...], tree: ast.Module
                     verdicts[name] = (f"compared with `{other.id}`, which is not covered", others)
                     changed = True
                     break
-    return {name: HeldType(name, names[name], why, others, any(
-        is_held_type_source(side) or names_parameter(side) or (isinstance(side, ast.Name) and side.id in names)
-        for side in others)) for name, (why, others) in verdicts.items()}
+    held: dict[str, HeldType] = {}
+    for name, (why, others) in verdicts.items():
+        types = any(is_held_type_source(side) or _is_parameter(side, module)
+                    or (isinstance(side, ast.Name) and side.id in names) for side in others)
+        classes = tuple(side for side in others if _dotted(side) and not _is_parameter(side, module)
+                        and not _builtin_class(side, module) and not (isinstance(side, ast.Name) and side.id in names))
+        held[name] = HeldType(name, names[name], why, others, types, classes)
+    return held
 
 
-def names_parameter(side: ast.expr) -> bool:
-    """Whether ``side`` spells ``Parameter`` (``Parameter``, ``nn.Parameter``...): a
-    lexical superset of torch's class."""
-    return (isinstance(side, ast.Name) and side.id == "Parameter") or \
+def _dotted(side: ast.expr) -> bool:
+    """A name or an attribute chain of one."""
+    while isinstance(side, ast.Attribute):
+        side = side.value
+    return isinstance(side, ast.Name)
+
+
+def _is_parameter(side: ast.expr, module: _Module) -> bool:
+    return names_parameter(side, module.parameter_aliases)
+
+
+def _builtin_class(side: ast.expr, module: _Module) -> bool:
+    """A builtin class the module does not rebind (``int``, ``str``): no kind equals it."""
+    return isinstance(side, ast.Name) and side.id not in module.bound \
+        and isinstance(getattr(builtins, side.id, None), type)
+
+
+def names_parameter(side: ast.expr, aliases: frozenset[str] = frozenset()) -> bool:
+    """Whether ``side`` spells ``Parameter`` (``Parameter``, ``nn.Parameter``..., or one
+    of the module's ``aliases``: ``parameter_aliases``): a lexical superset of torch's
+    class."""
+    return (isinstance(side, ast.Name) and (side.id == "Parameter" or side.id in aliases)) or \
         (isinstance(side, ast.Attribute) and side.attr == "Parameter")
 
 
@@ -218,8 +277,8 @@ def _names_bound(nodes: Iterable[ast.AST]) -> set[str]:
 
 
 def _bound_inside(function: ast.AST, name: str) -> bool:
-    """Whether a function, ``lambda`` or comprehension inside ``function`` binds ``name``
-    (its own scope, or ``nonlocal``)."""
+    """Whether a function, ``lambda``, class body or comprehension inside ``function``
+    binds ``name`` (its own scope, or ``nonlocal``)."""
     for node in ast.walk(function):
         if node is function or not isinstance(node, _SCOPES):
             continue
@@ -233,14 +292,8 @@ def _bound_inside(function: ast.AST, name: str) -> bool:
     return False
 
 
-def _module_bindings(tree: ast.Module) -> set[str]:
-    """Every name ``tree`` binds anywhere (a superset of its module-level names)."""
-    return _names_bound(ast.walk(tree))
-
-
 def _reads_covered(function: ast.AST, name: str, parents: dict[int, ast.AST], outer: set[str],
-                   held: dict[str, ast.Assign], tree: ast.Module, module_level: set[str],
-                   type_rebound: bool) -> tuple[str | None, tuple[ast.expr, ...]]:
+                   held: dict[str, ast.Assign], module: _Module) -> tuple[str | None, tuple[ast.expr, ...]]:
     """(why a read of ``name`` is not covered, the first such, or None; the other sides of
     all its comparisons, covered or not)."""
     why: str | None = None
@@ -254,14 +307,21 @@ def _reads_covered(function: ast.AST, name: str, parents: dict[int, ast.AST], ou
         sides = _compared_sides(compare, node) if compare is not None else None
         if compare is not None and sides is not None:
             others += sides
-            if not all(_covered_side(side, outer, held, tree, module_level, type_rebound) for side in sides):
+            if not all(_covered_side(side, outer, held, module) for side in sides):
                 why = why or f"`{ast.unparse(compare)}` at {where}"
             continue
-        if isinstance(parent, ast.FormattedValue) and _in_raise(parent, parents):
+        if isinstance(parent, ast.FormattedValue) and parent.format_spec is None and _in_raise(parent, parents):
             continue
-        shown = ast.unparse(parent) if isinstance(parent, ast.expr) else name
-        why = why or f"`{shown}` at {where}"
+        why = why or f"`{_shown(parent, name)}` at {where}"
     return why, tuple(others)
+
+
+def _shown(parent: ast.AST | None, name: str) -> str:
+    """The code around a read: its expression, or the first line of its statement."""
+    if not isinstance(parent, (ast.expr, ast.stmt)):
+        return name
+    code = ast.unparse(parent).splitlines()[0]
+    return code if len(code) <= 60 else code[:57] + "..."
 
 
 def _compared_sides(compare: ast.Compare, name: ast.Name) -> list[ast.expr] | None:
@@ -277,12 +337,11 @@ def _compared_sides(compare: ast.Compare, name: ast.Name) -> list[ast.expr] | No
     return None
 
 
-def _covered_side(side: ast.expr, outer: set[str], held: dict[str, ast.Assign], tree: ast.Module,
-                  module_level: set[str], type_rebound: bool) -> bool:
+def _covered_side(side: ast.expr, outer: set[str], held: dict[str, ast.Assign], module: _Module) -> bool:
     if isinstance(side, ast.Constant):
-        return True
+        return not isinstance(side.value, str)
     if is_held_type_source(side):
-        return not (type_rebound and isinstance(side, ast.Call))
+        return not (module.type_rebound and isinstance(side, ast.Call))
     if isinstance(side, ast.Name) and side.id in held:
         return True
     head = side
@@ -290,10 +349,10 @@ def _covered_side(side: ast.expr, outer: set[str], held: dict[str, ast.Assign], 
         head = head.value
     if not isinstance(head, ast.Name) or head.id in outer:
         return False
-    if side is head and head.id in module_level:
+    if side is head and head.id in module.bound:
         # A module-level name that holds an object's type (``PLAIN = type(t)``, or set by a
         # function through ``global``) may equal a converted parameter's former class.
-        if _module_holds_type(head.id, tree):
+        if _module_holds_type(head.id, module.tree):
             return False
     return True
 

@@ -18,7 +18,7 @@ import re
 from typing import TypeGuard
 
 from codemod.analysis import python_trees
-from codemod.analysis.held_types import held_types
+from codemod.analysis.held_types import held_types, names_parameter, parameter_aliases
 from codemod.analysis.scope_values import binds, walk_scope
 from codemod.analysis.text_search import lines_matching, nfkc_text, nodes_on_lines, unjoined
 from codemod.runtime.helpers import PARAM_TYPE
@@ -200,7 +200,8 @@ def compares_types(text: str) -> bool:
     """Whether ``text`` holds a comparison of two objects' types as the transformer
     rewrites it (``type`` taken as the builtin wherever it is: a superset), or a name
     holding one that it compares with another object's type or ``Parameter``
-    (``HeldType.compares_types``); True for a text CPython cannot parse."""
+    (``HeldType.compares_types``: rewritten, or reported where it is read otherwise too);
+    True for a text CPython cannot parse."""
     try:
         tree = python_trees.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
@@ -208,11 +209,12 @@ def compares_types(text: str) -> bool:
     # Either operand of such a comparison spells ``type`` or ``__class__`` on a line the
     # comparison spans: the nodes spanning none of those lines are not entered.
     lines = lines_matching(nfkc_text(text), _TYPE_WORDS)
-    if any(is_type_comparison(node) or is_type_membership(node) or compares_with_parameter(node)
+    aliases = parameter_aliases(tree)
+    if any(is_type_comparison(node) or is_type_membership(node) or compares_with_parameter(node, aliases)
            for node in nodes_on_lines(tree, lines)):
         return True
     return _BINDS_TYPE.search(text) is not None and any(
-        held.convertible and held.compares_types for names in held_types(tree).values() for held in names.values())
+        held.compares_types for names in held_types(tree).values() for held in names.values())
 
 
 #: The words an operand of a comparison of types spells (``dtype`` too: a superset).
@@ -229,6 +231,7 @@ def module_level_comparisons(text: str) -> list[int]:
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return []
     lines: list[int] = []
+    aliases = parameter_aliases(tree)
     stack: list[ast.AST] = [tree]
     while stack:
         node = stack.pop()
@@ -236,7 +239,7 @@ def module_level_comparisons(text: str) -> list[int]:
             stack += [*node.decorator_list, *node.args.defaults,
                       *(d for d in node.args.kw_defaults if d is not None)]
             continue
-        if is_type_comparison(node) or is_type_membership(node) or compares_with_parameter(node):
+        if is_type_comparison(node) or is_type_membership(node) or compares_with_parameter(node, aliases):
             lines.append(node.lineno)
         stack.extend(ast.iter_child_nodes(node))
     return sorted(lines)
@@ -301,20 +304,21 @@ def compared_operands(node: ast.Compare) -> list[ast.expr]:
     return [node.left, node.comparators[0]] if elements is None else [node.left, *elements]
 
 
-def compares_with_parameter(node: ast.AST) -> TypeGuard[ast.Compare]:
+def compares_with_parameter(node: ast.AST, aliases: frozenset[str] = frozenset()) -> TypeGuard[ast.Compare]:
     """Whether ``node`` compares an object's type with ``Parameter`` (``type(p) is
     nn.Parameter``, ``Parameter == p.__class__``, ``type(p) in (nn.Parameter, T)``): a
-    lexical superset, any name or attribute ``Parameter`` (the transform resolves it to
-    torch's)."""
+    lexical superset, any name or attribute ``Parameter`` or a name of ``aliases`` (the
+    module's other names for it, ``held_types.parameter_aliases``; the transform resolves
+    it to torch's)."""
     elements = membership_elements(node)
     if elements is not None:
-        return any(_names_parameter(element) for element in elements)
+        return any(names_parameter(element, aliases) for element in elements)
     if not (isinstance(node, ast.Compare) and len(node.ops) == 1
             and isinstance(node.ops[0], (ast.Is, ast.IsNot, ast.Eq, ast.NotEq))):
         return False
     left, right = node.left, node.comparators[0]
-    return (_python_type_of(left) and _names_parameter(right)) or \
-        (_python_type_of(right) and _names_parameter(left))
+    return (_python_type_of(left) and names_parameter(right, aliases)) or \
+        (_python_type_of(right) and names_parameter(left, aliases))
 
 
 def compared_with_parameter(node: ast.AST) -> ast.expr | None:
@@ -325,12 +329,7 @@ def compared_with_parameter(node: ast.AST) -> ast.expr | None:
     left, right = node.left, node.comparators[0]
     if membership_elements(node) is not None:
         return _object_of(left)
-    return _object_of(left if _python_type_of(left) and _names_parameter(right) else right)
-
-
-def _names_parameter(operand: ast.expr) -> bool:
-    return (isinstance(operand, ast.Name) and operand.id == "Parameter") or \
-        (isinstance(operand, ast.Attribute) and operand.attr == "Parameter")
+    return _object_of(left if _python_type_of(left) and names_parameter(right) else right)
 
 
 def _python_type_of(operand: ast.expr) -> bool:

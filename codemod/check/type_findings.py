@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from codemod.analysis.bound_names import bound_at_module_level, bound_in_some_function
-from codemod.analysis.held_types import HeldType, held_types
+from codemod.analysis.held_types import HeldType, held_types, parameter_aliases
 from codemod.analysis.names import module_name_for
 from codemod.analysis.source_lines import char_column
 from codemod.analysis.type_comparisons import (
@@ -72,9 +72,11 @@ def type_compare_findings(run: RunResult, paths: Iterable[Path], runtime_modules
         if "Parameter" not in text:
             continue
         facts = AstFacts.of(path, module_name_for(path), tree)
+        aliases = parameter_aliases(tree)
         for found in ast.walk(tree):
-            if compares_with_parameter(found) and any(
-                    _names_torch_parameter(operand, facts) for operand in compared_operands(found)):
+            if compares_with_parameter(found, aliases) and any(
+                    _names_torch_parameter(operand, facts) or (isinstance(operand, ast.Name) and operand.id in aliases)
+                    for operand in compared_operands(found)):
                 column = char_column(lines[found.lineno - 1], found.col_offset)
                 out.append(Finding(
                     "CM006",

@@ -34,7 +34,6 @@ from codemod.transforms.dict_copies import DictCopyTransformer
 from codemod.transforms.dict_copies import added_names as dict_added_names
 from codemod.transforms.dict_copies import may_rewrite as may_rewrite_attr_dict
 from codemod.transforms.field_screen import fields_untouched
-from codemod.transforms.held_type_uses import file_held_types
 from codemod.transforms.import_edits import add_imports, remove_imports, request_import_removals
 from codemod.transforms.import_format import format_imports, group_added_imports
 from codemod.transforms.refs import FileRefs
@@ -135,9 +134,10 @@ def convert_with_leftovers(ff: FileFacts, plan: Plan, stop_at_leftovers: bool,
         # Into the bodies of classes and functions, as the use sites (a class holding one
         # comparison is not rebuilt whole), unless a function may gain an import of the
         # helper, which a spliced body would not show.
-        # A statement naming a name that holds an object's type is visited too: ``t ==
-        # nn.Parameter`` names neither ``type`` nor ``__class__``.
-        held = compares.held_names
+        # A statement naming a name that holds an object's type, or another name of
+        # ``Parameter``, is visited too: ``t == nn.Parameter`` names neither ``type`` nor
+        # ``__class__``, and ``type(p) == P`` does not spell ``Parameter``.
+        held = compares.held_names | compares.parameter_aliases
         tree = visit_mentioning(tree, compares, frozenset({"type", "__class__"}) | held,
                                 [ff.statement_code(before, stmt, made) for stmt in before.body],
                                 descend=not compares.local, made=made,
@@ -146,10 +146,10 @@ def convert_with_leftovers(ff: FileFacts, plan: Plan, stop_at_leftovers: bool,
             counts["type-compare"] += compares.count
         if compares.counts["held-type"]:
             counts["held-type"] += compares.counts["held-type"]
-        left_alone += [(line, f"`{name}` holds an object's type, compared with another type or "
-                              f"Parameter, and is read otherwise too ({why}): left as it is; a "
+        left_alone += [(line, f"`{name}` holds an object's type, is compared with another type or "
+                              f"Parameter and is also read otherwise ({why}): left as it is; a "
                               "converted parameter's type is Parameter there")
-                       for line, name, why in uncovered_held_types(source)]
+                       for line, name, why in sorted(compares.held_left)]
         if compares.skipped:
             why = f"{_cannot_import(runtime, TYPE_HELPER, refs.is_runtime)}; two converted parameters' types are both Parameter there"
             lines = module_level_comparisons(source)
@@ -177,15 +177,6 @@ def convert_with_leftovers(ff: FileFacts, plan: Plan, stop_at_leftovers: bool,
             generated = None if generated is None else with_relaid(generated, statements)
     error = edited_output_error(ff.path, definitions.edited) if definitions.edited else None
     return FileConversion(new_text, counts, leftovers, generated, left_alone, error), leftovers
-
-
-def uncovered_held_types(text: str) -> list[tuple[int, str, str]]:
-    """(line of the binding, name, why) of each name holding an object's type that is
-    compared with another object's type or ``Parameter`` but read in a way the rewrite
-    does not cover (``analysis/held_types.py``): left as it is, reported."""
-    return sorted((held.binding.lineno, held.name, held.why_not)
-                  for names in file_held_types(text).values() for held in names.values()
-                  if held.why_not is not None and held.compares_types)
 
 
 def _may_compare_types(code: str, held: frozenset[str]) -> bool:

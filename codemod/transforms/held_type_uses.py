@@ -32,7 +32,14 @@ from collections import Counter
 import libcst as cst
 
 from codemod.analysis import python_trees
-from codemod.analysis.held_types import HeldType, HeldTypes, covered_names, held_types, scope_path
+from codemod.analysis.held_types import (
+    HeldType,
+    HeldTypes,
+    covered_names,
+    held_types,
+    parameter_aliases,
+    scope_path,
+)
 from codemod.runtime.helpers import PARAM_TYPE
 from codemod.transforms.refs import FileRefs
 
@@ -52,8 +59,20 @@ def file_held_types(text: str) -> HeldTypes:
         return {}
 
 
+def file_parameter_aliases(text: str) -> frozenset[str]:
+    """``parameter_aliases`` of a source text (none when CPython cannot parse it)."""
+    if "Parameter" not in text:
+        return frozenset()
+    try:
+        return parameter_aliases(python_trees.parse(text))
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return frozenset()
+
+
 class HeldTypeUses:
-    """The part of the use-site rewrite that handles names holding an object's type.
+    """The part of the use-site and type-comparison rewrites that handles names holding an
+    object's type (the use-site rewrite where a converted class is compared with one, the
+    type-comparison rewrite where only types or ``Parameter`` are).
 
     The transformer calls ``enter_held_scope``/``leave_held_scope`` around each class
     and function, ``held_binding`` from ``leave_Assign`` and ``held_comparison`` from
@@ -92,6 +111,9 @@ class HeldTypeUses:
         self._held_scopes: list[dict[str, str | None] | None] = []
         #: Per scope entered: the names whose binding is in that scope.
         self._held_own: list[frozenset[str]] = []
+        #: (line of the binding, name, why) of each name compared with another object's
+        #: type or ``Parameter`` that is left as it is (reported as a warning).
+        self.held_left: list[tuple[int, str, str]] = []
 
     @property
     def held_names(self) -> frozenset[str]:
@@ -107,10 +129,12 @@ class HeldTypeUses:
         around = next((s for s in reversed(self._held_scopes) if s is not None), {})
         own: dict[str, str | None] = {}
         for held in self._held_types.get(scope_path(self._held_path), {}).values():
-            if held.convertible:
-                qualname = self._held_compared_class(held)
-                if qualname is not None or (self.held_without_class and held.compares_types):
-                    own[held.name] = qualname
+            why = held.why_not or self._not_a_tree_class(held)
+            qualname = self._held_compared_class(held) if why is None else None
+            if why is None and (qualname is not None or (self.held_without_class and held.compares_types)):
+                own[held.name] = qualname
+            elif why is not None and held.compares_types:
+                self.held_left.append((held.binding.lineno, held.name, why))
         self._held_scopes.append({**around, **own})
         self._held_own.append(frozenset(own))
 
@@ -121,11 +145,21 @@ class HeldTypeUses:
 
     def _held_compared_class(self, held: HeldType) -> str | None:
         """The first converted class ``held`` is compared with (None: none)."""
-        for side in held.compared_with:
-            if isinstance(side, (ast.Name, ast.Attribute)):
-                qualname = self.converted(cst.parse_expression(ast.unparse(side)))
-                if qualname is not None:
-                    return qualname
+        for side in held.classes:
+            qualname = self.converted(_as_cst(side))
+            if qualname is not None:
+                return qualname
+        return None
+
+    def _not_a_tree_class(self, held: HeldType) -> str | None:
+        """Why a side ``held`` is compared with (a name or attribute chain) may be no
+        Parameter class of the tree, which only those sides are let be (None: each is
+        one: a converted class becomes its ``Features`` member, a kept one compares as
+        before)."""
+        plan = self.refs.plan
+        for side in held.classes:
+            if plan.index.canonical(self.refs.ff.resolve(_as_cst(side))) not in plan.classes:
+                return f"compared with `{ast.unparse(side)}` at line {side.lineno}, no Parameter class of the tree"
         return None
 
     def _visible(self) -> dict[str, str | None]:
@@ -204,6 +238,10 @@ class HeldTypeUses:
         helper = self.held_helper(runtime_of)
         return cst.Call(func=helper, args=[cst.Arg(subject)], lpar=updated.lpar,
                         rpar=updated.rpar), False
+
+
+def _as_cst(side: ast.expr) -> cst.BaseExpression:
+    return cst.parse_expression(ast.unparse(side))
 
 
 def _held_name(expr: cst.BaseExpression, visible: dict[str, str | None]) -> str | None:

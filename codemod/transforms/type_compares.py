@@ -41,7 +41,7 @@ import libcst as cst
 from codemod.analysis.bound_names import names_bound
 from codemod.analysis.type_comparisons import HELPER
 from codemod.transforms.builtin_scopes import BuiltinScopes, Comprehension
-from codemod.transforms.held_type_uses import HeldTypeUses
+from codemod.transforms.held_type_uses import HeldTypeUses, file_parameter_aliases
 from codemod.transforms.import_edits import with_import_first
 from codemod.transforms.refs import FileRefs
 from codemod.types import PARAMETER_QUALNAMES
@@ -80,6 +80,7 @@ class TypeCompareTransformer(HeldTypeUses, BuiltinScopes):
         self.track_builtins(ff.text or ff.module.code, {*ff.globals, *ff.bindings})
         self.counts: Counter[str] = Counter()
         self.init_held_types(ff.text or ff.module.code)
+        self.parameter_aliases = file_parameter_aliases(ff.text or ff.module.code)
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         self._bodies.append("type" in names_bound([node.body]))  # type: ignore[list-item]
@@ -201,8 +202,10 @@ class TypeCompareTransformer(HeldTypeUses, BuiltinScopes):
                 comparator=container.with_changes(elements=elements))])
 
     def _is_parameter(self, operand: cst.BaseExpression) -> bool:
-        """Whether ``operand`` names torch's ``Parameter`` class (through the file's imports)."""
-        return self.refs.ff.resolve(operand) in PARAMETER_QUALNAMES
+        """Whether ``operand`` names torch's ``Parameter`` class (through the file's imports,
+        or a module-level name bound to it: ``held_types.parameter_aliases``)."""
+        return self.refs.ff.resolve(operand) in PARAMETER_QUALNAMES or \
+            (isinstance(operand, cst.Name) and operand.value in self.parameter_aliases)
 
     def _type_of(self, operand: cst.BaseExpression) -> cst.BaseExpression | None:
         """``x`` of an operand ``type(x)`` (the builtin) or ``x.__class__``; else None."""

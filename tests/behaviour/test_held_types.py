@@ -177,3 +177,113 @@ def test_every_comparison_answers_as_before(answers: tuple[dict[str, str], dict[
     assert before["is_plain:weight:None"] == "False" and before["is_plain:plain:None"] == "True"
     assert before["same:weight:scale"] == "(False, False)" and before["same:weight:packed"] == "(False, False)"
     assert {case: (before[case], after[case]) for case in before if after[case] != before[case]} == {}
+
+
+# Shapes the rule must not take for a comparison of kinds (adversarial review of
+# 2026-12-06): each was rewritten, and answered otherwise after conversion. Each tree is
+# converted alone; every function is asked for every pair of objects in both trees.
+ADVERSARIAL = {
+    "class body rebinds the name": ('''from pkg.params import WeightParam
+
+
+def f(p, q):
+    t = type(p)
+
+    class C:
+        t = type(q)
+        ok = t == WeightParam
+    return t == WeightParam, C.ok
+''', {}),
+    "a string equal to a kind's name": ('''from pkg.params import WeightParam
+
+
+def f(p):
+    t = type(p)
+    return t == WeightParam, t == "pkg.params.WeightParam", t in ("pkg.params.ScaleParam", None)
+''', {}),
+    "a format spec in a raise message": ('''from pkg.params import WeightParam
+
+
+def f(p):
+    t = type(p)
+    if t == WeightParam:
+        return "weight"
+    raise ValueError(f"bad {t:>5}")
+''', {}),
+    "type from a star import": ('''from pkg.helpers import *
+from pkg.params import WeightParam
+
+
+def f(p):
+    t = type(p)
+    return t == WeightParam, t == 7
+''', {"pkg/helpers.py": "def type(x):\n    return 7 if x is None else x.__class__\n"}),
+    "Parameter under another name": ('''from torch import nn
+from torch.nn import Parameter as P
+
+Param = nn.Parameter
+
+
+def f(p):
+    t = type(p)
+    return t == P, t is Param
+
+
+def g(p):
+    return type(p) == P, type(p) in (Param, int)
+''', {}),
+    "a type imported from another module": ('''from pkg.consts import PLAIN
+from pkg.params import WeightParam
+
+
+def f(p):
+    t = type(p)
+    return t == WeightParam, t == PLAIN
+''', {"pkg/consts.py": "import torch\n\nfrom pkg.params import WeightParam\n\n"
+                        "PLAIN = type(WeightParam(torch.zeros(1)))\n"}),
+    "a class of no Parameter family": ('''from pkg.params import WeightParam
+from pkg.other import Plain
+
+
+def f(p):
+    t = type(p)
+    return t == WeightParam, t is Plain, t in (int, WeightParam)
+''', {"pkg/other.py": "class Plain:\n    pass\n"}),
+}
+
+ASK_ALL = '''import inspect
+
+import torch
+
+from pkg import use
+from pkg.params import PackedParam, ScaleParam, WeightParam
+
+made = {
+    "weight": WeightParam(torch.zeros(2, 2), output_dim=1),
+    "packed": PackedParam(torch.zeros(2, 2)),
+    "scale": ScaleParam(torch.zeros(2, 2)),
+    "plain": torch.nn.Parameter(torch.zeros(2, 2), requires_grad=False),
+    "tensor": torch.zeros(2),
+    "none": None,
+}
+for name, fn in sorted(vars(use).items()):
+    if not inspect.isfunction(fn) or fn.__module__ != "pkg.use":
+        continue
+    count = len(inspect.signature(fn).parameters)
+    pairs = [(k,) for k in made] if count == 1 else [(a, b) for a in made for b in made]
+    for keys in pairs:
+        try:
+            answer = fn(*[made[k] for k in keys])
+        except Exception as exc:
+            answer = "raised " + type(exc).__name__
+        print(f"{name}:{','.join(keys)}", answer)
+'''
+
+
+@pytest.mark.parametrize("case", sorted(ADVERSARIAL))
+def test_shapes_outside_the_rule_answer_as_before(case: str, tmp_path: Path) -> None:
+    use, extra = ADVERSARIAL[case]
+    original, converted = convert_copy(tmp_path, {
+        "pkg/__init__.py": "", "pkg/params.py": PARAMS, "pkg/use.py": use, **extra})
+    before, after = answers_of(original, ASK_ALL), answers_of(converted, ASK_ALL)
+    assert before and {key: (before[key], after[key]) for key in before if after[key] != before[key]} == {}

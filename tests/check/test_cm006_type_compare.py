@@ -100,3 +100,25 @@ def test_a_type_compared_with_torchs_parameter_added_afterwards_is_found(
     assert found == [("later.py", 7), ("later.py", 8), ("later.py", 9), ("later.py", 10)], done.out
     line = next(text for text in done.out.splitlines() if "later.py:7:" in text)
     assert "compares an object's type with torch.nn.Parameter" in line and "`param_type(p)`" in line
+
+
+def test_parameter_under_another_name_and_held_types_added_afterwards_are_found(
+        converted: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``Parameter`` imported ``as`` another name or bound to one at module level; a name
+    holding an object's type compared with it or with another type (reported at its
+    binding); none for a name ``apply`` binds to ``param_type``."""
+    (converted / "pkg" / "later.py").write_text(
+        "from torch import nn\n"
+        "from torch.nn import Parameter as P\n\n"
+        "Param = nn.Parameter\n\n\n"
+        "def f(p, q):\n"
+        "    t = type(p)\n"
+        "    k = q.__class__\n"
+        "    return type(p) is P, type(p) in (Param,), t == nn.Parameter, k is t\n")
+    (converted / "pkg" / "done.py").write_text(
+        "from pkg.params_features import param_type\n\n\n"
+        "def f(p):\n    t = param_type(p)\n    return t == Param\n")
+    done = run(capsys, "check", converted)
+    found = [(name, line) for name, line, code in done.findings() if code == "CM006"]
+    assert found == [("later.py", 8), ("later.py", 9), ("later.py", 10), ("later.py", 10)], done.out
+    assert any("`t` holds an object's type" in text and "later.py:8:" in text for text in done.out.splitlines())

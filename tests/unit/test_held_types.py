@@ -42,6 +42,10 @@ def _verdicts(body: str, header: str = HEADER) -> dict[str, str | None]:
     ("t = type(p)\nreturn t == cls.kind", {"t": "`t == cls.kind`"}),
     ("t = type(p)\nk = X\nreturn t == k", {"t": "`t == k`"}),
     ("t = type(p)\nreturn t == LIMIT", {"t": None}),  # a module-level value that is no type
+    # a string may equal a kind's name; a format spec raised TypeError for a class
+    ("t = type(p)\nreturn t == 'pkg.params.X'", {"t": "`t == 'pkg.params.X'`"}),
+    ("t = type(p)\nreturn t in (X, 'pkg.params.X')", {"t": "`t in (X, 'pkg.params.X')`"}),
+    ("t = type(p)\nif t == X:\n    return 1\nraise ValueError(f'{t:>5}')", {"t": "`"}),
     ("a = type(p)\nb = type(q)\nb.x\nreturn a == b", {"a": "compared with `b`", "b": "`b.x`"}),
 ])
 def test_which_reads_are_covered(body: str, expected: dict[str, str | None]) -> None:
@@ -63,6 +67,7 @@ def test_which_reads_are_covered(body: str, expected: dict[str, str | None]) -> 
     "global t\nt = type(p)\nreturn t == X",
     "t = type(p, (), {})\nreturn t == X",  # the three-argument type(): a new class
     "t: type = type(p)\nreturn t == X",  # annotated: not followed
+    "t = type(p)\nclass C:\n    t = type(q)\n    ok = t == X\nreturn t == X",  # a class body's own t
 ])
 def test_names_not_bound_once_to_a_type_are_not_held(body: str) -> None:
     assert "t" not in _verdicts(body)
@@ -75,6 +80,33 @@ def test_a_parameter_is_not_held() -> None:
 def test_a_module_that_rebinds_type_holds_no_call() -> None:
     header = HEADER + "type = lambda obj: obj\n"
     assert _verdicts("t = type(p)\nk = p.__class__\nreturn t == X or k == X", header) == {"k": None}
+
+
+def test_a_star_import_may_bring_type() -> None:
+    header = HEADER + "from pkg.helpers import *\n"
+    assert _verdicts("t = type(p)\nk = p.__class__\nreturn t == X or k == X", header) == {"k": None}
+
+
+def test_the_sides_a_caller_must_find_to_be_parameter_classes() -> None:
+    """``classes``: names and attribute chains (no ``Parameter`` under any of its
+    names, no builtin class, no other held name); ``compares_types``: a type or
+    ``Parameter`` among the sides."""
+    header = HEADER + "from torch.nn import Parameter as P\nParam = nn.Parameter\nimport pkg.params as params\n"
+    tree = ast.parse(header + textwrap.dedent("""
+        def f(p, q):
+            t = type(p)
+            k = type(q)
+            return t in (X, params.Y, int, P, Param, torch.nn.Parameter, None) or t == k
+
+        def g(p):
+            t = type(p)
+            return t == X
+    """))
+    found = held_types(tree)
+    held = found["f"]["t"]
+    assert held.why_not is None and held.compares_types
+    assert [ast.unparse(side) for side in held.classes] == ["X", "params.Y"]
+    assert found["g"]["t"].why_not is None and not found["g"]["t"].compares_types
 
 
 def test_a_module_level_name_holding_a_type_is_no_class() -> None:
