@@ -23,7 +23,9 @@ What it does
       through re-exports and ``import m; m.T``), a default argument, a ``return`` whose
       every caller uses the result so, ``a if c else v``;
     * a bare expression statement, an annotation, or formatting into the message of a
-      ``raise`` (the message then names the function).
+      ``raise`` (the message then names the function);
+    * an element of torch's registries of tensor subclasses, which it matches by exact
+      type (``config.patch("traceable_tensor_subclasses", [X])``: ``type_registries``).
 
     Anything else refuses the mention, with the chain that reached it
     (``utils.py:29 -> table `T` read at w8a8.py:124 -> create(kind) -> isinstance at
@@ -59,6 +61,7 @@ from pathlib import Path
 from codemod.analysis.held_types import HeldType, held_types
 from codemod.analysis.scope_values import bound_values, walk_scope
 from codemod.analysis.type_comparisons import held_type, is_type_of
+from codemod.analysis.type_registries import registers_by_exact_type
 from codemod.analysis.value_callees import CallTargets, transforming_decorator
 from codemod.analysis.value_modules import SCOPES, ParsedModule, short_code
 
@@ -184,7 +187,7 @@ class _Prover(CallTargets):
         parent = f.up(expr)
         where = f.where(expr)
         if isinstance(parent, ast.Call):
-            if parent.func is expr:
+            if parent.func is expr or registers_by_exact_type(parent, expr, f.imports):
                 return None
             if any(a is expr for a in parent.args):
                 return self.passed(f, parent, index=parent.args.index(expr))  # type: ignore[arg-type]
@@ -193,6 +196,8 @@ class _Prover(CallTargets):
             call = f.up(parent)
             if parent.arg is None or not isinstance(call, ast.Call):
                 return f"a `**` spread at {where}"
+            if registers_by_exact_type(call, expr, f.imports):
+                return None
             return self.passed(f, call, keyword=parent.arg)
         if isinstance(parent, ast.Compare):
             return self.compared(f, parent, expr)
@@ -204,6 +209,10 @@ class _Prover(CallTargets):
             if isinstance(holder, ast.Call) and isinstance(holder.func, ast.Name) \
                     and holder.func.id in ("isinstance", "issubclass"):
                 return f"{holder.func.id} at {where}"
+            if isinstance(holder, ast.keyword):
+                holder = f.up(holder)
+            if isinstance(holder, ast.Call) and registers_by_exact_type(holder, parent, f.imports):
+                return None  # torch's registries of tensor subclasses (``type_registries``)
             return f"an element of `{short_code(parent)}` at {where}"
         if isinstance(parent, ast.Dict):
             if any(v is expr and k is not None for k, v in zip(parent.keys, parent.values)):

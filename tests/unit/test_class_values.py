@@ -204,6 +204,30 @@ def test_proven_values_convert(tmp_path, use):
     assert _kind(tmp_path, use) is None
 
 
+@pytest.mark.parametrize("use", [
+    # vLLM 0.10-0.11 and Aphrodite 0.10: ``compilation/decorators.py``
+    "import torch\ndef f():\n    with torch._dynamo.config.patch('traceable_tensor_subclasses', [Kind, int]):\n"
+    "        return 1\n",
+    "import torch\nCTX = torch._dynamo.config.patch(traceable_tensor_subclasses={Kind})\n",
+    "from torch._dynamo import config\nconfig.traceable_tensor_subclasses.add(Kind)\n",
+    "import torch._dynamo.config as dc\ndc.nontraceable_tensor_subclasses.update((Kind,))\n",
+])
+def test_torchs_registries_of_tensor_subclasses_are_proven(tmp_path, use):
+    """torch matches those registries by exact type: a factory there matches nothing, as
+    the class matched no other object (``analysis/type_registries.py``)."""
+    assert _kind(tmp_path, use) is None
+
+
+@pytest.mark.parametrize("use, reason", [
+    ("import other\nCTX = other.config.patch('traceable_tensor_subclasses', [Kind])\n", "an element of"),
+    ("import torch\nCTX = torch._dynamo.config.patch('capture_scalar_outputs', [Kind])\n", "an element of"),
+    ("import torch\ntorch._dynamo.config.traceable_tensor_subclasses.discard(Kind)\n", "not a function of the tree"),
+])
+def test_look_alikes_of_the_registries_are_not(tmp_path, use, reason):
+    found = _kind(tmp_path, use)
+    assert found is not None and reason in found, found
+
+
 def test_every_override_that_a_self_call_reaches_is_proven(tmp_path):
     base = """
         class Method:
