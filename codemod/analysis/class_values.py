@@ -61,7 +61,7 @@ from pathlib import Path
 from codemod.analysis.held_types import HeldType, held_types
 from codemod.analysis.scope_values import bound_values, walk_scope
 from codemod.analysis.type_comparisons import held_type, is_type_of
-from codemod.analysis.type_registries import registers_by_exact_type
+from codemod.analysis.type_registries import reads_registries, registers_by_exact_type
 from codemod.analysis.value_callees import CallTargets, transforming_decorator
 from codemod.analysis.value_modules import SCOPES, ParsedModule, short_code
 
@@ -174,6 +174,8 @@ class _Prover(CallTargets):
         super().__init__(texts, modules)
         self._memo: dict[tuple, str | None] = {}
         self._active: set[tuple] = set()
+        #: Whether a file of the tree reads torch's registries of tensor subclasses back.
+        self._registries_read: bool | None = None
         #: ids of the class mentions the proof starts from (``prove_class_values``).
         self.mentions: set[int] = set()
         #: Per parsed file: the names ``held_types`` covers, by the id of their binding's value.
@@ -187,7 +189,7 @@ class _Prover(CallTargets):
         parent = f.up(expr)
         where = f.where(expr)
         if isinstance(parent, ast.Call):
-            if parent.func is expr or registers_by_exact_type(parent, expr, f.imports):
+            if parent.func is expr or self.registered(f, parent, expr):
                 return None
             if any(a is expr for a in parent.args):
                 return self.passed(f, parent, index=parent.args.index(expr))  # type: ignore[arg-type]
@@ -196,7 +198,7 @@ class _Prover(CallTargets):
             call = f.up(parent)
             if parent.arg is None or not isinstance(call, ast.Call):
                 return f"a `**` spread at {where}"
-            if registers_by_exact_type(call, expr, f.imports):
+            if self.registered(f, call, expr):
                 return None
             return self.passed(f, call, keyword=parent.arg)
         if isinstance(parent, ast.Compare):
@@ -211,7 +213,7 @@ class _Prover(CallTargets):
                 return f"{holder.func.id} at {where}"
             if isinstance(holder, ast.keyword):
                 holder = f.up(holder)
-            if isinstance(holder, ast.Call) and registers_by_exact_type(holder, parent, f.imports):
+            if isinstance(holder, ast.Call) and self.registered(f, holder, parent):
                 return None  # torch's registries of tensor subclasses (``type_registries``)
             return f"an element of `{short_code(parent)}` at {where}"
         if isinstance(parent, ast.Dict):
@@ -289,6 +291,29 @@ class _Prover(CallTargets):
                 return (f"`{short_code(compare)}` at {f.where(compare)}, where {unfollowed}, "
                         "which may be an object's type (Parameter for a converted parameter)")
         return None
+
+    def registered(self, f: ParsedModule, call: ast.Call, argument: ast.AST) -> bool:
+        """Whether ``argument`` of ``call`` hands the class to one of torch's registries of
+        tensor subclasses (``type_registries``), in a tree that never reads one back."""
+        if self._registries_read is None:
+            self._registries_read = any(
+                (parsed := self.file(path)) is not None and reads_registries(parsed.tree)
+                for path, text in self.texts.items() if "tensor_subclasses" in text)
+        return not self._registries_read and registers_by_exact_type(
+            call, argument, f.imports, lambda name: self._bound_where(f, call, name))
+
+    def _bound_where(self, f: ParsedModule, node: ast.AST, name: str) -> bool:
+        """Whether ``name`` is bound other than by an import where ``node`` stands: in a
+        function around it (a parameter, a local) or by a module-level assignment."""
+        scope = f.scope_of(node)
+        while scope is not None:
+            arguments = scope.args  # type: ignore[attr-defined]
+            if name in {a.arg for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs,
+                                         arguments.vararg, arguments.kwarg) if a is not None} \
+                    or bound_values(name, _body_of(scope)) != []:
+                return True
+            scope = f.scope_of(scope)
+        return bound_values(name, f.tree.body) != []
 
     def held_rewritten(self, f: ParsedModule, side: ast.expr, held: ast.expr, followed: ast.AST) -> bool:
         """Whether the use-site rewrite turns this comparison into one of kinds: ``side``

@@ -63,8 +63,9 @@ class HeldType:
     """A name one function binds once to an object's type."""
 
     name: str
-    #: The statement ``name = type(x)`` (or ``x.__class__``).
-    binding: ast.Assign
+    #: The statement ``name = type(x)`` (or ``x.__class__``); for a name bound otherwise
+    #: too (never convertible), its first binding to a type.
+    binding: ast.Assign | ast.AnnAssign | ast.NamedExpr
     #: Why a read is not one the rewrite covers (None: convertible).
     why_not: str | None
     #: The other sides of its comparisons (each element of a membership container),
@@ -168,26 +169,60 @@ def _functions(node: ast.AST, enclosing: tuple[ast.AST, ...], names: tuple[str, 
 
 def _held_in(function: ast.AST, enclosing: tuple[ast.AST, ...], module: _Module) -> dict[str, HeldType]:
     body: list[ast.stmt] = function.body  # type: ignore[attr-defined]
-    candidates: dict[str, ast.Assign] = {}
+    found: dict[str, list[Binding]] = {}
     for node in walk_scope(body):
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
-                and is_held_type_source(node.value) \
-                and not (module.type_rebound and isinstance(node.value, ast.Call)):
-            candidates.setdefault(node.targets[0].id, node)
-    if not candidates:
+        for name, binding in _type_bindings(node):
+            if not (module.type_rebound and isinstance(binding.value, ast.Call)):
+                found.setdefault(name, []).append(binding)
+    if not found:
         return {}
     parameters = _parameters(function)
-    names = {name: binding for name, binding in candidates.items()
-             if name not in parameters and bound_values(name, body) == [binding.value]
-             and not _bound_inside(function, name)}
-    if not names:
-        return {}
+    names: dict[str, ast.Assign] = {}
+    otherwise: dict[str, Binding] = {}
+    for name, bindings in found.items():
+        first = bindings[0]
+        if isinstance(first, ast.Assign) and len(bindings) == 1 and len(first.targets) == 1 \
+                and name not in parameters and bound_values(name, body) == [first.value] \
+                and not _bound_inside(function, name):
+            names[name] = first
+        else:
+            otherwise[name] = first
     # Names some scope the reads may be in binds: the function's and every scope inside
     # it (a nested function's local is no module-level name), and the functions around.
     outer = set(parameters) | _bound_anywhere(function)
     for scope in enclosing:
         outer |= _parameters(scope) | _locals(scope)
     parents = {id(child): parent for parent in ast.walk(function) for child in ast.iter_child_nodes(parent)}
+    held = _covered(function, names, parents, outer, module)
+    for name, binding in otherwise.items():
+        # Bound to a type in another way too (twice, annotated, ``u = t = ...``, a walrus,
+        # in a scope inside): left as it is; reported where it is compared with types.
+        _, others = _reads_covered(function, name, parents, outer, {}, module)
+        walrus = parents.get(id(binding))
+        if isinstance(binding, ast.NamedExpr) and isinstance(walrus, ast.Compare):
+            others += tuple(side for side in (walrus.left, *walrus.comparators) if side is not binding)
+        why = f"bound to a type more than once or otherwise than by `{name} = ...` (line {binding.lineno})"
+        held[name] = HeldType(name, binding, why, others, _compares_types(others, names, module))
+    return held
+
+
+#: A statement or expression binding a name to an object's type.
+Binding = ast.Assign | ast.AnnAssign | ast.NamedExpr
+
+
+def _type_bindings(node: ast.AST) -> list[tuple[str, Binding]]:
+    """(name, ``node``) for each name ``node`` binds right to ``type(x)``/``x.__class__``."""
+    if isinstance(node, ast.Assign) and is_held_type_source(node.value):
+        return [(target.id, node) for target in node.targets if isinstance(target, ast.Name)]
+    if isinstance(node, (ast.AnnAssign, ast.NamedExpr)) and node.value is not None \
+            and is_held_type_source(node.value) and isinstance(node.target, ast.Name):
+        return [(node.target.id, node)]
+    return []
+
+
+def _covered(function: ast.AST, names: dict[str, ast.Assign], parents: dict[int, ast.AST], outer: set[str],
+             module: _Module) -> dict[str, HeldType]:
+    """What each name bound once by ``names``' statements holds, with its verdict."""
     verdicts: dict[str, tuple[str | None, tuple[ast.expr, ...]]] = {
         name: _reads_covered(function, name, parents, outer, names, module) for name, binding in names.items()}
     # A name compared with another held name is covered only while that one is.
@@ -205,12 +240,16 @@ def _held_in(function: ast.AST, enclosing: tuple[ast.AST, ...], module: _Module)
                     break
     held: dict[str, HeldType] = {}
     for name, (why, others) in verdicts.items():
-        types = any(is_held_type_source(side) or _is_parameter(side, module)
-                    or (isinstance(side, ast.Name) and side.id in names) for side in others)
         classes = tuple(side for side in others if _dotted(side) and not _is_parameter(side, module)
                         and not _builtin_class(side, module) and not (isinstance(side, ast.Name) and side.id in names))
-        held[name] = HeldType(name, names[name], why, others, types, classes)
+        held[name] = HeldType(name, names[name], why, others, _compares_types(others, names, module), classes)
     return held
+
+
+def _compares_types(others: tuple[ast.expr, ...], names: dict[str, ast.Assign], module: _Module) -> bool:
+    """Whether a side among ``others`` is an object's type or ``Parameter``."""
+    return any(is_held_type_source(side) or _is_parameter(side, module)
+               or (isinstance(side, ast.Name) and side.id in names) for side in others)
 
 
 def _dotted(side: ast.expr) -> bool:
@@ -375,7 +414,9 @@ def _module_holds_type(name: str, tree: ast.Module) -> bool:
 
 
 def _in_raise(node: ast.AST, parents: dict[int, ast.AST]) -> bool:
-    up = parents.get(id(node))
-    while up is not None and not isinstance(up, ast.stmt):
-        up = parents.get(id(up))
-    return isinstance(up, ast.Raise)
+    """Whether the formatted value ``node`` is in the message of a ``raise``: its f-string
+    is an argument of the exception raised (``raise E(f"...{t}")``), nothing else."""
+    text = parents.get(id(node))
+    call = parents.get(id(text)) if isinstance(text, ast.JoinedStr) else None
+    return isinstance(call, ast.Call) and any(a is text for a in call.args) \
+        and isinstance(parents.get(id(call)), ast.Raise) and parents[id(call)].exc is call  # type: ignore[attr-defined]

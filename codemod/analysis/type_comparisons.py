@@ -66,12 +66,15 @@ def may_compare_types(text: str) -> bool:
     return False
 
 
-#: A line that binds a name to an object's type: ``t = type(...`` or ``t = ....__class__``.
-#: The value is the whole rest of the line (a comment aside): ``type(`` with an argument
-#: holding no brackets or one level of them, and its ``)``; or ending in ``.__class__``.
+#: A line that binds a name to an object's type: ``t = type(...`` or ``t = ....__class__``,
+#: also annotated (``t: type = ...``) or with several targets (``u = t = ...``); the value
+#: is the whole rest of the line (a comment aside): ``type(`` with an argument holding no
+#: brackets or one level of them, and its ``)``, or ending in ``.__class__``. Or a walrus
+#: binding one (``(t := type(p))``).
 _BINDS_TYPE = re.compile(
-    r"^[ \t]*[^\W\d]\w*[ \t]*=[ \t]*"
-    r"(?:type[ \t]*\((?:[^()\n]|\([^()\n]*\))*\)|[^=\n#]*\.__class__)[ \t]*(?:#.*)?$",
+    r"^[ \t]*(?:[^\W\d]\w*(?:[ \t]*:[^=\n]+)?[ \t]*=[ \t]*)+"
+    r"(?:type[ \t]*\((?:[^()\n]|\([^()\n]*\))*\)|[^=\n#]*\.__class__)[ \t]*(?:#.*)?$"
+    r"|\([ \t]*[^\W\d]\w*[ \t]*:=[ \t]*type[ \t]*\(",
     re.MULTILINE)
 
 #: ``type``, blanks, an opening parenthesis (``unjoined``: starting no longer name).
@@ -213,8 +216,7 @@ def compares_types(text: str) -> bool:
     if any(is_type_comparison(node) or is_type_membership(node) or compares_with_parameter(node, aliases)
            for node in nodes_on_lines(tree, lines)):
         return True
-    return _BINDS_TYPE.search(text) is not None and any(
-        held.compares_types for names in held_types(tree).values() for held in names.values())
+    return any(held.compares_types for names in held_types(tree).values() for held in names.values())
 
 
 #: The words an operand of a comparison of types spells (``dtype`` too: a superset).

@@ -19,23 +19,35 @@ Fix safety
     False for every object, as it did for every object that was not an instance; the
     parameters the factory builds are plain ``Parameter``s, which Dynamo traces without
     being listed (the point of the migration). A kept class stays in the list as it was.
+    Not accepted: a ``config`` or ``torch`` the code binds otherwise where the call stands
+    (a local, a module-level assignment), and any registry in a tree that reads one
+    back (``type(p) in config.traceable_tensor_subclasses``, a copy of it:
+    ``reads_registries``), where the factories would answer otherwise.
 """
 
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 
 #: The ``torch._dynamo.config`` entries holding tensor subclasses matched by exact type.
 REGISTRIES = frozenset({"traceable_tensor_subclasses", "nontraceable_tensor_subclasses"})
 _CONFIG = "torch._dynamo.config"
 
 
-def registers_by_exact_type(call: ast.Call, argument: ast.AST, imports: dict[str, set[str]]) -> bool:
+def registers_by_exact_type(call: ast.Call, argument: ast.AST, imports: dict[str, set[str]],
+                            shadowed: Callable[[str], bool]) -> bool:
     """Whether ``argument`` (a positional or keyword argument of ``call``) hands classes to
     one of torch's ``REGISTRIES``: the entry's new value in ``config.patch``, or what
     ``config.<registry>.add``/``.update`` adds. ``imports``: the module's local name ->
-    the modules or objects its imports bind it to."""
+    the modules or objects its imports bind it to; ``shadowed(name)``: whether the name
+    is bound otherwise where the call stands (a local, a module-level assignment)."""
     func = call.func
+    head = func
+    while isinstance(head, ast.Attribute):
+        head = head.value
+    if not isinstance(head, ast.Name) or shadowed(head.id):
+        return False
     if not isinstance(func, ast.Attribute):
         return False
     if func.attr == "patch" and _resolves_to(func.value, _CONFIG, imports):
@@ -46,6 +58,25 @@ def registers_by_exact_type(call: ast.Call, argument: ast.AST, imports: dict[str
     if func.attr in ("add", "update") and isinstance(func.value, ast.Attribute) \
             and func.value.attr in REGISTRIES and _resolves_to(func.value.value, _CONFIG, imports):
         return any(a is argument for a in call.args)
+    return False
+
+
+def reads_registries(tree: ast.Module) -> bool:
+    """Whether ``tree`` uses a registry other than by writing it as
+    ``registers_by_exact_type`` accepts (``type(p) in config.traceable_tensor_subclasses``,
+    a copy of it): code that reads it back sees the factories where it saw the classes."""
+    written: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            if node.func.attr == "patch" and node.args and isinstance(node.args[0], ast.Constant):
+                written.add(id(node.args[0]))
+            elif node.func.attr in ("add", "update") and isinstance(node.func.value, ast.Attribute):
+                written.add(id(node.func.value))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and node.value in REGISTRIES and id(node) not in written:
+            return True
+        if isinstance(node, ast.Attribute) and node.attr in REGISTRIES and id(node) not in written:
+            return True
     return False
 
 

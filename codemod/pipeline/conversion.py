@@ -146,9 +146,9 @@ def convert_with_leftovers(ff: FileFacts, plan: Plan, stop_at_leftovers: bool,
             counts["type-compare"] += compares.count
         if compares.counts["held-type"]:
             counts["held-type"] += compares.counts["held-type"]
-        left_alone += [(line, f"`{name}` holds an object's type, is compared with another type or "
-                              f"Parameter and is also read otherwise ({why}): left as it is; a "
-                              "converted parameter's type is Parameter there")
+        left_alone += [(line, f"`{name}` holds an object's type and is compared with another type or "
+                              f"Parameter, in a way the rewrite does not cover ({why}): left as it "
+                              "is; a converted parameter's type is Parameter there")
                        for line, name, why in sorted(compares.held_left)]
         if compares.skipped:
             why = f"{_cannot_import(runtime, TYPE_HELPER, refs.is_runtime)}; two converted parameters' types are both Parameter there"

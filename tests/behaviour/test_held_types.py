@@ -241,6 +241,15 @@ def f(p):
     return t == WeightParam, t == PLAIN
 ''', {"pkg/consts.py": "import torch\n\nfrom pkg.params import WeightParam\n\n"
                         "PLAIN = type(WeightParam(torch.zeros(1)))\n"}),
+    "an f-string outside a raise's message": ('''from pkg.params import WeightParam
+
+
+def f(p):
+    t = type(p)
+    if t == WeightParam:
+        return "weight"
+    raise (KeyError if f"{t}".startswith("<") else ValueError)(f"bad {t}")
+''', {}),
     "a class of no Parameter family": ('''from pkg.params import WeightParam
 from pkg.other import Plain
 

@@ -75,3 +75,55 @@ def test_the_family_converts_and_compiled_code_answers_as_before(tmp_path: Path)
     assert "def BaseParam(" in params and "def WeightParam(" in params
     before, after = answers_of(original, SCENARIO), answers_of(converted, SCENARIO)
     assert before == after and before["weight"] == "[0.0, 8.0, 16.0, 24.0]"
+
+
+LOOK_ALIKES = {
+    "a local named config": '''from torch._dynamo import config
+
+from pkg.params import WeightParam
+
+
+class Recorder:
+    def patch(self, key, value):
+        self.value = value
+        return self
+
+
+def f(p):
+    config = Recorder()
+    kept = config.patch("traceable_tensor_subclasses", [WeightParam])
+    return isinstance(p, kept.value[0])
+''',
+    "the registry read back": '''from torch._dynamo import config
+
+from pkg.params import WeightParam
+
+
+def f(p):
+    with config.patch("traceable_tensor_subclasses", {WeightParam}):
+        return type(p) in config.traceable_tensor_subclasses
+''',
+}
+
+ASK = '''import torch
+
+from pkg import use
+from pkg.params import BaseParam, WeightParam
+
+for name, made in [("base", BaseParam(torch.ones(2))), ("weight", WeightParam(torch.ones(2))),
+                   ("plain", torch.nn.Parameter(torch.ones(2))), ("none", None)]:
+    try:
+        print(name, use.f(made))
+    except Exception as exc:
+        print(name, "raised", type(exc).__name__)
+'''
+
+
+@pytest.mark.parametrize("case", sorted(LOOK_ALIKES))
+def test_look_alikes_and_readers_of_the_registry_answer_as_before(case: str, tmp_path: Path) -> None:
+    """Second review of 2026-12-06: a ``config`` of the code's own, and a registry the
+    code reads back, were accepted and answered otherwise after conversion."""
+    original, converted = convert_copy(tmp_path, {
+        "pkg/__init__.py": "", "pkg/params.py": PARAMS, "pkg/use.py": LOOK_ALIKES[case]})
+    before, after = answers_of(original, ASK), answers_of(converted, ASK)
+    assert before["weight"] == "True" and before == after

@@ -122,3 +122,20 @@ def test_parameter_under_another_name_and_held_types_added_afterwards_are_found(
     found = [(name, line) for name, line, code in done.findings() if code == "CM006"]
     assert found == [("later.py", 8), ("later.py", 9), ("later.py", 10), ("later.py", 10)], done.out
     assert any("`t` holds an object's type" in text and "later.py:8:" in text for text in done.out.splitlines())
+
+
+def test_a_name_bound_to_a_type_otherwise_is_found(
+        converted: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Second review of 2026-12-06: annotated, chained, walrus or twice bound, such a name
+    compared with ``nn.Parameter`` was not seen by ``apply`` nor ``check``; ``apply``
+    leaves it and warns, ``check`` reports it at its first binding to a type."""
+    (converted / "pkg" / "later.py").write_text(
+        "from torch import nn\n\n\n"
+        "def f(p, q):\n"
+        "    a: type = type(p)\n"
+        "    u = b = q.__class__\n"
+        "    if (c := type(p)) is nn.Parameter:\n"
+        "        return a is nn.Parameter, b == nn.Parameter\n")
+    done = run(capsys, "check", converted)
+    found = [(name, line) for name, line, code in done.findings() if code == "CM006"]
+    assert found == [("later.py", 5), ("later.py", 6), ("later.py", 7)], done.out
