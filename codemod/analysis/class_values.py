@@ -59,7 +59,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from codemod.analysis.held_types import HeldType, held_types
-from codemod.analysis.scope_values import bound_values, walk_scope
+from codemod.analysis.scope_values import bound_values, parameter_names, walk_scope
 from codemod.analysis.type_comparisons import held_type, is_type_of
 from codemod.analysis.type_registries import reads_registries, registers_by_exact_type
 from codemod.analysis.value_callees import CallTargets, transforming_decorator
@@ -307,10 +307,7 @@ class _Prover(CallTargets):
         function around it (a parameter, a local) or by a module-level assignment."""
         scope = f.scope_of(node)
         while scope is not None:
-            arguments = scope.args  # type: ignore[attr-defined]
-            if name in {a.arg for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs,
-                                         arguments.vararg, arguments.kwarg) if a is not None} \
-                    or bound_values(name, _body_of(scope)) != []:
+            if name in parameter_names(scope) or bound_values(name, _body_of(scope)) != []:
                 return True
             scope = f.scope_of(scope)
         return bound_values(name, f.tree.body) != []

@@ -45,17 +45,24 @@ from __future__ import annotations
 
 import ast
 import builtins
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 
-from codemod.analysis.scope_values import binds, bound_values, walk_scope
+from codemod.analysis.scope_values import (
+    binds,
+    bound_in_inner_scope,
+    bound_values,
+    names_bound_by,
+    names_bound_in_body,
+    names_bound_within,
+    parameter_names,
+    walk_scope,
+)
 
 _EQUALITY = (ast.Eq, ast.NotEq, ast.Is, ast.IsNot)
 _MEMBERSHIP = (ast.In, ast.NotIn)
 _CONTAINERS = (ast.Tuple, ast.List, ast.Set)
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
-_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef, ast.ListComp, ast.SetComp,
-           ast.DictComp, ast.GeneratorExp)
 
 
 @dataclass(frozen=True)
@@ -106,7 +113,7 @@ class _Module:
 
 def held_types(tree: ast.Module) -> HeldTypes:
     """Every name of ``tree`` that a function binds once to an object's type."""
-    bound = frozenset(_names_bound(ast.walk(tree)))
+    bound = frozenset(names_bound_by(ast.walk(tree)))
     star = any(isinstance(node, ast.ImportFrom) and any(a.name == "*" for a in node.names)
                for node in ast.walk(tree))
     module = _Module(tree, bound, "type" in bound or star, parameter_aliases(tree))
@@ -176,22 +183,22 @@ def _held_in(function: ast.AST, enclosing: tuple[ast.AST, ...], module: _Module)
                 found.setdefault(name, []).append(binding)
     if not found:
         return {}
-    parameters = _parameters(function)
+    parameters = parameter_names(function)
     names: dict[str, ast.Assign] = {}
     otherwise: dict[str, Binding] = {}
     for name, bindings in found.items():
         first = bindings[0]
         if isinstance(first, ast.Assign) and len(bindings) == 1 and len(first.targets) == 1 \
                 and name not in parameters and bound_values(name, body) == [first.value] \
-                and not _bound_inside(function, name):
+                and not bound_in_inner_scope(function, name):
             names[name] = first
         else:
             otherwise[name] = first
     # Names some scope the reads may be in binds: the function's and every scope inside
     # it (a nested function's local is no module-level name), and the functions around.
-    outer = set(parameters) | _bound_anywhere(function)
+    outer = set(parameters) | names_bound_within(function)
     for scope in enclosing:
-        outer |= _parameters(scope) | _locals(scope)
+        outer |= parameter_names(scope) | names_bound_in_body(scope)
     parents = {id(child): parent for parent in ast.walk(function) for child in ast.iter_child_nodes(parent)}
     held = _covered(function, names, parents, outer, module)
     for name, binding in otherwise.items():
@@ -275,60 +282,6 @@ def names_parameter(side: ast.expr, aliases: frozenset[str] = frozenset()) -> bo
     class."""
     return (isinstance(side, ast.Name) and (side.id == "Parameter" or side.id in aliases)) or \
         (isinstance(side, ast.Attribute) and side.attr == "Parameter")
-
-
-def _parameters(scope: ast.AST) -> set[str]:
-    arguments = scope.args  # type: ignore[attr-defined]
-    named = [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]
-    named += [a for a in (arguments.vararg, arguments.kwarg) if a is not None]
-    return {a.arg for a in named}
-
-
-def _locals(scope: ast.AST) -> set[str]:
-    """Names ``scope``'s own body binds (any way)."""
-    body = scope.body if isinstance(scope.body, list) else [ast.Expr(scope.body)]  # type: ignore[attr-defined]
-    return _names_bound(walk_scope(body))
-
-
-def _bound_anywhere(function: ast.AST) -> set[str]:
-    """Names ``function`` or any scope inside it binds (parameters included)."""
-    return _names_bound(node for node in ast.walk(function) if node is not function)
-
-
-def _names_bound(nodes: Iterable[ast.AST]) -> set[str]:
-    """The names ``nodes`` bind, any way: targets, parameters, ``def``, ``class``,
-    imports, ``except ... as``, ``match`` captures, ``global``/``nonlocal``."""
-    bound: set[str] = set()
-    for node in nodes:
-        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
-            bound.add(node.id)
-        elif isinstance(node, ast.arg):
-            bound.add(node.arg)
-        elif isinstance(node, (*_FUNCTIONS, ast.ClassDef)):
-            bound.add(node.name)
-        elif isinstance(node, (ast.Import, ast.ImportFrom)):
-            bound |= {(a.asname or a.name).split(".")[0] for a in node.names}
-        elif isinstance(node, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar)) and node.name:
-            bound.add(node.name)
-        elif isinstance(node, (ast.Global, ast.Nonlocal)):
-            bound |= set(node.names)
-    return bound
-
-
-def _bound_inside(function: ast.AST, name: str) -> bool:
-    """Whether a function, ``lambda``, class body or comprehension inside ``function``
-    binds ``name`` (its own scope, or ``nonlocal``)."""
-    for node in ast.walk(function):
-        if node is function or not isinstance(node, _SCOPES):
-            continue
-        if isinstance(node, (*_FUNCTIONS, ast.Lambda)) and name in _parameters(node):
-            return True
-        for inner in ast.walk(node):
-            if isinstance(inner, ast.Name) and inner.id == name and not isinstance(inner.ctx, ast.Load):
-                return True
-            if isinstance(inner, (ast.Nonlocal, ast.Global)) and name in inner.names:
-                return True
-    return False
 
 
 def _reads_covered(function: ast.AST, name: str, parents: dict[int, ast.AST], outer: set[str],
