@@ -491,11 +491,14 @@ class _Prover(CallTargets):
         return None
 
     def in_raise(self, f: ParsedModule, node: ast.AST) -> bool:
-        """Whether ``node`` is in the expression of a ``raise`` (only a message)."""
-        up = f.up(node)
-        while up is not None and not isinstance(up, ast.stmt):
-            up = f.up(up)
-        return isinstance(up, ast.Raise)
+        """Whether the formatted value ``node`` is in the message of a ``raise``: its
+        f-string is an argument of the exception raised (``raise E(f"...{X}")``), nothing
+        else (``raise (A if f"{X}"... else B)(...)`` computes with the text)."""
+        text = f.up(node)
+        call = f.up(text) if isinstance(text, ast.JoinedStr) else None
+        statement = f.up(call) if isinstance(call, ast.Call) else None
+        return isinstance(call, ast.Call) and any(a is text for a in call.args) \
+            and isinstance(statement, ast.Raise) and statement.exc is call
 
     def bound(self, f: ParsedModule, statement: ast.AST, name: str, table: bool) -> str | None:
         """A value bound to ``name`` by ``statement``: a local, or a module-level name."""

@@ -99,6 +99,10 @@ def test_check_reports_the_chain_and_is_clean_after_apply(tmp_path, capsys):
     ("def f(a, k):\n    return k(a)\nargs = [1]\nf(*args, Kind)\n", "after a `*` spread"),
     ("def f(k, p):\n    return type(p) is k\nf(Kind, 1)\n", "`type(...)` comparison at use.py:3"),
     ("def f(k):\n    return k.__name__\nf(Kind)\n", "attribute `.__name__`"),
+    # Formatted into what a ``raise`` computes with, not its message (second review of
+    # 2026-12-06: the class's text starts ``<class``, the factory's ``<function``).
+    ("def f(p):\n    raise (KeyError if f'{Kind}'.startswith('<class') else ValueError)('x')\n",
+     "`{Kind}` at use.py:3"),
     ("TABLE = {'a': Kind}\nfor k, v in TABLE.items():\n    pass\n", "table `TABLE` used as `TABLE.items`"),
     ("def pick():\n    return Kind\nkinds = [pick()]\n", "returned by pick() at use.py:4 -> an element of"),
     ("def pick():\n    return Kind\ncallback = pick\n", "`pick` (which returns it) used as"),
