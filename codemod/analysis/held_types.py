@@ -82,6 +82,9 @@ class HeldType:
     #: such name) or names ``Parameter``: the name must hold ``param_type(p)`` even
     #: where no converted class is compared with it.
     compares_types: bool = False
+    #: Whether one of them names ``Parameter``: a name left as it is (not convertible)
+    #: then answers otherwise for every converted parameter, which is reported.
+    compares_parameter: bool = False
     #: The sides that are names or attribute chains of module-level names (no
     #: ``Parameter``, no builtin class): each must be a Parameter class of the tree for
     #: the name to be rewritten (``analysis/class_values`` and the rewrite decide).
@@ -209,7 +212,8 @@ def _held_in(function: ast.AST, enclosing: tuple[ast.AST, ...], module: _Module)
         if isinstance(binding, ast.NamedExpr) and isinstance(walrus, ast.Compare):
             others += tuple(side for side in (walrus.left, *walrus.comparators) if side is not binding)
         why = f"bound to a type more than once or otherwise than by `{name} = ...` (line {binding.lineno})"
-        held[name] = HeldType(name, binding, why, others, _compares_types(others, names, module))
+        held[name] = HeldType(name, binding, why, others, _compares_types(others, names, module),
+                              compares_parameter=any(_is_parameter(side, module) for side in others))
     return held
 
 
@@ -249,7 +253,9 @@ def _covered(function: ast.AST, names: dict[str, ast.Assign], parents: dict[int,
     for name, (why, others) in verdicts.items():
         classes = tuple(side for side in others if _dotted(side) and not _is_parameter(side, module)
                         and not _builtin_class(side, module) and not (isinstance(side, ast.Name) and side.id in names))
-        held[name] = HeldType(name, names[name], why, others, _compares_types(others, names, module), classes)
+        held[name] = HeldType(name, names[name], why, others, _compares_types(others, names, module),
+                              compares_parameter=any(_is_parameter(side, module) for side in others),
+                              classes=classes)
     return held
 
 

@@ -203,7 +203,8 @@ def compares_types(text: str) -> bool:
     """Whether ``text`` holds a comparison of two objects' types as the transformer
     rewrites it (``type`` taken as the builtin wherever it is: a superset), or a name
     holding one that it compares with another object's type or ``Parameter``
-    (``HeldType.compares_types``: rewritten, or reported where it is read otherwise too);
+    (``HeldType.compares_types``: rewritten; or, compared with ``Parameter``, reported where it
+    is read otherwise too);
     True for a text CPython cannot parse."""
     try:
         tree = python_trees.parse(text)
@@ -216,7 +217,8 @@ def compares_types(text: str) -> bool:
     if any(is_type_comparison(node) or is_type_membership(node) or compares_with_parameter(node, aliases)
            for node in nodes_on_lines(tree, lines)):
         return True
-    return any(held.compares_types for names in held_types(tree).values() for held in names.values())
+    return any((held.convertible and held.compares_types) or held.compares_parameter
+               for names in held_types(tree).values() for held in names.values())
 
 
 #: The words an operand of a comparison of types spells (``dtype`` too: a superset).

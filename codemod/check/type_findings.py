@@ -90,8 +90,12 @@ def type_compare_findings(run: RunResult, paths: Iterable[Path], runtime_modules
 def held_type_comparisons(tree: ast.Module) -> list[HeldType]:
     """The names of ``tree`` that hold an object's type (``t = type(p)``) and are compared
     with another object's type or ``Parameter`` (``analysis/held_types.py``), in order:
-    what ``apply`` binds to ``param_type(p)``, or reports where it cannot."""
-    found = [held for names in held_types(tree).values() for held in names.values() if held.compares_types]
+    what ``apply`` binds to ``param_type(p)``, and those it cannot that are compared with
+    ``Parameter`` (``apply`` warns about them). One it cannot bind that is compared only
+    with other types is not reported (code that never sees a parameter compares types so:
+    vLLM's ``encoder_cls``), as ``apply`` leaves it without a word."""
+    found = [held for names in held_types(tree).values() for held in names.values()
+             if (held.convertible and held.compares_types) or held.compares_parameter]
     return sorted(found, key=lambda held: (held.binding.lineno, held.binding.col_offset))
 
 

@@ -111,8 +111,10 @@ class HeldTypeUses:
         self._held_scopes: list[dict[str, str | None] | None] = []
         #: Per scope entered: the names whose binding is in that scope.
         self._held_own: list[frozenset[str]] = []
-        #: (line of the binding, name, why) of each name compared with another object's
-        #: type or ``Parameter`` that is left as it is (reported as a warning).
+        #: (line of the binding, name, why) of each name compared with ``Parameter`` that
+        #: is left as it is (reported as a warning: it now holds for every converted
+        #: parameter). One compared only with other types is left without a word, as
+        #: it changes only for two parameters of different kinds.
         self.held_left: list[tuple[int, str, str]] = []
 
     @property
@@ -133,7 +135,7 @@ class HeldTypeUses:
             qualname = self._held_compared_class(held) if why is None else None
             if why is None and (qualname is not None or (self.held_without_class and held.compares_types)):
                 own[held.name] = qualname
-            elif why is not None and held.compares_types:
+            elif why is not None and held.compares_parameter:
                 self.held_left.append((held.binding.lineno, held.name, why))
         self._held_scopes.append({**around, **own})
         self._held_own.append(frozenset(own))
