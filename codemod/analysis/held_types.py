@@ -48,6 +48,7 @@ import builtins
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from codemod.analysis.python_trees import dotted_expr
 from codemod.analysis.scope_values import (
     binds,
     bound_in_inner_scope,
@@ -251,7 +252,7 @@ def _covered(function: ast.AST, names: dict[str, ast.Assign], parents: dict[int,
                     break
     held: dict[str, HeldType] = {}
     for name, (why, others) in verdicts.items():
-        classes = tuple(side for side in others if _dotted(side) and not _is_parameter(side, module)
+        classes = tuple(side for side in others if dotted_expr(side) is not None and not _is_parameter(side, module)
                         and not _builtin_class(side, module) and not (isinstance(side, ast.Name) and side.id in names))
         held[name] = HeldType(name, names[name], why, others, _compares_types(others, names, module),
                               compares_parameter=any(_is_parameter(side, module) for side in others),
@@ -263,13 +264,6 @@ def _compares_types(others: tuple[ast.expr, ...], names: dict[str, ast.Assign], 
     """Whether a side among ``others`` is an object's type or ``Parameter``."""
     return any(is_held_type_source(side) or _is_parameter(side, module)
                or (isinstance(side, ast.Name) and side.id in names) for side in others)
-
-
-def _dotted(side: ast.expr) -> bool:
-    """A name or an attribute chain of one."""
-    while isinstance(side, ast.Attribute):
-        side = side.value
-    return isinstance(side, ast.Name)
 
 
 def _is_parameter(side: ast.expr, module: _Module) -> bool:

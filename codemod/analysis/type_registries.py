@@ -30,6 +30,8 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable
 
+from codemod.analysis.python_trees import dotted_expr
+
 #: The ``torch._dynamo.config`` entries holding tensor subclasses matched by exact type.
 REGISTRIES = frozenset({"traceable_tensor_subclasses", "nontraceable_tensor_subclasses"})
 _CONFIG = "torch._dynamo.config"
@@ -43,10 +45,8 @@ def registers_by_exact_type(call: ast.Call, argument: ast.AST, imports: dict[str
     the modules or objects its imports bind it to; ``shadowed(name)``: whether the name
     is bound otherwise where the call stands (a local, a module-level assignment)."""
     func = call.func
-    head = func
-    while isinstance(head, ast.Attribute):
-        head = head.value
-    if not isinstance(head, ast.Name) or shadowed(head.id):
+    chain = dotted_expr(func)
+    if chain is None or shadowed(chain.partition(".")[0]):
         return False
     if not isinstance(func, ast.Attribute):
         return False
@@ -83,11 +83,9 @@ def reads_registries(tree: ast.Module) -> bool:
 def _resolves_to(node: ast.expr, qualname: str, imports: dict[str, set[str]]) -> bool:
     """Whether the name or attribute chain ``node`` is ``qualname`` through the imports
     (only when its first name is bound by an import, to that one target)."""
-    parts: list[str] = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if not isinstance(node, ast.Name):
+    chain = dotted_expr(node)
+    if chain is None:
         return False
-    targets = imports.get(node.id, set())
-    return len(targets) == 1 and ".".join([next(iter(targets)), *reversed(parts)]) == qualname
+    head, _, rest = chain.partition(".")
+    targets = imports.get(head, set())
+    return len(targets) == 1 and ".".join(filter(None, [next(iter(targets)), rest])) == qualname

@@ -27,6 +27,7 @@ from codemod.analysis.classes import FileFacts
 from codemod.analysis.compiles import cpython_rejects
 from codemod.analysis.index import follow_reexports
 from codemod.analysis.names import import_from_source, module_name_for, resolve_dotted
+from codemod.analysis.python_trees import dotted_expr
 from codemod.check.class_checks import ClassChecks
 from codemod.check.converted import Target
 from codemod.check.scan import AstFiles
@@ -135,23 +136,11 @@ def module_globals(tree: ast.Module) -> frozenset[str]:
     return frozenset(names)
 
 
-def dotted(node: ast.expr) -> str | None:
-    """``a.b.c`` for a Name/Attribute chain, else None."""
-    parts: list[str] = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if not isinstance(node, ast.Name):
-        return None
-    parts.append(node.id)
-    return ".".join(reversed(parts))
-
-
 def resolve(expr: ast.expr, bindings: dict[str, str], module_name: str,
             module_globals: frozenset[str]) -> str | None:
     """``analysis.names.resolve`` for CPython's nodes (``Undecided`` for a head bound
     to more than one place)."""
-    return resolve_dotted(dotted(expr), bindings, module_name, module_globals)
+    return resolve_dotted(dotted_expr(expr), bindings, module_name, module_globals)
 
 
 class AstResolver:
@@ -290,4 +279,4 @@ class AstClassStyleUses(ClassChecks):
         return self.targets.get(qual) if qual is not None else None
 
     def spelling(self, expr: ast.expr) -> str | None:
-        return dotted(expr)
+        return dotted_expr(expr)

@@ -27,6 +27,7 @@ Fix safety
 from __future__ import annotations
 
 import ast
+import functools
 from collections import Counter
 
 import libcst as cst
@@ -48,9 +49,12 @@ _MEMBERSHIP = (cst.In, cst.NotIn)
 _CONTAINERS = (cst.Tuple, cst.List, cst.Set)
 
 
+@functools.lru_cache(maxsize=32)
 def file_held_types(text: str) -> HeldTypes:
     """``held_types`` of a source text ({} when it binds no name to a type, or CPython
-    cannot parse it)."""
+    cannot parse it); computed once per text (the use-site rewrite, the leftover scan,
+    the mention screen and the type-comparison rewrite of one file all ask). Callers
+    only read it."""
     if "type(" not in text and "__class__" not in text:
         return {}
     try:
@@ -128,7 +132,7 @@ class HeldTypeUses:
             self._held_scopes.append(None)
             self._held_own.append(frozenset())
             return
-        around = next((s for s in reversed(self._held_scopes) if s is not None), {})
+        around = self._visible()
         own: dict[str, str | None] = {}
         for held in self._held_types.get(scope_path(self._held_path), {}).values():
             why = held.why_not or self._not_a_tree_class(held)

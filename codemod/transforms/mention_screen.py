@@ -15,13 +15,14 @@ import functools
 import re
 from pathlib import Path
 
-from codemod.analysis.held_types import covered_names, held_types
+from codemod.analysis.held_types import covered_names
 from codemod.analysis.names import import_targets, module_name_for
 from codemod.analysis.source_lines import physical_lines
 from codemod.analysis.text_search import alternation, lines_matching, misses_lines
 from codemod.analysis.type_comparisons import is_type_of
 from codemod.analysis.use_rules import USE_RULES, Outcome, UseKind
 from codemod.planning.plan import Plan
+from codemod.transforms.held_type_uses import file_held_types
 
 #: (line, 1-based column, class qualname, source text): what ``unconverted_uses`` returns.
 Leftover = tuple[int, int, str, str]
@@ -120,7 +121,7 @@ class MentionScreen:
 
     @functools.cached_property
     def held_names(self) -> frozenset[str]:  # names holding a type the rewrite covers
-        return covered_names(held_types(self.tree))
+        return covered_names(file_held_types(self.text))
 
     @functools.cached_property
     def targets(self) -> dict[str, set[str]]:
