@@ -10,10 +10,7 @@ import ast
 from collections.abc import Iterator
 
 from codemod.analysis.type_comparisons import is_type_of
-from codemod.analysis.use_rules import UseKind
-
-#: Attributes a module-level function has with the same value the class had.
-_SAME_ON_FUNCTIONS = frozenset({"__name__", "__qualname__", "__module__"})
+from codemod.analysis.use_rules import SAME_ON_FUNCTIONS, UseKind
 
 #: Operators with which ``type(x) OP X`` compares a class.
 _TYPE_COMPARISONS = (ast.Is, ast.IsNot, ast.Eq, ast.NotEq, ast.In, ast.NotIn)
@@ -183,7 +180,7 @@ def use_kind(node: ast.AST, parents: dict[int, ast.AST]) -> UseKind:
     another kind of use that needs a class."""
     parent = parents.get(id(node))
     if isinstance(parent, ast.Attribute) and parent.value is node:
-        return UseKind.CALL if parent.attr in _SAME_ON_FUNCTIONS else UseKind.ATTRIBUTE
+        return UseKind.CALL if parent.attr in SAME_ON_FUNCTIONS else UseKind.ATTRIBUTE
     if isinstance(parent, ast.Call) and parent.func is node:
         return UseKind.CALL
     if isinstance(parent, ast.Subscript) and parent.value is node:

@@ -49,6 +49,11 @@ class UseKind(StrEnum):
     REGISTER = "register"
 
 
+#: Attributes a converted class's factory function has with the value the class had (a
+#: top-level function of the same name in the same module): ``X.__name__`` stays valid.
+SAME_ON_FUNCTIONS = frozenset({"__name__", "__qualname__", "__module__"})
+
+
 class Outcome(Enum):
     """What ``apply`` does with a mention of a class it converts."""
 

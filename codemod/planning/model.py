@@ -179,6 +179,23 @@ class Plan:
                         owners.setdefault(name, []).append(qual)
         return owners
 
+    def class_member(self, qualname: str, attr: str) -> tuple[str, str] | None:
+        """(module, generated name) of the method, class constant or static method
+        ``X.attr`` reads on converted class ``qualname``, as its MRO finds it: the function
+        or constant ``X.attr`` becomes (``use_sites``). None where nothing replaces it (a
+        property, a name no class of the MRO defines): ``X.attr`` then needs the class."""
+        for q in self.classes[qualname].mro:
+            p = self.classes[q]
+            if attr in p.method_funcs:
+                return p.facts.module, p.method_funcs[attr]
+            if attr in p.constants:
+                return p.facts.module, p.constants[attr]
+            if attr in p.static_funcs:
+                return p.facts.module, p.static_funcs[attr]
+            if attr in p.properties or attr in p.facts.properties:
+                return None
+        return None
+
     def is_converted(self, qualname: str | None) -> bool:
         """Whether ``qualname`` names a converted class."""
         plan = self.classes.get(qualname) if qualname else None

@@ -40,6 +40,7 @@ import libcst.matchers as m
 from codemod.analysis.class_specs import class_spec_members
 from codemod.analysis.classes import FileFacts
 from codemod.analysis.names import dotted
+from codemod.analysis.use_rules import SAME_ON_FUNCTIONS
 from codemod.planning.plan import Plan
 from codemod.runtime.helpers import (
     HAS_PARAM_FEATURE,
@@ -115,20 +116,6 @@ class UseSiteTransformer(WrittenTargets, FStringQuotes, OperandGroups, HeldTypeU
                 out.append(el.value)
             return out
         return [expr]
-
-    def _mro_member(self, qualname: str, attr: str) -> tuple[str, str] | None:
-        """(module, generated name) of method/constant ``attr`` as ``qualname``'s MRO finds it."""
-        for q in self.plan.classes[qualname].mro:
-            p = self.plan.classes[q]
-            if attr in p.method_funcs:
-                return p.facts.module, p.method_funcs[attr]
-            if attr in p.constants:
-                return p.facts.module, p.constants[attr]
-            if attr in p.static_funcs:
-                return p.facts.module, p.static_funcs[attr]
-            if attr in p.properties or attr in p.facts.properties:
-                return None
-        return None
 
     # -- context ---------------------------------------------------------------------------
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
@@ -424,7 +411,11 @@ class UseSiteTransformer(WrittenTargets, FStringQuotes, OperandGroups, HeldTypeU
             # every instance saw; each converted parameter holds its own copy. Left as it
             # is, ``unconverted_uses`` reports it and the hierarchy is refused.
             return updated_node
-        member = self._mro_member(owner, original_node.attr.value)
+        if original_node.attr.value in SAME_ON_FUNCTIONS:
+            # ``X.__name__``: the factory has the class's name, qualified name and module.
+            self.handled.add(id(original_node.value))
+            return updated_node
+        member = self.plan.class_member(owner, original_node.attr.value)
         if member is None:
             return updated_node
         self._handle(original_node.value)
