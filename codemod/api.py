@@ -26,7 +26,7 @@ from codemod.types import Options
 
 if TYPE_CHECKING:
     from codemod.analysis.classes import FileFacts
-    from codemod.pipeline.conversion import FileConversion
+    from codemod.pipeline.converted import FileConversion
     from codemod.planning.plan import Plan
 
 __all__ = ["Mentions", "Progress", "RunResult", "analyse", "convert_file",

@@ -45,9 +45,11 @@ from __future__ import annotations
 
 import ast
 import builtins
+import functools
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from codemod.analysis import python_trees
 from codemod.analysis.python_trees import dotted_expr
 from codemod.analysis.scope_values import (
     binds,
@@ -373,3 +375,27 @@ def _in_raise(node: ast.AST, parents: dict[int, ast.AST]) -> bool:
     call = parents.get(id(text)) if isinstance(text, ast.JoinedStr) else None
     return isinstance(call, ast.Call) and any(a is text for a in call.args) \
         and isinstance(parents.get(id(call)), ast.Raise) and parents[id(call)].exc is call  # type: ignore[attr-defined]
+
+
+@functools.lru_cache(maxsize=32)
+def file_held_types(text: str) -> HeldTypes:
+    """``held_types`` of a source text ({} when it binds no name to a type, or CPython
+    cannot parse it); computed once per text (the use-site rewrite, the leftover scan,
+    the mention screen and the type-comparison rewrite of one file all ask). Callers
+    only read it."""
+    if "type(" not in text and "__class__" not in text:
+        return {}
+    try:
+        return held_types(python_trees.parse(text))
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return {}
+
+
+def file_parameter_aliases(text: str) -> frozenset[str]:
+    """``parameter_aliases`` of a source text (none when CPython cannot parse it)."""
+    if "Parameter" not in text:
+        return frozenset()
+    try:
+        return parameter_aliases(python_trees.parse(text))
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return frozenset()

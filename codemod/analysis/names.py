@@ -106,6 +106,23 @@ def import_targets(tree: ast.AST, module_name: str, is_package: bool) -> list[tu
             for local, _name, full in import_aliases(node, module_name, is_package)]
 
 
+def module_globals(tree: ast.Module) -> frozenset[str]:
+    """The names the module's top-level statements define (``classes._module_globals``):
+    classes, functions, and plain-name targets of assignments."""
+    names: set[str] = set()
+    for stmt in tree.body:
+        if isinstance(stmt, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+            names.add(stmt.name)
+            continue
+        targets: list[ast.expr] = []
+        if isinstance(stmt, ast.Assign):
+            targets = stmt.targets
+        elif isinstance(stmt, (ast.AnnAssign, ast.AugAssign)):
+            targets = [stmt.target]
+        names.update(t.id for t in targets if isinstance(t, ast.Name))
+    return frozenset(names)
+
+
 def import_aliases(node: ast.stmt, module_name: str, is_package: bool,
                    ) -> Iterator[tuple[str, str, str]]:
     """Each name the statement ``node`` binds if it is an import: (the local name, the

@@ -26,7 +26,7 @@ from pathlib import Path
 from codemod.analysis.classes import FileFacts
 from codemod.analysis.compiles import cpython_rejects
 from codemod.analysis.index import follow_reexports
-from codemod.analysis.names import import_from_source, module_name_for, resolve_dotted
+from codemod.analysis.names import import_from_source, module_globals, module_name_for, resolve_dotted
 from codemod.analysis.python_trees import dotted_expr
 from codemod.check.class_checks import ClassChecks
 from codemod.check.converted import Target
@@ -117,23 +117,6 @@ def _import_statements(tree: ast.Module) -> Iterator[ast.Import | ast.ImportFrom
             if isinstance(children, list):
                 stack.extend(child for child in children
                              if isinstance(child, (ast.stmt, ast.excepthandler)))
-
-
-def module_globals(tree: ast.Module) -> frozenset[str]:
-    """The names the module's top-level statements define (``classes._module_globals``):
-    classes, functions, and plain-name targets of assignments."""
-    names: set[str] = set()
-    for stmt in tree.body:
-        if isinstance(stmt, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
-            names.add(stmt.name)
-            continue
-        targets: list[ast.expr] = []
-        if isinstance(stmt, ast.Assign):
-            targets = stmt.targets
-        elif isinstance(stmt, (ast.AnnAssign, ast.AugAssign)):
-            targets = [stmt.target]
-        names.update(t.id for t in targets if isinstance(t, ast.Name))
-    return frozenset(names)
 
 
 def resolve(expr: ast.expr, bindings: dict[str, str], module_name: str,

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import functools
 from collections import Counter
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import libcst as cst
@@ -23,6 +22,7 @@ from codemod.analysis.type_comparisons import (
     may_compare_types,
     module_level_comparisons,
 )
+from codemod.pipeline.converted import FileConversion, Leftovers
 from codemod.pipeline.rewrite_reach import DICT_COPY, may_hold_shapes, param_classes_of, rewritable_names
 from codemod.planning.plan import Plan
 from codemod.prefilters import prefilter
@@ -45,32 +45,12 @@ from codemod.transforms.use_sites import UseSiteTransformer
 matcher_cache.install()
 
 
-@dataclass
-class FileConversion:
-    """The pure result of converting one file under a plan."""
-
-    new_text: str
-    counts: Counter[str]
-    #: (line, col, class qualname, source) of class-style uses left unhandled.
-    leftovers: list[tuple[int, int, str, str]]
-    #: The code of the statements generated for ``new_text``; the rest of it is the
-    #: file's own text, which LibCST parsed already (None: all of it was generated).
-    generated: list[str] | None = None
-    #: (line or None, why) of each shape a rewrite not tied to a class name left as it
-    #: was, where it would have acted elsewhere (``left_alone``): reported as warnings.
-    left_alone: list[tuple[int | None, str]] = field(default_factory=list)
-    #: Why the conversion must not be written (the run fails on this file), if it must not.
-    error: str | None = None
-
-
 def convert_file(ff: FileFacts, plan: Plan) -> FileConversion:
     """Rewrite one analysed file under ``plan``: use sites first, then definitions."""
     conversion, _ = convert_with_leftovers(ff, plan, stop_at_leftovers=False)
     assert conversion is not None
     return conversion
 
-
-Leftovers = list[tuple[int, int, str, str]]
 
 
 def convert_with_leftovers(ff: FileFacts, plan: Plan, stop_at_leftovers: bool,

@@ -6,16 +6,13 @@ family's runtime module."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
 
+from codemod.pipeline.converted import Converted
 from codemod.pipeline.reading import parse_facts
 from codemod.pipeline.results import RunResult
 from codemod.planning.plan import Plan
 from codemod.runtime.emit import foreign_statements, runtime_module_text
 from codemod.types import FileResult, Outcome
-
-if TYPE_CHECKING:
-    from codemod.pipeline.workers import Converted
 
 
 def record_outcomes(result: RunResult, plan: Plan, candidates: list[Path],
@@ -24,7 +21,6 @@ def record_outcomes(result: RunResult, plan: Plan, candidates: list[Path],
     ``plan``, in path order."""
     # Imported by the rounds before (``plan_rounds._import_conversion``), not with this module.
     from codemod.pipeline.conversion import convert_file, verify_text
-    from codemod.pipeline.workers import Converted
 
     for path in candidates:
         done = conversions[path]

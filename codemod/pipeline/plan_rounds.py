@@ -9,15 +9,17 @@ from __future__ import annotations
 import functools
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from codemod import parallel
 from codemod.analysis import python_trees
 from codemod.analysis.class_values import ClassValues, prove_class_values
 from codemod.analysis.index import ClassIndex
 from codemod.analysis.names import module_name_for
+from codemod.pipeline.converted import Converted
 from codemod.pipeline.imported_names import ImportedNames
 from codemod.pipeline.indexing import file_import_targets, hierarchy_names
+from codemod.pipeline.leftover_scan import leftovers_before_proofs, scan_leftovers
 from codemod.pipeline.results import Progress, RunResult
 from codemod.pipeline.rewrite_reach import loaded_by_runtime, may_hold_shapes, rewritten_classes
 from codemod.pipeline.runtime_cycles import cyclic_runtime_uses
@@ -30,9 +32,6 @@ from codemod.planning.type_members import type_member_uses
 from codemod.prefilters import inert, may_define_root, prefilter
 from codemod.types import BlockingUse, FileResult, Options, Outcome, UseForm
 
-if TYPE_CHECKING:
-    from codemod.pipeline.workers import Converted
-
 #: Rounds of "a use site cannot be rewritten -> refuse that hierarchy -> plan again",
 #: beyond one per class. Each round that does not settle refuses at least one more class
 #: (or, once, the name clashes: ``settle_plan``), so the rounds end within the number of
@@ -43,25 +42,22 @@ _SPARE_ROUNDS = 2
 def convert_all(*args: Any, **kwargs: Any) -> dict[Path, Converted]:
     """``workers.convert_all``. The conversion machinery (LibCST's matchers and codemods,
     the transforms) is imported once the first round's screens are forked
-    (``_import_conversion``), not before the first line of work: ``check``, which
-    converts nothing, in time it would wait for them, ``apply`` in time the forked
-    processes share."""
+    (``_import_conversion``), in time the forked processes share; ``check``, which
+    converts nothing, imports it only for a file the mention screen cannot decide
+    (``leftover_scan``)."""
     from codemod.pipeline.workers import convert_all as convert_each
 
     return convert_each(*args, **kwargs)
 
 
-def _import_conversion(convert: bool) -> None:
-    """Import what converting and screening a file needs (see ``convert_all``); with
-    ``convert``, also search LibCST's import codemods for matcher decorators
-    (``matcher_cache.warm``): the convert workers forked after inherit the answers
-    instead of each searching on its first file."""
+def _import_conversion() -> None:
+    """Import what converting a file needs (see ``convert_all``), and search LibCST's
+    import codemods for matcher decorators (``matcher_cache.warm``): the convert workers
+    forked after inherit the answers instead of each searching on its first file."""
     import codemod.pipeline.workers  # noqa: F401
+    from codemod.transforms import matcher_cache
 
-    if convert:
-        from codemod.transforms import matcher_cache
-
-        matcher_cache.warm()
+    matcher_cache.warm()
 
 
 def _judge_undecodable(result: RunResult, plan: Plan) -> None:
@@ -126,22 +122,26 @@ def settle_plan(result: RunResult, index: ClassIndex, options: Options,
             # the import removal of every round, computed once, before the pool forks).
             searching = parallel.Background(
                 functools.partial(_rewrite_targets_and_imports, plan, result, imported), options.jobs)
-            _import_conversion(convert)
+            _import_conversion()
             if values is None:
                 values = class_value_proofs(result, index, texts)
             candidates, shape_only, loaded_by, answers = searching.result()
             imported.adopt(answers)
         else:
-            _import_conversion(convert)
             candidates, shape_only, loaded_by = _rewrite_targets(plan, result, False)
+        # Asked before waiting for the screens and the proofs (``check`` has nothing else
+        # to do meanwhile).
+        cyclic = cyclic_runtime_uses(plan, result, candidates, loaded_by)
+        early: dict[Path, Converted] = {}
         if proving is not None and values is None:
+            # ``check``'s first round: the leftovers no proof can change, while the proofs
+            # are made elsewhere.
+            early = leftovers_before_proofs(candidates, plan, result, shape_only)
             _parse_while([proving, *screening], [result.sources[p].text for p in candidates])
             values = proving.result()
         elif convert:
             _parse_while(screening, [result.sources[p].text for p in candidates])
         assert values is not None
-        # Asked before waiting for the screens (``check`` has nothing else to do meanwhile).
-        cyclic = cyclic_runtime_uses(plan, result, candidates, loaded_by)
         unreached = {qual: use for qual, use in {**_unreached(screening), **cyclic}.items()
                      if qual not in forced}
         if unreached:
@@ -158,8 +158,11 @@ def settle_plan(result: RunResult, index: ClassIndex, options: Options,
                                        options.jobs)
         # ``check`` only screens for leftovers (CPython's trees, parsed above): one process
         # does that while the forked one looks for escapes; ``apply`` converts in a pool.
-        conversions = convert_all(candidates, plan, result, options.jobs if convert else 1, progress,
-                                  convert=convert, loaded_by=loaded_by, shape_only=shape_only)
+        if convert:
+            conversions = convert_all(candidates, plan, result, options.jobs, progress,
+                                      loaded_by=loaded_by, shape_only=shape_only)
+        else:
+            conversions = scan_leftovers(candidates, plan, result, shape_only, early)
         candidates = [p for p in candidates if not conversions[p].not_candidate]
         conversions = {p: conversions[p] for p in candidates}
         new_forced = dict(forced)

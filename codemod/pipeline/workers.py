@@ -6,20 +6,18 @@ there."""
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
 from pathlib import Path
 
 from codemod import parallel
 from codemod.analysis.classes import FileFacts
 from codemod.fileio import SourceFile
 from codemod.pipeline.conversion import (
-    FileConversion,
-    Leftovers,
     convert_with_leftovers,
     may_rewrite_shapes,
     only_use_sites,
     verify_text,
 )
+from codemod.pipeline.converted import Converted, FileConversion, Leftovers
 from codemod.pipeline.reading import parse_facts
 from codemod.pipeline.results import Progress, RunResult
 from codemod.pipeline.rewrite_reach import class_spellings, param_classes_of, rewritable_names
@@ -27,23 +25,6 @@ from codemod.planning.plan import Plan
 from codemod.transforms.leftover_screen import screen_file
 from codemod.transforms.skeleton import MARKER, skeleton_text
 from codemod.types import FileResult, Outcome
-
-
-@dataclass
-class Converted:
-    """A worker's answer for one file: the conversion (None: stopped at a leftover), and
-    the verification of its new text if done."""
-
-    conversion: FileConversion | None
-    leftovers: Leftovers
-    verified: bool = False
-    error: str | None = None
-    #: The file was parsed here (not in the parent), or could not be: why.
-    parsed_here: bool = False
-    parse_error: str | None = None
-    #: A file chosen only for a rewrite not tied to a class name, which none can change
-    #: (``may_rewrite_shapes``): not a candidate after all.
-    not_candidate: bool = False
 
 
 def _convert_one(state: tuple[dict[Path, FileFacts], Plan, dict[Path, SourceFile],

@@ -27,18 +27,15 @@ Fix safety
 from __future__ import annotations
 
 import ast
-import functools
 from collections import Counter
 
 import libcst as cst
 
-from codemod.analysis import python_trees
 from codemod.analysis.held_types import (
     HeldType,
     HeldTypes,
     covered_names,
-    held_types,
-    parameter_aliases,
+    file_held_types,
     scope_path,
 )
 from codemod.runtime.helpers import PARAM_TYPE
@@ -47,30 +44,6 @@ from codemod.transforms.refs import FileRefs
 _EQUALITY = (cst.Equal, cst.NotEqual, cst.Is, cst.IsNot)
 _MEMBERSHIP = (cst.In, cst.NotIn)
 _CONTAINERS = (cst.Tuple, cst.List, cst.Set)
-
-
-@functools.lru_cache(maxsize=32)
-def file_held_types(text: str) -> HeldTypes:
-    """``held_types`` of a source text ({} when it binds no name to a type, or CPython
-    cannot parse it); computed once per text (the use-site rewrite, the leftover scan,
-    the mention screen and the type-comparison rewrite of one file all ask). Callers
-    only read it."""
-    if "type(" not in text and "__class__" not in text:
-        return {}
-    try:
-        return held_types(python_trees.parse(text))
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return {}
-
-
-def file_parameter_aliases(text: str) -> frozenset[str]:
-    """``parameter_aliases`` of a source text (none when CPython cannot parse it)."""
-    if "Parameter" not in text:
-        return frozenset()
-    try:
-        return parameter_aliases(python_trees.parse(text))
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return frozenset()
 
 
 class HeldTypeUses:

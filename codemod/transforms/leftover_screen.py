@@ -33,12 +33,14 @@ Fix safety
 from __future__ import annotations
 
 import ast
+import io
+import tokenize
 import unicodedata
 from pathlib import Path
 
 from codemod.analysis import python_trees
 from codemod.analysis.compiles import cpython_rejects
-from codemod.analysis.use_rules import UseKind
+from codemod.analysis.use_rules import USE_RULES, UseKind
 from codemod.planning.plan import Plan
 from codemod.transforms.mention_screen import Leftover, MentionScreen, Undecided
 
@@ -82,6 +84,24 @@ def screen_file(path: Path, text: str, plan: Plan,
     return found, untouched
 
 
+def leftovers_without_values(path: Path, text: str, plan: Plan,
+                             names: frozenset[str]) -> list[Leftover] | None:
+    """``screen_leftovers`` where no value proof can change the answer, asked of a plan
+    that holds no proof yet (``Plan.values`` empty): the screen decides the file, and
+    every leftover it finds needs a class (a value use, a leftover only while unproven,
+    makes the answer wait: None). ``allow-value-uses`` keeps every value use already."""
+    assert not plan.values.verdicts, "asked of a plan that holds proofs"
+    screened = _decided(path, text, plan, names)
+    if screened is None:
+        return None
+    screen, tree, found = screened
+    if any(not USE_RULES[kind].needs_class for kind in screen.leftover_kinds.values()):
+        return None
+    if found and cpython_rejects(path, tree) is not None:
+        return None
+    return found
+
+
 def screen_kinds(path: Path, text: str, plan: Plan, names: frozenset[str],
                  ) -> tuple[list[tuple[ast.Name | ast.Attribute, UseKind]], dict[Leftover, UseKind]] | None:
     """Where ``screen_leftovers`` decides ``path``: each mention it classified with its
@@ -97,7 +117,7 @@ def _decided(path: Path, text: str, plan: Plan, names: frozenset[str],
              ) -> tuple[MentionScreen, ast.Module, list[Leftover]] | None:
     """The screen of ``path`` run to the end, its tree and its leftovers; None when
     CPython's tree cannot decide the file exactly."""
-    if not text.isascii() and not unicodedata.is_normalized("NFKC", text):
+    if not _identifiers_as_written(text):
         return None  # CPython's AST normalises identifiers (NFKC); LibCST keeps them
     try:
         tree = python_trees.parse(text)
@@ -108,3 +128,17 @@ def _decided(path: Path, text: str, plan: Plan, names: frozenset[str],
         return screen, tree, screen.run(tree)
     except Undecided:
         return None
+
+
+def _identifiers_as_written(text: str) -> bool:
+    """Whether CPython's tree holds every identifier of ``text`` as it is written: it
+    normalises identifiers (NFKC), LibCST keeps them. Characters NFKC changes in comments
+    and strings (``…``) change nothing; the tokens are read only for such a text."""
+    if text.isascii() or unicodedata.is_normalized("NFKC", text):
+        return True
+    try:
+        return all(unicodedata.is_normalized("NFKC", token.string)
+                   for token in tokenize.generate_tokens(io.StringIO(text).readline)
+                   if token.type == tokenize.NAME)
+    except (tokenize.TokenError, SyntaxError):
+        return False

@@ -15,14 +15,13 @@ import functools
 import re
 from pathlib import Path
 
-from codemod.analysis.held_types import covered_names
-from codemod.analysis.names import import_targets, module_name_for
+from codemod.analysis.held_types import covered_names, file_held_types
+from codemod.analysis.names import import_targets, module_globals, module_name_for
 from codemod.analysis.source_lines import physical_lines
 from codemod.analysis.text_search import alternation, lines_matching, misses_lines
 from codemod.analysis.type_comparisons import is_type_of
-from codemod.analysis.use_rules import USE_RULES, Outcome, UseKind
+from codemod.analysis.use_rules import SAME_ON_FUNCTIONS, USE_RULES, Outcome, UseKind
 from codemod.planning.plan import Plan
-from codemod.transforms.held_type_uses import file_held_types
 
 #: (line, 1-based column, class qualname, source text): what ``unconverted_uses`` returns.
 Leftover = tuple[int, int, str, str]
@@ -128,8 +127,7 @@ class MentionScreen:
         """Local name -> the qualified names the file's imports bind it to (only a
         leftover needs them: computed on first use)."""
         targets: dict[str, set[str]] = {}
-        for local, target in import_targets(self.tree, module_name_for(self.path),
-                                            self.path.name == "__init__.py"):
+        for local, target in import_targets(self.tree, self.module, self.path.name == "__init__.py"):
             targets.setdefault(local, set()).add(target)
         return targets
 
@@ -242,6 +240,10 @@ class MentionScreen:
             return UseKind.VALUE, None  # returned, or a default argument: ``class_values`` decides
         elif isinstance(parent, ast.Compare):
             return self.compared(parent), parent  # ``k == X``
+        elif isinstance(parent, ast.Attribute) and parent.value is node:
+            return self.member_read(parent), parent  # ``X.method``, ``X.CONST``, ``X.__name__``
+        elif isinstance(parent, ast.ClassDef) and any(base is node for base in parent.bases):
+            return UseKind.BASE, parent
         raise Undecided
 
     def decide(self, node: ast.Name | ast.Attribute, kind: UseKind, site: ast.AST | None = None) -> None:
@@ -260,6 +262,13 @@ class MentionScreen:
             self.rewrite_sites += 1  # each converted class tested becomes a feature
         elif kind is UseKind.TYPE_COMPARISON:
             self.type_compared(node, site)  # type: ignore[arg-type]
+        elif kind is UseKind.ATTRIBUTE:
+            self.member_of(node, site)  # type: ignore[arg-type]
+        elif kind is UseKind.BASE:
+            # The bases of a Parameter class are converted (or refused) with the class
+            # (``use_scanner`` skips them); a subclass of no such class cannot have one.
+            if f"{self.module}.{site.name}" not in self.plan.classes:  # type: ignore[union-attr]
+                self.leftover(node, kind)  # type: ignore[arg-type]
         else:
             raise Undecided
 
@@ -287,6 +296,27 @@ class MentionScreen:
         if any(isinstance(side, ast.Name) and side.id in self.held_names for side in sides):
             raise Undecided  # ``t == X``, ``t = type(p)``: maybe rewritten (``held_type_uses``)
         return UseKind.VALUE
+
+    def member_read(self, attribute: ast.Attribute) -> UseKind:
+        """The kind of ``X.attr`` read (``ast_uses.use_kind``'s): a name the factory keeps
+        (``X.__name__``), else an attribute of the class; undecided where it is written
+        (``X.CONST = v``) or names a backing field (the field rewrite reads it)."""
+        if not isinstance(attribute.ctx, ast.Load) or attribute.attr in self.plan.fields:
+            raise Undecided
+        return UseKind.CALL if attribute.attr in SAME_ON_FUNCTIONS else UseKind.ATTRIBUTE
+
+    def member_of(self, node: ast.Name, attribute: ast.Attribute) -> None:
+        """``X.attr`` of a converted class: its method, constant or static method as the
+        class's MRO finds it becomes a module-level name (``Plan.class_member``, what
+        ``UseSiteTransformer.leave_Attribute`` writes); any other attribute needs the
+        class, a leftover."""
+        owner = self.converted(node)
+        if owner is None:
+            return
+        if self.plan.class_member(owner, attribute.attr) is None:
+            self.leftover(node, UseKind.ATTRIBUTE)
+        else:
+            self.rewrite_sites += 1
 
     def type_compared(self, node: ast.Name, compare: ast.Compare) -> None:
         """A mention in ``type(p) is X`` / ``type(p) in (X, Y)``: a rewrite's site; a
@@ -347,8 +377,21 @@ class MentionScreen:
             raise Undecided
         return None  # no name of the hierarchy (a mention inside is classified on its own)
 
+    @functools.cached_property
+    def module(self) -> str:
+        return module_name_for(self.path)
+
+    @functools.cached_property
+    def defined(self) -> frozenset[str]:
+        """The names the module's top-level statements define (``FileFacts.globals``)."""
+        return module_globals(self.tree)
+
     def resolve(self, node: ast.Name) -> str:
+        """The qualified name of ``node`` as ``FileFacts.resolve`` gives it: through the
+        file's import of it, else as a name the module defines at its top level."""
         targets = self.targets.get(node.id)
+        if targets is None and node.id in self.defined:
+            return f"{self.module}.{node.id}" if self.module else node.id
         if targets is None or len(targets) != 1:
             raise Undecided  # resolved through globals or an ambiguous import: LibCST decides
         return next(iter(targets))

@@ -39,9 +39,10 @@ from collections import Counter
 import libcst as cst
 
 from codemod.analysis.bound_names import names_bound
+from codemod.analysis.held_types import file_parameter_aliases
 from codemod.analysis.type_comparisons import HELPER
 from codemod.transforms.builtin_scopes import BuiltinScopes, Comprehension
-from codemod.transforms.held_type_uses import HeldTypeUses, file_parameter_aliases
+from codemod.transforms.held_type_uses import HeldTypeUses
 from codemod.transforms.import_edits import with_import_first
 from codemod.transforms.refs import FileRefs
 from codemod.types import PARAMETER_QUALNAMES

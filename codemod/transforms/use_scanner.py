@@ -13,12 +13,11 @@ import libcst as cst
 from libcst.metadata import CodeRange
 
 from codemod.analysis.classes import FileFacts
-from codemod.analysis.held_types import covered_names
+from codemod.analysis.held_types import covered_names, file_held_types
 from codemod.analysis.names import dotted
 from codemod.analysis.use_rules import USE_RULES, UseKind
 from codemod.planning.plan import Plan
 from codemod.prefilters import prefilter
-from codemod.transforms.held_type_uses import file_held_types
 from codemod.transforms.value_flow import leftover_kinds
 
 

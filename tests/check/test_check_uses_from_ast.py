@@ -14,7 +14,8 @@ import codemod.check.engine as engine
 from codemod import api
 from codemod.analysis.classes import _module_globals
 from codemod.analysis.names import import_bindings as cst_import_bindings
-from codemod.check.uses_from_ast import Undecided, import_bindings, module_globals
+from codemod.analysis.names import module_globals
+from codemod.check.uses_from_ast import Undecided, import_bindings
 from codemod.types import Options
 
 from .helpers import BASE_TREE, write_tree

@@ -30,7 +30,8 @@ FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 def test_check_forks_the_proofs_and_escapes_and_screens_in_one_process(monkeypatch):
     """``check`` (no conversion) with 2 jobs: the value proofs, the two tree-wide screens
     and the escape search each run in a forked process (beside the planning), and the
-    leftover screens, which convert nothing, run in this process (no pool). ``apply``
+    leftover scan, which converts nothing, runs in this process (``scan_leftovers``: no
+    pool, and no LibCST where the screen decides every file, as here). ``apply``
     forks the screens and the candidate search, makes the proofs itself (so that the
     escape search and the conversion pool, forked after, inherit the trees the proofs
     parsed) and converts in a pool."""
@@ -39,7 +40,8 @@ def test_check_forks_the_proofs_and_escapes_and_screens_in_one_process(monkeypat
     pools: list[int] = []
     proofs_here: list[bool] = []
     real_background, real_convert_all = parallel.Background, plan_rounds.convert_all
-    real_proofs = plan_rounds.class_value_proofs
+    real_proofs, real_scan = plan_rounds.class_value_proofs, plan_rounds.scan_leftovers
+    scanned: list[bool] = []
 
     def background(fn, jobs):
         backgrounds.append((fn.func.__name__, jobs))
@@ -49,6 +51,10 @@ def test_check_forks_the_proofs_and_escapes_and_screens_in_one_process(monkeypat
         pools.append(jobs)
         return real_convert_all(paths, plan, result, jobs, *args, **kwargs)
 
+    def scan_leftovers(paths, *args, **kwargs):
+        scanned.append(os.getpid() == parent)
+        return real_scan(paths, *args, **kwargs)
+
     def class_value_proofs(result, index, texts):
         proofs_here.append(os.getpid() == parent)
         return real_proofs(result, index, texts)
@@ -57,20 +63,24 @@ def test_check_forks_the_proofs_and_escapes_and_screens_in_one_process(monkeypat
     monkeypatch.setattr(parallel, "Background", background)
     monkeypatch.setattr(plan_rounds, "convert_all", convert_all)
     monkeypatch.setattr(plan_rounds, "class_value_proofs", class_value_proofs)
+    monkeypatch.setattr(plan_rounds, "scan_leftovers", scan_leftovers)
     forked = {False: [("class_value_proofs", 2), ("field_target_uses", 2), ("type_member_uses", 2),
                       ("_escaped_list", 2)],
               True: [("_unreached_uses", 2), ("_rewrite_targets_and_imports", 2), ("_escaped_list", 2)]}
-    for convert, jobs in ((False, 1), (True, 2)):
+    for convert in (False, True):
         backgrounds.clear()
         pools.clear()
         proofs_here.clear()
+        scanned.clear()
         result = api.read_tree([tree], Options(jobs=2))
         index = api.analyse(result.sources, result)
         api.settle_plan(result, index, Options(jobs=2), convert=convert)
         assert backgrounds[:len(forked[convert])] == forked[convert]
-        assert pools and set(pools) == {jobs}
         if convert:
-            assert proofs_here == [True]
+            assert pools and set(pools) == {2}
+            assert proofs_here == [True] and not scanned
+        else:
+            assert not pools and scanned and all(scanned)
 
 
 def test_a_check_runs_with_the_collector_paused_and_restores_it(monkeypatch):
@@ -159,11 +169,10 @@ def test_the_engines_load_without_the_conversion_machinery(engine):
     assert out.strip() == "[]"
 
 
-@pytest.mark.parametrize("convert", [False, True])
-def test_settle_plan_imports_the_conversion_machinery_after_forking_the_screens(monkeypatch, convert):
-    """The import comes after every process of the round is forked: those processes
-    (the proofs, the screens, the candidate search) never need it, and the convert
-    workers forked after inherit it."""
+def test_settle_plan_imports_the_conversion_machinery_after_forking_the_screens(monkeypatch):
+    """``apply`` imports the conversion machinery after every process of the round is
+    forked: those processes (the screens, the candidate search) never need it, and the
+    convert workers forked after inherit it."""
     events: list[str] = []
     real_background, real_import = parallel.Background, plan_rounds._import_conversion
 
@@ -171,21 +180,65 @@ def test_settle_plan_imports_the_conversion_machinery_after_forking_the_screens(
         events.append(fn.func.__name__)
         return real_background(fn, jobs)
 
-    def imports(convert: bool) -> None:
+    def imports() -> None:
         events.append("import")
-        real_import(convert)
+        real_import()
 
     monkeypatch.setattr(parallel, "Background", background)
     monkeypatch.setattr(plan_rounds, "_import_conversion", imports)
     monkeypatch.setattr(matcher_cache, "warm", lambda: events.append("warm"))
     result = api.read_tree([FIXTURES / "engine"], Options(jobs=2))
     index = api.analyse(result.sources, result)
-    api.settle_plan(result, index, Options(jobs=2), convert=convert)
+    api.settle_plan(result, index, Options(jobs=2), convert=True)
     # ``apply`` also searches LibCST's import codemods before the workers fork, however
-    # long the forked processes take (``check`` runs none of them).
-    forked = ["_unreached_uses", "_rewrite_targets_and_imports"] if convert else \
-        ["class_value_proofs", "field_target_uses", "type_member_uses"]
-    assert events[:5] == [*forked, "import", *(["warm"] if convert else []), "_escaped_list"]
+    # long the forked processes take.
+    assert events[:5] == ["_unreached_uses", "_rewrite_targets_and_imports", "import", "warm",
+                          "_escaped_list"]
+
+
+_MACHINERY = ("codemod.pipeline.conversion", "codemod.pipeline.workers", "libcst.codemod",
+              "libcst.matchers")
+
+
+def _check_imports(tree: Path) -> tuple[int, list[str]]:
+    """``check``'s findings on ``tree`` (their number) and which of ``_MACHINERY`` it
+    imported, in a fresh interpreter."""
+    code = ("import sys; from pathlib import Path; from codemod.check.engine import check_tree; "
+            "from codemod.types import Options; "
+            f"r = check_tree([Path({str(tree)!r})], Options(jobs=2)); "
+            f"print(len(r.findings), sorted(m for m in {_MACHINERY!r} if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         env={**os.environ, "PYTHONPATH": str(FIXTURES.parent)}).stdout.split(" ", 1)
+    return int(out[0]), ast.literal_eval(out[1])
+
+
+def test_check_imports_no_conversion_machinery_where_the_screen_decides_every_file():
+    """Every candidate of the fixture engine (its defining module too: class bases,
+    ``X.method(...)``, names the module defines) is decided on CPython's tree, so
+    ``check`` never imports LibCST's matchers and codemods (~0.3 s)."""
+    found, imported = _check_imports(FIXTURES / "engine")
+    assert found > 0
+    assert imported == []
+
+
+def test_check_takes_lib_cst_for_a_file_the_screen_leaves_undecided(tmp_path):
+    """A mention the screen does not model (``X | Y`` in an ``isinstance``) sends its file
+    to LibCST's path, which ``check`` then imports; its answer (the check is rewritten,
+    no leftover) keeps both classes convertible."""
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "params.py").write_text(
+        "from torch.nn import Parameter\n\n\nclass A(Parameter):\n    pass\n\n\n"
+        "class B(Parameter):\n    pass\n")
+    (pkg / "use.py").write_text(
+        "from pkg.params import A, B\n\n\ndef f(p):\n    return isinstance(p, A | B)\n")
+    found, imported = _check_imports(pkg)
+    assert "libcst.matchers" in imported
+    result = check_engine.check_tree([pkg], Options(jobs=1))
+    assert found == len(result.findings)
+    assert sorted((f.path.name, f.code, f.fixable) for f in result.findings) == [
+        ("params.py", "CM001", True), ("params.py", "CM001", True), ("use.py", "CM002", True)]
 
 
 def test_the_screens_apart_merge_as_together():

@@ -110,7 +110,24 @@ USES = {
     "leftover-cr": ("from pkg.params import Base\r\rreg(1)\rreg(Base)\r", "same"),
     # Found by review: the object of a called attribute, columns, identifiers, compile.
     "leftover-in-called-object": ("from pkg.params import Base\nreg(Base).load(1)\n", "same"),
-    "leftover-missing-member-call": ("from pkg.params import Base\ndef f(p):\n    Base.missing(p)\n", None),
+    "leftover-class-style-missing-member-call": ("from pkg.params import Base\ndef f(p):\n    Base.missing(p)\n",
+                                                 "same"),
+    # ``X.attr``: a member the MRO finds is rewritten, any other needs the class.
+    "inherited-method": ("from pkg.params import Packed\ndef f(p, w):\n    Packed.load(p, w)\n", "same"),
+    "kept-names": ("from pkg.params import Base, Packed\nN = Base.__name__, Packed.__qualname__\n", "same"),
+    "leftover-class-style-property": ("from pkg.params import Base\nP = Base.input_dim\n", "same"),
+    "field-of-class": ("from pkg.params import Base\nF = Base._input_dim\n", None),
+    "member-written": ("from pkg.params import Base\nBase.load = print\n", None),
+    "member-deleted": ("from pkg.params import Base\ndel Base.load\n", None),
+    # Names the module defines resolve to it; a Parameter class's bases are its own.
+    "defined-here": ("from pkg.params import Base\nclass Mine(Base):\n    def load(self, w):\n"
+                     "        Base.load(self, w)\n\ndef f(p, w):\n    Mine.load(p, w)\n"
+                     "    return isinstance(p, Mine)\n", "same"),
+    "leftover-defined-here-value": ("from pkg.params import Base\nclass Mine(Base):\n    pass\n"
+                                    "KINDS = {'m': Mine}\n", "same"),
+    # CPython normalises identifiers (NFKC), not comments or strings.
+    "leftover-nfkc-comment": ("from pkg.params import Base\n# fixed \u2026 later\nreg(Base, '\ufb01')\n",
+                              "same"),
     "leftover-two-in-called-object": ("from pkg.params import Base, Packed\nx = f(reg(Base)).m(reg(Packed))\n", "same"),
     "leftover-line-separator": ("from pkg.params import Base\nx = '\u2028'; reg(Base)\n", "same"),
     "leftover-nel": ("from pkg.params import Base\nx = '\u00e9\x85'\nreg(Base)\n", "same"),
@@ -130,7 +147,7 @@ USES = {
                      "def f(p):\n    return type(p) is Base\n", None),
     "type-chained": ("from pkg.params import Base\ndef f(p, q):\n    return type(p) is Base is type(q)\n", None),
     "leftover-membership-value": ("from pkg.params import Base\ndef f(k):\n    return k in (Base, 1)\n", "same"),
-    "unbound-method": ("from pkg.params import Base\ndef f(p, w):\n    Base.load(p, w)\n", None),
+    "unbound-method": ("from pkg.params import Base\ndef f(p, w):\n    Base.load(p, w)\n", "same"),
     "local-variable": ("from pkg.params import Base\ndef f(d):\n    cls = Base\n    return cls(d)\n", "same"),
     "local-variable-compared": ("from pkg.params import Base, Packed\n"
                                 "def f(d, k):\n    cls: type = Base\n    if cls is k:\n        return cls(d)\n", "same"),
@@ -152,7 +169,7 @@ USES = {
                                     "    c = b\n    d = c\n    e = d\n    return e(x)\n", "same"),
     "leftover-two-targets": ("from pkg.params import Base\ndef f(d):\n    a = b = Base\n    return a(d)\n", "same"),
     "leftover-table-in-function-passed": ("from pkg.params import Base\ndef f(d):\n    t = {'b': Base}\n    g(t)\n", "same"),
-    "subclass": ("from pkg.params import Base\nclass Mine(Base):\n    pass\n", None),
+    "subclass": ("from pkg.params import Base\nclass Mine(Base):\n    pass\n", "same"),
     "global": ("from pkg.params import Base\ndef f():\n    global Base\n", None),
     "assigned": ("from pkg.params import Base\nBase = None\n", None),
     "starred": ("from pkg.params import Base\nreg(*[Base])\n", None),

@@ -20,14 +20,16 @@ FILES = {
 
 
 def _maps(root: Path, monkeypatch, convert: bool = True) -> list[list[str]]:
+    """The candidate files of each round: converted (``apply``), or scanned for leftovers
+    (``check``)."""
     maps: list[list[str]] = []
-    convert_all = plan_rounds.convert_all
+    real = plan_rounds.convert_all if convert else plan_rounds.scan_leftovers
 
     def recording(paths, *args, **kwargs):
         maps.append(sorted(p.name for p in paths))
-        return convert_all(paths, *args, **kwargs)
+        return real(paths, *args, **kwargs)
 
-    monkeypatch.setattr(plan_rounds, "convert_all", recording)
+    monkeypatch.setattr(plan_rounds, "convert_all" if convert else "scan_leftovers", recording)
     if convert:
         result = api.run([root], Options())
         changed = {f.path.name for f in result.changed()}

@@ -1,0 +1,61 @@
+"""``check``'s leftover scan of a planning round: each candidate file's uses of a
+converted class that no rewrite covers, from CPython's tree wherever the mention screen
+decides the file (``leftover_screen.screen_leftovers``), else from LibCST's conversion
+path (``workers.convert_all`` without converting). That path's machinery (LibCST's
+matchers and codemods, the transforms: ~0.3 s of imports) is imported only for a file
+the screen leaves undecided; on vLLM 0.34 there is none."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from codemod.pipeline.converted import Converted
+from codemod.pipeline.results import RunResult
+from codemod.pipeline.rewrite_reach import class_spellings
+from codemod.planning.plan import Plan
+from codemod.transforms.leftover_screen import leftovers_without_values, screen_leftovers
+
+
+def scan_leftovers(paths: list[Path], plan: Plan, result: RunResult,
+                   shape_only: frozenset[Path] = frozenset(),
+                   early: dict[Path, Converted] | None = None) -> dict[Path, Converted]:
+    """The leftovers of each of ``paths`` (``Converted`` without a conversion), keyed by
+    path in the order given: what ``convert_all(..., convert=False)`` answers, in this
+    process. ``shape_only``: files chosen only for a rewrite not tied to a class name,
+    which ``convert_all`` screens first. ``early``: the answers
+    ``leftovers_before_proofs`` gave for this plan (not asked again)."""
+    names = class_spellings(plan)
+    found: dict[Path, Converted] = dict(early or {})
+    undecided: list[Path] = []
+    for path in paths:
+        if path in found:
+            continue
+        screened = None if path in shape_only else screen_leftovers(
+            path, result.sources[path].text, plan, names)
+        if screened is None:
+            undecided.append(path)
+        else:
+            found[path] = Converted(None, screened)
+    if undecided:
+        from codemod.pipeline.workers import convert_all
+
+        found.update(convert_all(undecided, plan, result, 1, None, convert=False,
+                                 shape_only=shape_only))
+    return {path: found[path] for path in paths}
+
+
+def leftovers_before_proofs(paths: list[Path], plan: Plan, result: RunResult,
+                            shape_only: frozenset[Path] = frozenset()) -> dict[Path, Converted]:
+    """The answers of ``scan_leftovers`` that the value proofs cannot change, asked of a
+    plan that holds none yet: the files the screen decides without a value use among
+    their leftovers (``leftover_screen.leftovers_without_values``). ``check`` asks while
+    the proofs are made in another process."""
+    names = class_spellings(plan)
+    early: dict[Path, Converted] = {}
+    for path in paths:
+        if path in shape_only:
+            continue
+        screened = leftovers_without_values(path, result.sources[path].text, plan, names)
+        if screened is not None:
+            early[path] = Converted(None, screened)
+    return early
