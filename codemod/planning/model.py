@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 import libcst as cst
 
@@ -122,6 +123,16 @@ class ClassPlan:
         return self.facts.qualname
 
 
+class ClassMember(NamedTuple):
+    """What ``X.attr`` of a converted class becomes: a module-level name of ``module``."""
+
+    module: str
+    name: str
+    #: A function (a method or static method, whose ``__name__`` and ``__qualname__``
+    #: are the generated name's, not the member's); else a constant (the same object).
+    function: bool
+
+
 @dataclass
 class Plan:
     """The decisions for a whole tree."""
@@ -179,19 +190,19 @@ class Plan:
                         owners.setdefault(name, []).append(qual)
         return owners
 
-    def class_member(self, qualname: str, attr: str) -> tuple[str, str] | None:
-        """(module, generated name) of the method, class constant or static method
-        ``X.attr`` reads on converted class ``qualname``, as its MRO finds it: the function
-        or constant ``X.attr`` becomes (``use_sites``). None where nothing replaces it (a
-        property, a name no class of the MRO defines): ``X.attr`` then needs the class."""
+    def class_member(self, qualname: str, attr: str) -> ClassMember | None:
+        """The method, class constant or static method ``X.attr`` reads on converted class
+        ``qualname``, as its MRO finds it: the function or constant ``X.attr`` becomes
+        (``use_sites``). None where nothing replaces it (a property, a name no class of
+        the MRO defines): ``X.attr`` then needs the class."""
         for q in self.classes[qualname].mro:
             p = self.classes[q]
             if attr in p.method_funcs:
-                return p.facts.module, p.method_funcs[attr]
+                return ClassMember(p.facts.module, p.method_funcs[attr], function=True)
             if attr in p.constants:
-                return p.facts.module, p.constants[attr]
+                return ClassMember(p.facts.module, p.constants[attr], function=False)
             if attr in p.static_funcs:
-                return p.facts.module, p.static_funcs[attr]
+                return ClassMember(p.facts.module, p.static_funcs[attr], function=True)
             if attr in p.properties or attr in p.facts.properties:
                 return None
         return None

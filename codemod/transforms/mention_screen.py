@@ -117,6 +117,8 @@ class MentionScreen:
         self.kinds: list[tuple[ast.Name | ast.Attribute, UseKind]] = []
         #: Each leftover found, with its kind.
         self.leftover_kinds: dict[Leftover, UseKind] = {}
+        #: ids of ``X.attr`` nodes whose own attribute is read (``X.m.__name__``).
+        self._read_further: set[int] = set()
 
     @functools.cached_property
     def held_names(self) -> frozenset[str]:  # names holding a type the rewrite covers
@@ -241,7 +243,7 @@ class MentionScreen:
         elif isinstance(parent, ast.Compare):
             return self.compared(parent), parent  # ``k == X``
         elif isinstance(parent, ast.Attribute) and parent.value is node:
-            return self.member_read(parent), parent  # ``X.method``, ``X.CONST``, ``X.__name__``
+            return self.member_read(parent, grandparent), parent  # ``X.method``, ``X.__name__``
         elif isinstance(parent, ast.ClassDef) and any(base is node for base in parent.bases):
             return UseKind.BASE, parent
         raise Undecided
@@ -297,23 +299,29 @@ class MentionScreen:
             raise Undecided  # ``t == X``, ``t = type(p)``: maybe rewritten (``held_type_uses``)
         return UseKind.VALUE
 
-    def member_read(self, attribute: ast.Attribute) -> UseKind:
+    def member_read(self, attribute: ast.Attribute, outer: ast.AST | None) -> UseKind:
         """The kind of ``X.attr`` read (``ast_uses.use_kind``'s): a name the factory keeps
         (``X.__name__``), else an attribute of the class; undecided where it is written
-        (``X.CONST = v``) or names a backing field (the field rewrite reads it)."""
-        if not isinstance(attribute.ctx, ast.Load) or attribute.attr in self.plan.fields:
+        (``X.CONST = v``), names a backing field (the field rewrite reads it) or is a
+        ``case`` value pattern (the rewrite leaves it: a bare name would capture)."""
+        if not isinstance(attribute.ctx, ast.Load) or attribute.attr in self.plan.fields \
+                or isinstance(outer, ast.MatchValue):
             raise Undecided
+        if isinstance(outer, ast.Attribute) and outer.value is attribute:
+            self._read_further.add(id(attribute))
         return UseKind.CALL if attribute.attr in SAME_ON_FUNCTIONS else UseKind.ATTRIBUTE
 
     def member_of(self, node: ast.Name, attribute: ast.Attribute) -> None:
         """``X.attr`` of a converted class: its method, constant or static method as the
         class's MRO finds it becomes a module-level name (``Plan.class_member``, what
-        ``UseSiteTransformer.leave_Attribute`` writes); any other attribute needs the
+        ``UseSiteTransformer.leave_Attribute`` writes), unless a function's own attribute
+        is read (``X.m.__name__``: the generated function's); anything else needs the
         class, a leftover."""
         owner = self.converted(node)
         if owner is None:
             return
-        if self.plan.class_member(owner, attribute.attr) is None:
+        member = self.plan.class_member(owner, attribute.attr)
+        if member is None or (member.function and id(attribute) in self._read_further):
             self.leftover(node, UseKind.ATTRIBUTE)
         else:
             self.rewrite_sites += 1

@@ -91,6 +91,10 @@ class UseSiteTransformer(WrittenTargets, FStringQuotes, OperandGroups, HeldTypeU
         self._own_checks: set[int] = set()
         #: ids of the parameter annotations of ``@f.register`` functions (dispatch keys).
         self._dispatch_annotations: set[int] = set()
+        #: ids of expressions whose attribute is read (``X.m`` of ``X.m.__name__``) and of
+        #: the values of ``case`` value patterns (``case X.CONST:``).
+        self._attribute_objects: set[int] = set()
+        self._pattern_values: set[int] = set()
 
     # -- resolution ----------------------------------------------------------------------
     def converted(self, expr: cst.BaseExpression) -> str | None:
@@ -398,6 +402,12 @@ class UseSiteTransformer(WrittenTargets, FStringQuotes, OperandGroups, HeldTypeU
         return updated_node.with_changes(value=value)
 
     # -- X.method / X.CONST ----------------------------------------------------------------------
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        self._attribute_objects.add(id(node.value))
+
+    def visit_MatchValue(self, node: cst.MatchValue) -> None:
+        self._pattern_values.add(id(node.value))
+
     def leave_Attribute(
         self, original_node: cst.Attribute, updated_node: cst.Attribute
     ) -> cst.BaseExpression:
@@ -416,11 +426,15 @@ class UseSiteTransformer(WrittenTargets, FStringQuotes, OperandGroups, HeldTypeU
             self.handled.add(id(original_node.value))
             return updated_node
         member = self.plan.class_member(owner, original_node.attr.value)
-        if member is None:
+        if member is None or id(original_node) in self._pattern_values \
+                or (member.function and id(original_node) in self._attribute_objects):
+            # ``case X.CONST:`` would become a capture pattern (``case _X_CONST:`` matches
+            # anything); ``X.m.__name__`` would read the generated function's name. Left,
+            # each needs the class.
             return updated_node
         self._handle(original_node.value)
         self.counts["unbound-member"] += 1
-        return self.refs.name_in(*member)
+        return self.refs.name_in(member.module, member.name)
 
     # -- annotations -----------------------------------------------------------------------------
     def visit_Annotation(self, node: cst.Annotation) -> None:

@@ -81,3 +81,41 @@ def test_reads_through_the_class_name_answer_as_before(tmp_path: Path) -> None:
     assert before == after
     assert before["described"] == "pkg.params:PackedParam"
     assert before["loaded"] == "6 [4.0, 4.0]"
+
+
+NEEDS_CLASS = {
+    # ``case X.CONST:`` compares with the constant; a bare name there would capture
+    # anything (found by review: ``case _BASE_PARAM_SCALE:`` answered every value).
+    "pkg/match.py": '''from pkg.params import BaseParam
+
+
+def kind(x):
+    match x:
+        case BaseParam.SCALE:
+            return "scale"
+        case _:
+            return "other"
+''',
+    # A method's own name read through the class: the generated function has another.
+    "pkg/names.py": '''from pkg.params import PackedParam
+
+NAMES = (PackedParam.load.__name__, PackedParam.double.__qualname__)
+''',
+}
+
+SCENARIOS = {
+    "pkg/match.py": 'from pkg import match\nprint("kinds", match.kind(3), match.kind(5))\n',
+    "pkg/names.py": 'from pkg import names\nprint("names", *names.NAMES)\n',
+}
+
+
+@pytest.mark.parametrize("module", sorted(NEEDS_CLASS))
+def test_reads_that_need_the_class_keep_it(tmp_path: Path, module: str) -> None:
+    """Each of these reads keeps the family as classes (a use no rewrite covers), and the
+    tree answers as before."""
+    original, converted = convert_copy(tmp_path, {
+        "pkg/__init__.py": "", "pkg/params.py": PARAMS, module: NEEDS_CLASS[module]})
+    assert (converted / "pkg" / "params.py").read_text() == PARAMS
+    assert (converted / module).read_text() == NEEDS_CLASS[module]
+    before, after = answers_of(original, SCENARIOS[module]), answers_of(converted, SCENARIOS[module])
+    assert before == after

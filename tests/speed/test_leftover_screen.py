@@ -116,6 +116,10 @@ USES = {
     "inherited-method": ("from pkg.params import Packed\ndef f(p, w):\n    Packed.load(p, w)\n", "same"),
     "kept-names": ("from pkg.params import Base, Packed\nN = Base.__name__, Packed.__qualname__\n", "same"),
     "leftover-class-style-property": ("from pkg.params import Base\nP = Base.input_dim\n", "same"),
+    "leftover-class-style-method-name": ("from pkg.params import Base, Packed\n"
+                                         "N = Base.load.__name__, Packed.load.__qualname__\n", "same"),
+    "case-value-pattern": ("from pkg.params import Base\ndef f(x):\n    match x:\n"
+                           "        case Base.load:\n            return 1\n", None),
     "field-of-class": ("from pkg.params import Base\nF = Base._input_dim\n", None),
     "member-written": ("from pkg.params import Base\nBase.load = print\n", None),
     "member-deleted": ("from pkg.params import Base\ndel Base.load\n", None),
@@ -126,6 +130,11 @@ USES = {
     "leftover-defined-here-value": ("from pkg.params import Base\nclass Mine(Base):\n    pass\n"
                                     "KINDS = {'m': Mine}\n", "same"),
     # CPython normalises identifiers (NFKC), not comments or strings.
+    # Found by review: a tokenizer splits ``B\u0387`` into error tokens; an f-string's
+    # text holds expressions.
+    "nfkc-error-token": ("from pkg.params import Base as B\u0387\nimport torch\n"
+                         "print(issubclass(B\u0387, torch.Tensor), B\u0387.x)\n", None),
+    "nfkc-in-f-string": ("from pkg.params import Base\np = Base(1)\nprint(f'{\uff22ase.x}')  # Base\n", None),
     "leftover-nfkc-comment": ("from pkg.params import Base\n# fixed \u2026 later\nreg(Base, '\ufb01')\n",
                               "same"),
     "leftover-two-in-called-object": ("from pkg.params import Base, Packed\nx = f(reg(Base)).m(reg(Packed))\n", "same"),
