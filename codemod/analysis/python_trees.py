@@ -6,12 +6,18 @@ same hundred files were parsed two or three times each. ``parse`` gives every ca
 same ``ast.Module`` for the same text; callers only read the trees (none is changed), so
 sharing one is the same as parsing again. Forked conversion workers inherit the trees
 parsed before the fork. ``clear`` drops them at the end of a run. ``dotted_expr`` reads a
-name chain off such a tree (no LibCST here: ``check`` reads trees without it).
+name chain off such a tree (no LibCST here: ``check`` reads trees without it), and
+``identifiers_as_written`` says whether the tree holds the identifiers as the text spells
+them (CPython normalises them, LibCST does not).
 """
 
 from __future__ import annotations
 
 import ast
+import bisect
+import io
+import tokenize
+import unicodedata
 
 #: Text -> its tree. Keyed by the text itself: a file whose text changed is parsed again.
 _TREES: dict[str, ast.Module] = {}
@@ -42,3 +48,40 @@ def dotted_expr(node: ast.expr) -> str | None:
         return None
     parts.append(node.id)
     return ".".join(reversed(parts))
+
+
+def identifiers_as_written(text: str) -> bool:
+    """Whether CPython's tree holds every identifier of ``text`` as it is written: it
+    normalises identifiers (NFKC), LibCST keeps them. A text NFKC leaves alone is; else
+    only one whose every non-ASCII character stands in a comment or in a string that is
+    no f-string (``# fixed … later``): a tokenizer may split an identifier it does not
+    know (``B·``) into error tokens, and an f-string's text holds expressions."""
+    if text.isascii() or unicodedata.is_normalized("NFKC", text):
+        return True
+    starts = [0]
+    starts += [i + 1 for i, char in enumerate(text) if char == "\n"]
+    spans: list[tuple[int, int]] = []
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(text).readline):
+            if token.type == tokenize.COMMENT or (
+                    token.type == tokenize.STRING and "f" not in _prefix(token.string)):
+                (row, col), (end_row, end_col) = token.start, token.end
+                spans.append((starts[row - 1] + col, starts[end_row - 1] + end_col))
+    except (tokenize.TokenError, SyntaxError, IndexError):
+        return False
+    spans.sort()
+    begins = [start for start, _ in spans]
+    for index, char in enumerate(text):
+        if not char.isascii():
+            at = bisect.bisect_right(begins, index) - 1  # the last span starting by here
+            if at < 0 or index >= spans[at][1]:
+                return False
+    return True
+
+
+def _prefix(literal: str) -> str:
+    """The lower-cased prefix letters of a string literal (``rb``, ``f``...)."""
+    end = 0
+    while end < len(literal) and literal[end].isalpha():
+        end += 1
+    return literal[:end].lower()

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import ast
 import re
+import unicodedata
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -239,6 +240,20 @@ class SafetyNet:
                 if class_plan.converted and qualname.rpartition(".")[2] == name:
                     out.append(_escape(node, qualname, how))
         return out
+
+    def respelled_uses(self, path: Path, plan: Plan, names: frozenset[str]) -> list[Escape]:
+        """Uses of ``plan``'s converted classes in ``path``, a file whose identifiers
+        CPython's parser normalises (NFKC: ``\uff22ase`` is ``Base`` to Python) where the
+        text prefilters, LibCST and so every rewrite read them as written
+        (``python_trees.identifiers_as_written``): a use, a spelling of a name or module
+        there may be one no rewrite sees. Each, but a call or a name the factory keeps
+        (``X(...)``, ``X.__name__``), escapes. ``names`` are given NFKC-normalised too."""
+        spelled = names | {unicodedata.normalize("NFKC", name) for name in names}
+        return [_escape(node, found, "in a file that spells identifiers with characters Python "
+                                     "reads as others (NFKC), which no rewrite reads so")
+                for node, kind, _, found, _ in self.uses(path, spelled, plan.is_converted,
+                                                          plan.index.canonical)
+                if USE_RULES[kind].outcome is not Outcome.KEPT]
 
     def _column(self, path: Path, node: ast.AST) -> int:
         """The 1-based column of ``node`` in characters (CPython counts UTF-8 bytes)."""

@@ -33,14 +33,11 @@ Fix safety
 from __future__ import annotations
 
 import ast
-import bisect
-import io
-import tokenize
-import unicodedata
 from pathlib import Path
 
 from codemod.analysis import python_trees
 from codemod.analysis.compiles import cpython_rejects
+from codemod.analysis.python_trees import identifiers_as_written
 from codemod.analysis.use_rules import USE_RULES, UseKind
 from codemod.planning.plan import Plan
 from codemod.transforms.mention_screen import Leftover, MentionScreen, Undecided
@@ -118,7 +115,7 @@ def _decided(path: Path, text: str, plan: Plan, names: frozenset[str],
              ) -> tuple[MentionScreen, ast.Module, list[Leftover]] | None:
     """The screen of ``path`` run to the end, its tree and its leftovers; None when
     CPython's tree cannot decide the file exactly."""
-    if not _identifiers_as_written(text):
+    if not identifiers_as_written(text):
         return None  # CPython's AST normalises identifiers (NFKC); LibCST keeps them
     try:
         tree = python_trees.parse(text)
@@ -129,40 +126,3 @@ def _decided(path: Path, text: str, plan: Plan, names: frozenset[str],
         return screen, tree, screen.run(tree)
     except Undecided:
         return None
-
-
-def _identifiers_as_written(text: str) -> bool:
-    """Whether CPython's tree holds every identifier of ``text`` as it is written: it
-    normalises identifiers (NFKC), LibCST keeps them. A text NFKC leaves alone is; else
-    only one whose every non-ASCII character stands in a comment or in a string that is
-    no f-string (``# fixed … later``): a tokenizer may split an identifier it does not
-    know (``B·``) into error tokens, and an f-string's text holds expressions."""
-    if text.isascii() or unicodedata.is_normalized("NFKC", text):
-        return True
-    starts = [0]
-    starts += [i + 1 for i, char in enumerate(text) if char == "\n"]
-    spans: list[tuple[int, int]] = []
-    try:
-        for token in tokenize.generate_tokens(io.StringIO(text).readline):
-            if token.type == tokenize.COMMENT or (
-                    token.type == tokenize.STRING and "f" not in _prefix(token.string)):
-                (row, col), (end_row, end_col) = token.start, token.end
-                spans.append((starts[row - 1] + col, starts[end_row - 1] + end_col))
-    except (tokenize.TokenError, SyntaxError, IndexError):
-        return False
-    spans.sort()
-    begins = [start for start, _ in spans]
-    for index, char in enumerate(text):
-        if not char.isascii():
-            at = bisect.bisect_right(begins, index) - 1  # the last span starting by here
-            if at < 0 or index >= spans[at][1]:
-                return False
-    return True
-
-
-def _prefix(literal: str) -> str:
-    """The lower-cased prefix letters of a string literal (``rb``, ``f``...)."""
-    end = 0
-    while end < len(literal) and literal[end].isalpha():
-        end += 1
-    return literal[:end].lower()

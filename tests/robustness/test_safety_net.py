@@ -125,6 +125,12 @@ ROWS = [
     # The factory is a top-level function of the class's name in its module: the name,
     # qualified name and module answer as before (``tests/behaviour/test_class_reads.py``).
     Row("dunder_name", {"pkg/user.py": USE + "def f():\n    return Packed.__name__\n"}, "converted"),
+    # Identifiers CPython reads as others (NFKC) than the text spells: the rewrites read
+    # the text (review of 2026-12-06: the f-string's ``Packed.x`` stayed, a factory's).
+    Row("nfkc_respelled_name", {"pkg/user.py": USE + "def f(p):\n    return f'{\uff30acked.data}'  # Packed\n"},
+        "refused", "pkg/user.py:4"),
+    Row("nfkc_respelled_alias", {"pkg/user.py": "from pkg.model_executor.parameter import Packed as \ufb01x\n\n"
+                                 "def f(p):\n    return isinstance(p, fix)\n"}, "refused", "pkg/user.py:4"),
     Row("dunder_mro", {"pkg/user.py": USE + "def f():\n    return Packed.__mro__\n"},
         "refused", "pkg/user.py:4"),
     Row("subclasses", {"pkg/user.py": "from pkg.model_executor.parameter import BaseP\n\n\n"
