@@ -151,7 +151,7 @@ class HeldTypeUses:
         target = updated.targets[0].target
         if not isinstance(target, cst.Name) or target.value not in self._held_own[-1]:
             return None
-        subject = _type_subject(updated.value)
+        subject = type_subject(updated.value)
         if subject is None:
             return None
         helper = self.held_helper(self._visible()[target.value])
@@ -211,7 +211,7 @@ class HeldTypeUses:
             self._handle(original)
             feature = self.refs.feature(qualname)
             return feature.with_changes(lpar=updated.lpar, rpar=updated.rpar), True
-        subject = _type_subject(updated)
+        subject = type_subject(updated)
         if subject is None:
             return updated, False
         helper = self.held_helper(runtime_of)
@@ -227,11 +227,14 @@ def _held_name(expr: cst.BaseExpression, visible: dict[str, str | None]) -> str 
     return expr.value if isinstance(expr, cst.Name) and expr.value in visible else None
 
 
-def _type_subject(expr: cst.BaseExpression) -> cst.BaseExpression | None:
-    """``x`` of ``type(x)`` (one positional argument) or ``x.__class__``; else None."""
+def type_subject(expr: cst.BaseExpression, builtin_type: bool = True) -> cst.BaseExpression | None:
+    """``x`` of ``type(x)`` (one positional argument; only when ``builtin_type``: ``type``
+    is the builtin where ``expr`` stands) or of ``x.__class__``; else None. The one reading
+    of "an object's type" on LibCST's tree, for every rewrite of a comparison of types
+    (``analysis.type_comparisons.is_type_of`` reads CPython's)."""
     if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value == "type" \
             and len(expr.args) == 1 and expr.args[0].keyword is None and not expr.args[0].star:
-        return expr.args[0].value
+        return expr.args[0].value if builtin_type else None
     if isinstance(expr, cst.Attribute) and expr.attr.value == "__class__":
         return expr.value
     return None

@@ -42,7 +42,7 @@ from codemod.analysis.bound_names import names_bound
 from codemod.analysis.held_types import file_parameter_aliases
 from codemod.analysis.type_comparisons import HELPER
 from codemod.transforms.builtin_scopes import BuiltinScopes, Comprehension
-from codemod.transforms.held_type_uses import HeldTypeUses
+from codemod.transforms.held_type_uses import HeldTypeUses, type_subject
 from codemod.transforms.import_edits import with_import_first
 from codemod.transforms.refs import FileRefs
 from codemod.types import PARAMETER_QUALNAMES
@@ -209,16 +209,10 @@ class TypeCompareTransformer(HeldTypeUses, BuiltinScopes):
             (isinstance(operand, cst.Name) and operand.value in self.parameter_aliases)
 
     def _type_of(self, operand: cst.BaseExpression) -> cst.BaseExpression | None:
-        """``x`` of an operand ``type(x)`` (the builtin) or ``x.__class__``; else None."""
-        if isinstance(operand, cst.Call) and isinstance(operand.func, cst.Name) \
-                and operand.func.value == "type" and len(operand.args) == 1:
-            arg = operand.args[0]
-            if arg.keyword is None and not arg.star and not self.shadowed("type") \
-                    and not (self._bodies and self._bodies[-1]):
-                return arg.value
-        if isinstance(operand, cst.Attribute) and operand.attr.value == "__class__":
-            return operand.value
-        return None
+        """``x`` of an operand ``type(x)`` (the builtin, not in a class body the rewrite
+        leaves) or ``x.__class__``; else None."""
+        return type_subject(operand, builtin_type=not self.shadowed("type")
+                            and not (self._bodies and self._bodies[-1]))
 
     def _helper(self) -> cst.BaseExpression | None:
         """``param_type`` as this place can call it (None: counted as ``skipped``)."""

@@ -51,7 +51,7 @@ from codemod.runtime.helpers import (
     SET_PARAM_FIELD,
 )
 from codemod.transforms.builtin_scopes import BuiltinScopes
-from codemod.transforms.held_type_uses import HeldTypeUses
+from codemod.transforms.held_type_uses import HeldTypeUses, type_subject
 from codemod.transforms.operand_groups import OperandGroups
 from codemod.transforms.refs import FileRefs, FStringQuotes
 from codemod.transforms.store_targets import WrittenTargets
@@ -309,12 +309,7 @@ class UseSiteTransformer(WrittenTargets, FStringQuotes, OperandGroups, HeldTypeU
 
     # -- type(p) is X ---------------------------------------------------------------------------
     def _type_subject(self, expr: cst.BaseExpression) -> cst.BaseExpression | None:
-        if m.matches(expr, m.Call(func=m.Name("type"), args=[m.Arg(keyword=None, star="")])) \
-                and not self.shadowed("type"):
-            return expr.args[0].value  # type: ignore[attr-defined]
-        if m.matches(expr, m.Attribute(attr=m.Name("__class__"))):
-            return expr.value  # type: ignore[attr-defined]
-        return None
+        return type_subject(expr, builtin_type=not self.shadowed("type"))
 
     def leave_Comparison(
         self, original_node: cst.Comparison, updated_node: cst.Comparison
