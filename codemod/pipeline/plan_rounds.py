@@ -16,7 +16,6 @@ from codemod.analysis import python_trees
 from codemod.analysis.class_values import ClassValues, prove_class_values
 from codemod.analysis.index import ClassIndex
 from codemod.analysis.names import module_name_for
-from codemod.analysis.python_trees import identifiers_as_written
 from codemod.pipeline.converted import Converted
 from codemod.pipeline.imported_names import ImportedNames
 from codemod.pipeline.indexing import file_import_targets, hierarchy_names
@@ -320,9 +319,8 @@ def _escaped_uses(plan: Plan, result: RunResult, net: SafetyNet) -> Iterator[tup
     for path, source in sorted(result.sources.items()):
         if path in failed:
             continue
-        if not identifiers_as_written(source.text):
-            for escape in net.respelled_uses(path, plan, names):
-                yield path, escape
+        for escape in net.respelled_uses(path, plan, names):
+            yield path, escape
         if not result.mentions.any(path, source.text, names):
             continue
         tree = net.tree(path)
