@@ -52,7 +52,6 @@ def convert_file(ff: FileFacts, plan: Plan) -> FileConversion:
     return conversion
 
 
-
 def convert_with_leftovers(ff: FileFacts, plan: Plan, stop_at_leftovers: bool,
                            names: frozenset[str] | None = None,
                            leftovers_only: bool = False,

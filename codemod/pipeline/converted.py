@@ -19,8 +19,7 @@ class FileConversion:
 
     new_text: str
     counts: Counter[str]
-    #: (line, col, class qualname, source) of class-style uses left unhandled.
-    leftovers: list[tuple[int, int, str, str]]
+    leftovers: Leftovers
     #: The code of the statements generated for ``new_text``; the rest of it is the
     #: file's own text, which LibCST parsed already (None: all of it was generated).
     generated: list[str] | None = None

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import ast
 from collections import Counter
+from collections.abc import Callable
 
 import libcst as cst
 
@@ -227,14 +228,15 @@ def _held_name(expr: cst.BaseExpression, visible: dict[str, str | None]) -> str 
     return expr.value if isinstance(expr, cst.Name) and expr.value in visible else None
 
 
-def type_subject(expr: cst.BaseExpression, builtin_type: bool = True) -> cst.BaseExpression | None:
-    """``x`` of ``type(x)`` (one positional argument; only when ``builtin_type``: ``type``
-    is the builtin where ``expr`` stands) or of ``x.__class__``; else None. The one reading
-    of "an object's type" on LibCST's tree, for every rewrite of a comparison of types
-    (``analysis.type_comparisons.is_type_of`` reads CPython's)."""
+def type_subject(expr: cst.BaseExpression,
+                 type_shadowed: Callable[[], bool] | None = None) -> cst.BaseExpression | None:
+    """``x`` of ``type(x)`` (one positional argument; not where ``type_shadowed()`` says
+    ``type`` is not the builtin, asked only of such a call) or of ``x.__class__``; else
+    None. The one reading of "an object's type" on LibCST's tree, for every rewrite of a
+    comparison of types (``analysis.type_comparisons.is_type_of`` reads CPython's)."""
     if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value == "type" \
             and len(expr.args) == 1 and expr.args[0].keyword is None and not expr.args[0].star:
-        return expr.args[0].value if builtin_type else None
+        return None if type_shadowed is not None and type_shadowed() else expr.args[0].value
     if isinstance(expr, cst.Attribute) and expr.attr.value == "__class__":
         return expr.value
     return None

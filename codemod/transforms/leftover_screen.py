@@ -72,12 +72,7 @@ def screen_file(path: Path, text: str, plan: Plan,
         return None, False
     screen, tree, found = screened
     if found:
-        # Leftovers change the plan; the LibCST path would instead reject code that
-        # parses but does not compile (``return`` outside a function...) and report no
-        # leftovers. (Without leftovers both answers leave the plan as it is.)
-        if cpython_rejects(path, tree) is not None:
-            return None, False
-        return found, False
+        return _unless_rejected(path, tree, found), False
     untouched = not screen.rewrite_sites and cpython_rejects(path, tree) is None
     return found, untouched
 
@@ -95,9 +90,7 @@ def leftovers_without_values(path: Path, text: str, plan: Plan,
     screen, tree, found = screened
     if any(not USE_RULES[kind].needs_class for kind in screen.leftover_kinds.values()):
         return None
-    if found and cpython_rejects(path, tree) is not None:
-        return None
-    return found
+    return _unless_rejected(path, tree, found)
 
 
 def screen_kinds(path: Path, text: str, plan: Plan, names: frozenset[str],
@@ -106,9 +99,19 @@ def screen_kinds(path: Path, text: str, plan: Plan, names: frozenset[str],
     kind, and each leftover with the kind that made it one (for the tests that keep the
     screen's kinds equal to ``ast_uses.use_kind``'s and to LibCST's)."""
     screened = _decided(path, text, plan, names)
-    if screened is None or (screened[2] and cpython_rejects(path, screened[1]) is not None):
+    if screened is None or _unless_rejected(path, screened[1], screened[2]) is None:
         return None
     return screened[0].kinds, screened[0].leftover_kinds
+
+
+def _unless_rejected(path: Path, tree: ast.Module, found: list[Leftover]) -> list[Leftover] | None:
+    """``found``, or None (undecided) when there are leftovers and CPython does not compile
+    the file. Leftovers change the plan; the LibCST path would instead reject code that
+    parses but does not compile (``return`` outside a function...) and report no
+    leftovers. (Without leftovers both answers leave the plan as it is.)"""
+    if found and cpython_rejects(path, tree) is not None:
+        return None
+    return found
 
 
 def _decided(path: Path, text: str, plan: Plan, names: frozenset[str],

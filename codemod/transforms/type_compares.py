@@ -211,8 +211,7 @@ class TypeCompareTransformer(HeldTypeUses, BuiltinScopes):
     def _type_of(self, operand: cst.BaseExpression) -> cst.BaseExpression | None:
         """``x`` of an operand ``type(x)`` (the builtin, not in a class body the rewrite
         leaves) or ``x.__class__``; else None."""
-        return type_subject(operand, builtin_type=not self.shadowed("type")
-                            and not (self._bodies and self._bodies[-1]))
+        return type_subject(operand, lambda: self.shadowed("type") or bool(self._bodies and self._bodies[-1]))
 
     def _helper(self) -> cst.BaseExpression | None:
         """``param_type`` as this place can call it (None: counted as ``skipped``)."""

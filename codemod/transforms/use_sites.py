@@ -309,7 +309,7 @@ class UseSiteTransformer(WrittenTargets, FStringQuotes, OperandGroups, HeldTypeU
 
     # -- type(p) is X ---------------------------------------------------------------------------
     def _type_subject(self, expr: cst.BaseExpression) -> cst.BaseExpression | None:
-        return type_subject(expr, builtin_type=not self.shadowed("type"))
+        return type_subject(expr, lambda: self.shadowed("type"))
 
     def leave_Comparison(
         self, original_node: cst.Comparison, updated_node: cst.Comparison
