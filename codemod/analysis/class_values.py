@@ -54,7 +54,7 @@ Fix safety
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -432,21 +432,18 @@ class _Prover(CallTargets):
             return "the callers of a lambda are not followed"
         name = function.name
 
-        def compute() -> str | None:
-            for g, node, call in self.calls_of(name):
-                if call is None:
-                    return (f"`{name}` used as `{short_code(g.up(node) or node)}` at "
-                            f"{g.where(node)}, so its callers are not known")
-                callees = self.callees(g, call)
-                if isinstance(callees, str):
-                    return f"a call of `{name}` at {g.where(call)} is not followed ({callees})"
-                for _, callee, shift in callees:
-                    if callee is function:
-                        found = self._argument_fed(g, call, function, parameter, shift)
-                        if found is not None:
-                            return found
+        def through(g: ParsedModule, call: ast.Call) -> str | None:
+            callees = self.callees(g, call)
+            if isinstance(callees, str):
+                return f"a call of `{name}` at {g.where(call)} is not followed ({callees})"
+            for _, callee, shift in callees:
+                if callee is function:
+                    found = self._argument_fed(g, call, function, parameter, shift)
+                    if found is not None:
+                        return found
             return None
-        return self._memoised(("fed", f.path, id(function), parameter), compute)
+        return self._memoised(("fed", f.path, id(function), parameter), lambda: self._first_of_calls(
+            name, through, lambda used: f"`{name}` used as {used}, so its callers are not known"))
 
     def _argument_fed(self, g: ParsedModule, call: ast.Call, function: ast.FunctionDef | ast.AsyncFunctionDef,
                       parameter: str, shift: int) -> str | None:
@@ -673,16 +670,25 @@ class _Prover(CallTargets):
             return f"returned from a lambda at {f.where(scope) if scope else f.path.name}"
         name = scope.name
 
-        def compute() -> str | None:
-            for g, node, call in self.calls_of(name):
-                if call is None:
-                    return (f"`{name}` (which returns it) used as `{short_code(g.up(node) or node)}` "
-                            f"at {g.where(node)}")
-                found = self.reach(g, call)
-                if found is not None:
-                    return f"returned by {name}() at {g.where(call)} -> {found}"
-            return None
-        return self._memoised(("return", f.path, id(scope)), compute)
+        def through(g: ParsedModule, call: ast.Call) -> str | None:
+            found = self.reach(g, call)
+            return None if found is None else f"returned by {name}() at {g.where(call)} -> {found}"
+        return self._memoised(("return", f.path, id(scope)), lambda: self._first_of_calls(
+            name, through, lambda used: f"`{name}` (which returns it) used as {used}"))
+
+    def _first_of_calls(self, name: str, through: Callable[[ParsedModule, ast.Call], str | None],
+                        used_otherwise: Callable[[str], str]) -> str | None:
+        """The first answer ``through`` gives for a call of the function ``name`` in the
+        tree (None: none gives one); where ``name`` is read other than by calling it, the
+        calls are not all known: ``used_otherwise`` says so of that read
+        (``"`code` at path:line"``)."""
+        for g, node, call in self.calls_of(name):
+            if call is None:
+                return used_otherwise(f"`{short_code(g.up(node) or node)}` at {g.where(node)}")
+            found = through(g, call)
+            if found is not None:
+                return found
+        return None
 
 
 def prove_class_values(texts: dict[Path, str], modules: dict[Path, str],

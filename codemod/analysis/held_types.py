@@ -62,9 +62,11 @@ from codemod.analysis.scope_values import (
     walk_scope,
 )
 
-_EQUALITY = (ast.Eq, ast.NotEq, ast.Is, ast.IsNot)
-_MEMBERSHIP = (ast.In, ast.NotIn)
-_CONTAINERS = (ast.Tuple, ast.List, ast.Set)
+# The comparisons a held name may stand in, decided here for every reader (the LibCST
+# rewrite in ``transforms/held_type_uses.py`` takes its operator groups from these).
+EQUALITY = (ast.Eq, ast.NotEq, ast.Is, ast.IsNot)
+MEMBERSHIP = (ast.In, ast.NotIn)
+CONTAINERS = (ast.Tuple, ast.List, ast.Set)
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
 
@@ -323,9 +325,9 @@ def _compared_sides(compare: ast.Compare, name: ast.Name) -> list[ast.expr] | No
     ``is``, ``is not``, or the elements of a container written out it is tested for
     membership in; None for any other comparison."""
     other = compare.comparators[0] if compare.left is name else compare.left
-    if isinstance(compare.ops[0], _EQUALITY):
+    if isinstance(compare.ops[0], EQUALITY):
         return [other]
-    if isinstance(compare.ops[0], _MEMBERSHIP) and compare.left is name and isinstance(other, _CONTAINERS) \
+    if isinstance(compare.ops[0], MEMBERSHIP) and compare.left is name and isinstance(other, CONTAINERS) \
             and not any(isinstance(e, ast.Starred) for e in other.elts):
         return list(other.elts)
     return None

@@ -29,9 +29,11 @@ from __future__ import annotations
 import ast
 from collections import Counter
 from collections.abc import Callable
+from typing import cast
 
 import libcst as cst
 
+from codemod.analysis import held_types
 from codemod.analysis.held_types import (
     HeldType,
     HeldTypes,
@@ -42,9 +44,19 @@ from codemod.analysis.held_types import (
 from codemod.runtime.helpers import PARAM_TYPE
 from codemod.transforms.refs import FileRefs
 
-_EQUALITY = (cst.Equal, cst.NotEqual, cst.Is, cst.IsNot)
-_MEMBERSHIP = (cst.In, cst.NotIn)
-_CONTAINERS = (cst.Tuple, cst.List, cst.Set)
+_LIBCST_NAME = {"Eq": "Equal", "NotEq": "NotEqual"}  # the others are spelled alike
+
+
+def _libcst_nodes(ast_nodes: tuple[type[ast.AST], ...]) -> tuple[type[cst.CSTNode], ...]:
+    return tuple(getattr(cst, _LIBCST_NAME.get(node.__name__, node.__name__)) for node in ast_nodes)
+
+
+# LibCST's spelling of the comparisons ``analysis/held_types.py`` lets a held name stand in;
+# the type-comparison and use-site rewrites read the same groups.
+EQUALITY = _libcst_nodes(held_types.EQUALITY)
+MEMBERSHIP = _libcst_nodes(held_types.MEMBERSHIP)
+CONTAINERS = cast(tuple[type[cst.Tuple], type[cst.List], type[cst.Set]],
+                  _libcst_nodes(held_types.CONTAINERS))
 
 
 class HeldTypeUses:
@@ -53,8 +65,9 @@ class HeldTypeUses:
     type-comparison rewrite where only types or ``Parameter`` are).
 
     The transformer calls ``enter_held_scope``/``leave_held_scope`` around each class
-    and function, ``held_binding`` from ``leave_Assign`` and ``held_comparison`` from
-    ``leave_Comparison``; it provides ``refs``, ``counts``, ``converted`` and ``_handle``.
+    and function and ``held_binding`` from ``leave_Assign``; it provides ``refs``,
+    ``counts``, ``converted`` and ``_handle``, and ``leave_single_comparison``, which
+    ``leave_Comparison`` here asks of a one-operator comparison no held name is in.
     """
 
     refs: FileRefs
@@ -160,6 +173,20 @@ class HeldTypeUses:
         return updated.with_changes(value=cst.Call(func=helper, args=[cst.Arg(subject)],
                                                    lpar=updated.value.lpar, rpar=updated.value.rpar))
 
+    def leave_Comparison(self, original_node: cst.Comparison,
+                         updated_node: cst.Comparison) -> cst.BaseExpression:
+        held = self.held_comparison(original_node, updated_node)
+        if held is not None:
+            return held
+        if len(original_node.comparisons) != 1:
+            return updated_node
+        return self.leave_single_comparison(original_node, updated_node)
+
+    def leave_single_comparison(self, original_node: cst.Comparison,
+                                updated_node: cst.Comparison) -> cst.BaseExpression:
+        """The transformer's own rewrite of ``a OP b`` (none here)."""
+        return updated_node
+
     def held_comparison(self, original: cst.Comparison, updated: cst.Comparison) -> cst.Comparison | None:
         """A comparison of a held name rewritten (see the module doc); None when it is none."""
         visible = self._visible()
@@ -167,7 +194,7 @@ class HeldTypeUses:
             return None
         target = original.comparisons[0]
         op = target.operator
-        if isinstance(op, _EQUALITY):
+        if isinstance(op, EQUALITY):
             held = _held_name(original.left, visible)
             if held is not None:
                 return self._rewrite_side(original, updated, 1, visible[held])
@@ -176,11 +203,11 @@ class HeldTypeUses:
                 return self._rewrite_side(original, updated, 0, visible[held])
             return None
         held = _held_name(original.left, visible)
-        if not isinstance(op, _MEMBERSHIP) or held is None or not isinstance(target.comparator, _CONTAINERS) \
+        if not isinstance(op, MEMBERSHIP) or held is None or not isinstance(target.comparator, CONTAINERS) \
                 or any(isinstance(e, cst.StarredElement) for e in target.comparator.elements):
             return None
         container = updated.comparisons[0].comparator
-        assert isinstance(container, _CONTAINERS)
+        assert isinstance(container, CONTAINERS)
         elements = [element.with_changes(value=self._held_operand(old.value, element.value, visible[held])[0])
                     for old, element in zip(target.comparator.elements, container.elements)]
         if all(new.value is element.value for new, element in zip(elements, container.elements)):

@@ -42,14 +42,10 @@ from codemod.analysis.bound_names import names_bound
 from codemod.analysis.held_types import file_parameter_aliases
 from codemod.analysis.type_comparisons import HELPER
 from codemod.transforms.builtin_scopes import BuiltinScopes, Comprehension
-from codemod.transforms.held_type_uses import HeldTypeUses, type_subject
+from codemod.transforms.held_type_uses import CONTAINERS, EQUALITY, MEMBERSHIP, HeldTypeUses, type_subject
 from codemod.transforms.import_edits import with_import_first
 from codemod.transforms.refs import FileRefs
 from codemod.types import PARAMETER_QUALNAMES
-
-_OPERATORS = (cst.Is, cst.IsNot, cst.Equal, cst.NotEqual)
-_MEMBERSHIP = (cst.In, cst.NotIn)
-_CONTAINERS = (cst.Tuple, cst.List, cst.Set)
 
 
 class TypeCompareTransformer(HeldTypeUses, BuiltinScopes):
@@ -148,17 +144,12 @@ class TypeCompareTransformer(HeldTypeUses, BuiltinScopes):
         assert helper is not None  # a held name is a function's: the helper is imported there
         return helper
 
-    def leave_Comparison(self, original_node: cst.Comparison,
-                         updated_node: cst.Comparison) -> cst.BaseExpression:
-        held = self.held_comparison(original_node, updated_node)
-        if held is not None:
-            return held
-        if len(updated_node.comparisons) != 1:
-            return updated_node
+    def leave_single_comparison(self, original_node: cst.Comparison,
+                                updated_node: cst.Comparison) -> cst.BaseExpression:
         target = updated_node.comparisons[0]
-        if isinstance(target.operator, _MEMBERSHIP):
+        if isinstance(target.operator, MEMBERSHIP):
             return self._membership(updated_node)
-        if not isinstance(target.operator, _OPERATORS):
+        if not isinstance(target.operator, EQUALITY):
             return updated_node
         left, right = self._type_of(updated_node.left), self._type_of(target.comparator)
         # ``type(p) is nn.Parameter``: held for no former class; for a converted parameter
@@ -183,7 +174,7 @@ class TypeCompareTransformer(HeldTypeUses, BuiltinScopes):
         it is unless an element is one or names torch's ``Parameter``."""
         subject = self._type_of(node.left)
         container = node.comparisons[0].comparator
-        if subject is None or not isinstance(container, _CONTAINERS) or \
+        if subject is None or not isinstance(container, CONTAINERS) or \
                 any(isinstance(element, cst.StarredElement) for element in container.elements):
             return node
         types = [_unless_literal(self._type_of(element.value)) for element in container.elements]

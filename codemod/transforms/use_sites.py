@@ -51,7 +51,7 @@ from codemod.runtime.helpers import (
     SET_PARAM_FIELD,
 )
 from codemod.transforms.builtin_scopes import BuiltinScopes
-from codemod.transforms.held_type_uses import HeldTypeUses, type_subject
+from codemod.transforms.held_type_uses import EQUALITY, HeldTypeUses, type_subject
 from codemod.transforms.operand_groups import OperandGroups
 from codemod.transforms.refs import FileRefs, FStringQuotes
 from codemod.transforms.store_targets import WrittenTargets
@@ -311,20 +311,15 @@ class UseSiteTransformer(WrittenTargets, FStringQuotes, OperandGroups, HeldTypeU
     def _type_subject(self, expr: cst.BaseExpression) -> cst.BaseExpression | None:
         return type_subject(expr, lambda: self.shadowed("type"))
 
-    def leave_Comparison(
+    def leave_single_comparison(
         self, original_node: cst.Comparison, updated_node: cst.Comparison
     ) -> cst.BaseExpression:
-        held = self.held_comparison(original_node, updated_node)
-        if held is not None:
-            return held
-        if len(original_node.comparisons) != 1:
-            return updated_node
         target = original_node.comparisons[0]
         op = target.operator
         left, right = original_node.left, target.comparator
         subject = self._type_subject(left)
         new_subject_index = 0
-        if subject is None and isinstance(op, (cst.Is, cst.IsNot, cst.Equal, cst.NotEqual)):
+        if subject is None and isinstance(op, EQUALITY):
             subject = self._type_subject(right)
             left, right = right, left
             new_subject_index = 1
@@ -332,7 +327,7 @@ class UseSiteTransformer(WrittenTargets, FStringQuotes, OperandGroups, HeldTypeU
             return updated_node
         if isinstance(op, (cst.In, cst.NotIn)):
             elements = self._elements(right)
-        elif isinstance(op, (cst.Is, cst.IsNot, cst.Equal, cst.NotEqual)):
+        elif isinstance(op, EQUALITY):
             elements = [right]
         else:
             return updated_node
