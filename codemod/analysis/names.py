@@ -9,6 +9,7 @@ relative imports are resolved against the module's own dotted name.
 from __future__ import annotations
 
 import ast
+import symtable
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
@@ -120,6 +121,27 @@ def module_globals(tree: ast.Module) -> frozenset[str]:
         elif isinstance(stmt, (ast.AnnAssign, ast.AugAssign)):
             targets = [stmt.target]
         names.update(t.id for t in targets if isinstance(t, ast.Name))
+    return frozenset(names)
+
+
+def module_scope_bindings(text: str, path: str = "<module>") -> frozenset[str] | None:
+    """Every name the module ``text`` binds in its module scope, in any statement form
+    (definitions, imports, assignment and loop targets, ``with``/``except`` names, at any
+    depth outside functions and classes, and in a function that declares it ``global``),
+    by CPython's symbol table; None when it does not compile. Star imports bind nothing
+    here."""
+    try:
+        table = symtable.symtable(text, path, "exec")
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    names = {symbol.get_name() for symbol in table.get_symbols()
+             if symbol.is_assigned() or symbol.is_imported()}
+    pending = list(table.get_children())
+    while pending:
+        inner = pending.pop()
+        pending.extend(inner.get_children())
+        names.update(symbol.get_name() for symbol in inner.get_symbols()
+                     if symbol.is_declared_global() and (symbol.is_assigned() or symbol.is_imported()))
     return frozenset(names)
 
 

@@ -21,6 +21,22 @@ Fix safety
     the tree's Parameter classes are asked about. Not seen: a module reached without an
     import statement or a call that imports (``sys.modules["pkg.a"]`` read with a
     computed name).
+
+The other way round: ``ImportedNames.star_held(module)``
+    A module without ``__all__`` gives ``from module import *`` every public name it
+    binds, so a name a rewrite adds to it (``Features``, ``has_param_feature``, a
+    ``wrap_*`` function) lands in each module that star-imports it, and would replace
+    that module's own ``Features`` (or be replaced by it); and a name the module's own
+    star imports gave it would be replaced by the one a rewrite adds. ``star_held``
+    names what star imports connect with the module: what its own star imports of the
+    tree's modules give it; and, unless one literal ``__all__`` says what a star import
+    of it gives, each star-importer's module-scope names (CPython's symbol table,
+    ``global`` in a function included), what its other star imports give it, the names
+    its own rewrite may add (``gained_by_rewrites``: with two families or more), and so
+    on through the modules star-importing it. The rewrites never add a name it lists
+    (``transforms/refs.py`` imports a helper under another name; a generated function
+    with such a name refuses its classes). Not known: the names a star import of a
+    module outside the tree gives.
 """
 
 from __future__ import annotations
@@ -30,7 +46,8 @@ import re
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from codemod.analysis.names import import_from_source, module_name_for
+from codemod.analysis import python_trees
+from codemod.analysis.names import import_from_source, module_name_for, module_scope_bindings
 from codemod.analysis.text_search import star_import, unjoined
 from codemod.pipeline.indexing import file_import_targets
 
@@ -52,6 +69,8 @@ class ImportedNames:
         self._stars: dict[str, frozenset[Path]] | None = None
         #: Names a file that does not parse spells: it may import them from anywhere.
         self._unreadable_names: set[str] = set()
+        self._paths: dict[str, Path] | None = None
+        self._bindings: dict[str, frozenset[str] | None] = {}
 
     def prepared(self) -> tuple[object, ...]:
         """The answers for every name, computed now, as plain values (sent from the forked
@@ -115,18 +134,101 @@ class ImportedNames:
             self._by_name[name] = found
         return found
 
+    def star_importers(self) -> dict[str, frozenset[Path]]:
+        """Module -> the files that import ``*`` from it: one read of every text (~50 ms
+        on vLLM 0.34), which ``check`` has a forked process make (``adopt_star_importers``)."""
+        return self._star_importers()
+
+    def adopt_star_importers(self, stars: dict[str, frozenset[Path]]) -> None:
+        """Take what another process's ``star_importers`` gave (the same texts)."""
+        self._stars = stars
+
+    def star_held(self, module: str, gained: frozenset[str] = frozenset()) -> dict[str, str]:
+        """Each name a module that star imports connect with ``module`` holds -> where, in
+        words (see the module doc): no name a rewrite adds to ``module`` may be one.
+        ``gained``: the names each star-importer may gain from its own rewrite
+        (``gained_by_rewrites``)."""
+        found = {name: f"{source}, which {module} star-imports"
+                 for source in self._star_sources_of(module) for name in self._star_exports(source, set())}
+        seen = {module}
+        pending = [module]
+        while pending:
+            exporter = pending.pop()
+            if self._declared_all(exporter) is not None:
+                continue  # its ``__all__`` decides what a star import of it gives
+            for path in sorted(self._star_importers().get(exporter, ())):
+                importer = module_name_for(path)
+                held = (self._module_bindings(importer) or frozenset()) | gained
+                for source in self._star_sources(path):
+                    if source != exporter:
+                        held |= self._star_exports(source, set())
+                for name in held:
+                    found.setdefault(name, f"{importer}, which star-imports {module}")
+                if importer not in seen:
+                    seen.add(importer)
+                    pending.append(importer)
+        return found
+
+    def _star_exports(self, module: str, seen: set[str]) -> frozenset[str]:
+        """The names ``from module import *`` gives, as far as known: its ``__all__``
+        when a literal list or tuple says it, else its public module-scope names and
+        what its own star imports give (a module outside the tree: none known)."""
+        if module in seen or self._module_bindings(module) is None:
+            return frozenset()
+        seen.add(module)
+        declared = self._declared_all(module)
+        if declared is not None:
+            return declared
+        names = self._module_bindings(module) or frozenset()
+        inherited = [self._star_exports(other, seen) for other in self._star_sources_of(module)]
+        return frozenset(n for n in names if not n.startswith("_")).union(*inherited)
+
+    def _star_sources_of(self, module: str) -> list[str]:
+        path = self._module_paths().get(module)
+        return self._star_sources(path) if path is not None else []
+
+    def _star_sources(self, path: Path) -> list[str]:
+        """The modules ``path`` star-imports."""
+        return [source for source, importers in self._star_importers().items() if path in importers]
+
+    def _module_paths(self) -> dict[str, Path]:
+        if self._paths is None:
+            self._paths = {module_name_for(path): path for path in sorted(self._texts)}
+        return self._paths
+
+    def _declared_all(self, module: str) -> frozenset[str] | None:
+        """What ``module``'s ``__all__`` lists, when one literal says it (``_literal_all``);
+        else None (no ``__all__``, or one computed or bound where it may not run: the
+        module's public names may all reach a star import)."""
+        path = self._module_paths().get(module)
+        return _literal_all(self._texts[path]) if path is not None else None
+
+    def _module_bindings(self, module: str) -> frozenset[str] | None:
+        """The names ``module`` binds in its module scope (``module_scope_bindings``);
+        None when it is no readable file of the tree."""
+        if module not in self._bindings:
+            path = self._module_paths().get(module)
+            self._bindings[module] = None if path is None else module_scope_bindings(self._texts[path], str(path))
+        return self._bindings[module]
+
     def _star_importers(self) -> dict[str, frozenset[Path]]:
-        """Module -> the files that import ``*`` from it (read from the statements'
-        text: ``from m import *``, relative ones resolved as the import does)."""
+        """Module -> the files that import ``*`` from it (``from m import *`` anywhere in
+        the file, relative ones resolved as the import does), read from CPython's tree of
+        each file whose text holds ``import *`` (from its lines, where it does not parse)."""
         if self._stars is None:
             stars: dict[str, set[Path]] = {}
             for path, text in self._texts.items():
                 if not star_import(text):
                     continue
                 module = module_name_for(path)
-                for match in _STAR_FROM.finditer(text):
-                    dots, name = match.group(1), match.group(2) or None
-                    node = ast.ImportFrom(module=name, names=[], level=len(dots))
+                try:
+                    nodes = [node for node in ast.walk(python_trees.parse(text))
+                             if isinstance(node, ast.ImportFrom) and any(a.name == "*" for a in node.names)]
+                except (SyntaxError, ValueError, RecursionError, MemoryError):
+                    # Read from the text (a line that starts with the statement) instead.
+                    nodes = [ast.ImportFrom(module=match.group(2) or None, names=[], level=len(match.group(1)))
+                             for match in _STAR_FROM.finditer(text)]
+                for node in nodes:
                     source = import_from_source(node, module, path.name == "__init__.py")
                     if source:
                         stars.setdefault(source, set()).add(path)
@@ -134,6 +236,9 @@ class ImportedNames:
         return self._stars
 
 
+#: ``from m import *`` starting a line (also ``from . import *``, ``from .m import (*)``),
+#: over blanks and line continuations; group 1 the leading dots, group 2 the module.
+_STAR_FROM = re.compile(r"(?m)^[ \t]*from[ \t\\]+(\.*)[ \t]*([\w.]*)[ \t\\]+import[ \t\\]*\(?[ \t\\]*\*")
 #: What a file that may import any module reads ``.name`` from (``kept``).
 ANY_MODULE = "*"
 #: A call that imports a module named by a string (absolute, relative or computed).
@@ -147,6 +252,20 @@ def _imported_by_call(text: str) -> frozenset[str]:
     return frozenset({ANY_MODULE}) if _IMPORTING_CALL.search(text) is not None else frozenset()
 
 
-#: ``from m import *`` (also ``from . import *``, ``from .m import (*)``), over blanks and
-#: line continuations; group 1 the leading dots, group 2 the module.
-_STAR_FROM = re.compile(r"(?m)^[ \t]*from[ \t\\]+(\.*)[ \t]*([\w.]*)[ \t\\]+import[ \t\\]*\(?[ \t\\]*\*")
+def _literal_all(text: str) -> frozenset[str] | None:
+    """The names a module's ``__all__`` lists, when one top-level ``__all__ = [...]`` (or
+    a tuple) of string literals is its only binding; else None."""
+    if "__all__" not in text:
+        return None
+    try:
+        tree = python_trees.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    bindings = [node for node in ast.walk(tree) if isinstance(node, ast.Name) and node.id == "__all__"
+                and not isinstance(node.ctx, ast.Load)]
+    statement = next((stmt for stmt in tree.body if isinstance(stmt, ast.Assign)
+                      and any(target in bindings for target in stmt.targets)), None)
+    if len(bindings) != 1 or statement is None or not isinstance(statement.value, (ast.List, ast.Tuple)):
+        return None
+    names = [e.value for e in statement.value.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+    return frozenset(names) if len(names) == len(statement.value.elts) else None

@@ -29,6 +29,7 @@ from codemod.planning.plan import Plan, build_plan
 from codemod.planning.rebound_names import rebound_class_names
 from codemod.planning.safety_net import Escape, SafetyNet, dotted_mention
 from codemod.planning.type_members import type_member_uses
+from codemod.planning.unbound_imports import unbound_imports
 from codemod.prefilters import inert, may_define_root, prefilter
 from codemod.types import BlockingUse, FileResult, Options, Outcome, UseForm
 
@@ -98,7 +99,11 @@ def settle_plan(result: RunResult, index: ClassIndex, options: Options,
     # screens share those trees.
     proving = None
     if not convert:
+        # Where star imports are (which the plan asks of names it adds) is read by a
+        # forked process while this one parses.
+        stars = parallel.Background(imported.star_importers, options.jobs)
         _parse_texts(_texts_to_parse(result, index, []))
+        imported.adopt_star_importers(stars.result())
         proving = parallel.Background(functools.partial(class_value_proofs, result, index, texts),
                                       options.jobs)
     values: ClassValues | None = None
@@ -114,7 +119,8 @@ def settle_plan(result: RunResult, index: ClassIndex, options: Options,
         check_names = check_names or attempt == rounds - 1
         plan = build_plan(index, options.allow_classes, forced,
                           allow_value_uses=options.allow_value_uses,
-                          feature_prefix=options.feature_prefix, check_names=check_names)
+                          feature_prefix=options.feature_prefix, check_names=check_names,
+                          star_held=imported.star_held)
         # The tree-wide screens read every file: forked processes run them (``_screens``).
         screening = _screens(plan, texts, options.jobs, together=convert)
         if convert:
@@ -330,6 +336,8 @@ def _escaped_uses(plan: Plan, result: RunResult, net: SafetyNet) -> Iterator[tup
         if tree is not None:
             modules = modules or TreeModules(module_name_for(p) for p in result.sources)
             for escape in misnamed_imports(tree, path, source.text, classes_named, modules):
+                yield path, escape
+            for escape in unbound_imports(tree, path, source.text, classes_named, net):
                 yield path, escape
         targets = file_import_targets(path, source.text) or []
         if not net.own_escape(path, names):

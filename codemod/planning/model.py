@@ -158,6 +158,10 @@ class Plan:
     #: (``pipeline.imported_names``): its import stays even when the file no longer uses
     #: it. None: every such import stays.
     imported_elsewhere: Callable[[Path, str, str], bool] | None = None
+    #: Module -> each name a module that star imports connect with it holds -> where, in
+    #: words (``ImportedNames.star_held``): a name the rewrites add to the module must be
+    #: none of them. None: not known (a plan made without the tree's texts).
+    star_held: Callable[[str, frozenset[str]], dict[str, str]] | None = None
 
     def value_use_kept(self, path: Path, line: int, column: int) -> bool:
         """Whether the value use at ``path:line:column`` of a converted class stays valid:

@@ -35,6 +35,7 @@ and subclasses; ``settle`` keeps hierarchies whole; ``model`` holds the resultin
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from importlib.machinery import EXTENSION_SUFFIXES
 from pathlib import Path
 
@@ -66,7 +67,13 @@ from codemod.planning.model import (
 )
 from codemod.planning.refuse import Refuse
 from codemod.planning.settle import Settling
-from codemod.runtime.emit import FEATURES_NAME, RuntimeModule, runtime_module_for, written_members
+from codemod.runtime.emit import (
+    FEATURES_NAME,
+    RuntimeModule,
+    gained_by_rewrites,
+    runtime_module_for,
+    written_members,
+)
 from codemod.types import BlockingUse, Refusal
 
 __all__ = ["FEATURES_NAME", "ClassPlan", "InitFacts", "NewFacts",
@@ -79,8 +86,11 @@ class Planner(HierarchyChecks, Settling):
 
     def __init__(self, index: ClassIndex, allow_classes: tuple[str, ...] = (),
                  forced: dict[str, BlockingUse] | None = None, check_names: bool = True,
-                 feature_prefix: str = "") -> None:
+                 feature_prefix: str = "",
+                 star_held: Callable[[str, frozenset[str]], dict[str, str]] | None = None) -> None:
         self.index = index
+        #: ``Plan.star_held``: the names star imports connect with a module.
+        self.star_held = star_held
         self.feature_prefix = feature_prefix
         #: Whether a name clash refuses its classes here; else it is only recorded
         #: (``Plan.name_clashes``), for a planning round that looks for other reasons first.
@@ -292,7 +302,8 @@ class Planner(HierarchyChecks, Settling):
                 by_module.setdefault(p.facts.module, []).append((qualname, p, converted))
         for module, group in by_module.items():
             ff = self.index.files[module]
-            taken = set(ff.globals) | set(ff.bindings)
+            star_held = {} if self.star_held is None else self.star_held(module, gained_by_rewrites(len(runtimes)))
+            taken = set(ff.globals) | set(ff.bindings) | set(star_held)
             taken -= {p.name for _, p, converted in group if converted}
             taken -= {p.wrap_name for qualname, p, _ in group if qualname in earlier}
             generated: list[str] = []
@@ -304,10 +315,12 @@ class Planner(HierarchyChecks, Settling):
             seen: set[str] = set()
             for name in generated:
                 if name in taken or name in seen:
+                    where = module if name not in star_held or name in ff.globals or name in ff.bindings \
+                        else star_held[name]
                     for qualname, p, _ in group:
                         clashes[qualname] = Refusal(
                             p.facts.path, p.facts.line, p.name,
-                            f"the generated name {name!r} is already used in {module}",
+                            f"the generated name {name!r} is already used in {where}",
                         )
                     break
                 seen.add(name)
@@ -359,11 +372,14 @@ def _runtime_clash(runtime: RuntimeModule, family: list[ClassPlan]) -> str | Non
 
 def build_plan(index: ClassIndex, allow_classes: tuple[str, ...] = (),
                forced: dict[str, BlockingUse] | None = None, allow_value_uses: bool = False,
-               feature_prefix: str = "", check_names: bool = True) -> Plan:
+               feature_prefix: str = "", check_names: bool = True,
+               star_held: Callable[[str, frozenset[str]], dict[str, str]] | None = None) -> Plan:
     """Plan every Parameter class of ``index``. With ``check_names`` False, a class whose
     generated names clash stays converted and the clash is only recorded
-    (``Plan.name_clashes``): such a plan is never carried out."""
-    plan = Planner(index, allow_classes, forced, check_names, feature_prefix).plan()
+    (``Plan.name_clashes``): such a plan is never carried out. ``star_held``: see
+    ``Plan.star_held``."""
+    plan = Planner(index, allow_classes, forced, check_names, feature_prefix, star_held).plan()
+    plan.star_held = star_held
     plan.allow_value_uses = allow_value_uses
     plan.feature_prefix = feature_prefix
     for runtime in plan.runtimes.values():

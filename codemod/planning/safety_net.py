@@ -48,7 +48,7 @@ from codemod.analysis.ast_uses import (
     type_name_comparisons,
     use_kind,
 )
-from codemod.analysis.names import import_from_source, import_targets, module_name_for
+from codemod.analysis.names import import_from_source, import_targets, module_name_for, module_scope_bindings
 from codemod.analysis.python_trees import identifiers_as_written
 from codemod.analysis.source_lines import char_column, physical_lines
 from codemod.analysis.text_search import names_pattern, star_import, unjoined
@@ -108,6 +108,7 @@ class SafetyNet:
         self._infos: dict[str, _ModuleInfo] = {}
         self._any_star: bool | None = None
         self._mention_cache: dict[Path, tuple[frozenset[str], list]] = {}
+        self._scopes: dict[str, frozenset[str] | None] = {}
 
     # -- the tree ---------------------------------------------------------------
 
@@ -161,6 +162,14 @@ class SafetyNet:
                     elif isinstance(target, ast.Name):
                         info.explicit.setdefault(target.id, []).append(f"{module}.{target.id}")
         return info
+
+    def module_scope(self, module: str) -> frozenset[str] | None:
+        """Every name ``module`` binds in its module scope (``module_scope_bindings``);
+        None when it is no file of the tree or does not compile."""
+        if module not in self._scopes:
+            path = self.module_path(module)
+            self._scopes[module] = None if path is None else module_scope_bindings(self.texts[path], str(path))
+        return self._scopes[module]
 
     def follow(self, qualname: str, is_target: Callable[[str | None], bool],
                canonical: Callable[[str], str | None] = lambda q: q, stars: bool = True,

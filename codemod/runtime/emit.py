@@ -25,8 +25,23 @@ from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
+from codemod.runtime import helpers
+
 #: The name of the class holding the feature tags, in every runtime module.
 FEATURES_NAME = "Features"
+
+#: The names a rewrite may add to any module: the runtime's helpers and ``Features``.
+_ADDED_ANYWHERE = helpers.ALL | {FEATURES_NAME}
+
+
+def gained_by_rewrites(runtime_modules: int) -> frozenset[str]:
+    """The names a module may gain from its own rewrite that would differ from those a
+    rewrite adds to a module it star-imports: with one family, none (both import the
+    same runtime's objects); with two or more, the runtime's helpers and ``Features``
+    (each family's runtime has its own)."""
+    return _ADDED_ANYWHERE if runtime_modules > 1 else frozenset()
+
+
 #: The first line of every runtime module's docstring: how ``apply`` recognises its own.
 GENERATED_MARK = "Parameter features and helpers, written by ``codemod apply``"
 _RUNTIME_MARKER = "# BEGIN RUNTIME"

@@ -327,7 +327,8 @@ def _added_line(stmt: cst.BaseStatement, tree: cst.Module, before: set[str],
     """Whether ``stmt`` is an import line the rewrite added that may move: a plain
     ``import m``, or a ``from`` import of a module the file did not import from, either
     from outside the file's own package or one of ``movable`` (modules that import
-    nothing of the tree: importing them earlier changes no import order that matters).
+    nothing of the tree: importing them earlier changes no import order that matters),
+    or of ``movable`` modules from their package (``from pkg import runtime``).
     ``own()``: the file's import lines without the lines above them (one that only
     gained lines above it is the file's own)."""
     if _plain_import_module(stmt) is not None:
@@ -340,7 +341,14 @@ def _added_line(stmt: cst.BaseStatement, tree: cst.Module, before: set[str],
     if code in before or own_code(code, stmt) in own():
         return False
     module = _import_module(stmt) or ""
-    return module not in old_from and (module in movable or _section(module, first_party) < 3)
+    if module in old_from:
+        return False
+    if module in movable or _section(module, first_party) < 3:
+        return True
+    # ``from pkg import runtime``: it imports what ``from pkg.runtime import ...`` does.
+    names = stmt.body[0].names
+    return not isinstance(names, cst.ImportStar) and all(
+        isinstance(alias.name, cst.Name) and f"{module}.{alias.name.value}" in movable for alias in names)
 
 
 def _blank_line_before(

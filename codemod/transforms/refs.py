@@ -12,6 +12,7 @@ from libcst.codemod.visitors import AddImportsVisitor
 
 from codemod.analysis.classes import FileFacts
 from codemod.planning.plan import FEATURES_NAME, Plan
+from codemod.runtime.emit import gained_by_rewrites
 from codemod.types import PARAMETER_QUALNAMES
 
 
@@ -24,6 +25,10 @@ class FileRefs:
         self.context = context
         self.module = ff.module_name
         self._taken = set(ff.globals) | set(ff.bindings)
+        if plan.star_held is not None:
+            # A name added here reaches the modules that star-import this one, and may
+            # replace one this one's own star imports gave it.
+            self._taken |= set(plan.star_held(self.module, gained_by_rewrites(len(plan.runtime_modules))))
         self._imported: dict[tuple[str, str], str] = {}
         #: Names this file defines after conversion (wraps, method functions...).
         self.local_defs: set[str] = set()

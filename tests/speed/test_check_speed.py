@@ -28,8 +28,9 @@ FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 
 @pytest.mark.skipif(not parallel.fork_available(), reason="needs fork")
 def test_check_forks_the_proofs_and_escapes_and_screens_in_one_process(monkeypatch):
-    """``check`` (no conversion) with 2 jobs: the value proofs, the two tree-wide screens
-    and the escape search each run in a forked process (beside the planning), and the
+    """``check`` (no conversion) with 2 jobs: the search for star imports (while this
+    process parses), the value proofs, the two tree-wide screens and the escape search
+    each run in a forked process (beside the planning), and the
     leftover scan, which converts nothing, runs in this process (``scan_leftovers``: no
     pool, and no LibCST where the screen decides every file, as here). ``apply``
     forks the screens and the candidate search, makes the proofs itself (so that the
@@ -44,7 +45,7 @@ def test_check_forks_the_proofs_and_escapes_and_screens_in_one_process(monkeypat
     scanned: list[bool] = []
 
     def background(fn, jobs):
-        backgrounds.append((fn.func.__name__, jobs))
+        backgrounds.append((getattr(fn, "func", fn).__name__, jobs))
         return real_background(fn, jobs)
 
     def convert_all(paths, plan, result, jobs, *args, **kwargs):
@@ -64,8 +65,8 @@ def test_check_forks_the_proofs_and_escapes_and_screens_in_one_process(monkeypat
     monkeypatch.setattr(plan_rounds, "convert_all", convert_all)
     monkeypatch.setattr(plan_rounds, "class_value_proofs", class_value_proofs)
     monkeypatch.setattr(plan_rounds, "scan_leftovers", scan_leftovers)
-    forked = {False: [("class_value_proofs", 2), ("field_target_uses", 2), ("type_member_uses", 2),
-                      ("_escaped_list", 2)],
+    forked = {False: [("star_importers", 2), ("class_value_proofs", 2), ("field_target_uses", 2),
+                      ("type_member_uses", 2), ("_escaped_list", 2)],
               True: [("_unreached_uses", 2), ("_rewrite_targets_and_imports", 2), ("_escaped_list", 2)]}
     for convert in (False, True):
         backgrounds.clear()
@@ -137,7 +138,7 @@ def test_check_parses_the_mentioning_files_before_forking_the_proofs(monkeypatch
     real_background = parallel.Background
 
     def background(fn, jobs):
-        parsed_at_fork[fn.func.__name__] = set(python_trees._TREES)
+        parsed_at_fork[getattr(fn, "func", fn).__name__] = set(python_trees._TREES)
         return real_background(fn, jobs)
 
     monkeypatch.setattr(parallel, "Background", background)
