@@ -177,6 +177,8 @@ class HierarchyChecks(Relays):
                                                              *factory.params, *factory.kwonly_params]
                     if p.default is not None}
         source = "__new__" if plan.new is not None else "Parameter"
+        if with_init:
+            _check_positions(plan, with_init, source)
         for p in with_init:
             init = p.init
             assert init is not None
@@ -261,3 +263,35 @@ class HierarchyChecks(Relays):
         return NewFacts(params=composed.params, call_args=composed.call_args,
                         docstring=composed.docstring, prelude=composed.prelude,
                         post=composed.post)
+
+
+def _check_positions(plan: ClassPlan, with_init: list[ClassPlan], source: str) -> None:
+    """A call's positional arguments reach ``__new__`` (else ``Parameter.__new__``) and
+    the first ``__init__`` of the MRO by position, each under its own name there; the
+    factory takes ``__new__``'s names and passes each on by name. Where the ``__init__``
+    names a position otherwise, a positional call gave its parameter the argument, and
+    the factory gives it its own default, or the factory's argument of that name:
+    refused. Left: a parameter that is neither (no default, no factory parameter of that
+    name), for which the factory's call raises ``TypeError`` (loudly; keyword calls, the
+    rule in engines, convert as before), and a call that raised anyway: the ``__init__``
+    does not take ``__new__``'s name by position, and an ``__init__`` of the chain needs
+    it (no default), so it had none (vLLM's ``_ColumnvLLMParameter.__init__(self,
+    output_dim, **kwargs)`` beside ``__new__(cls, data, **kwargs)``, with a base
+    ``__init__`` that needs ``data``)."""
+    factory = plan.factory_params
+    given = [p.name.value for p in [*factory.posonly_params, *factory.params]]
+    first = with_init[0]
+    init = first.init
+    assert init is not None
+    taken = [p.name.value for p in [*init.params.posonly_params, *init.params.params]][1:]
+    needed = {name for p in with_init for name in p.init.param_names  # type: ignore[union-attr]
+              if name not in p.init.defaults}  # type: ignore[union-attr]
+    builder = "Parameter.__new__" if source == "Parameter" else source
+    for at, (outer, inner) in enumerate(zip(given, taken)):
+        if outer == inner or (outer not in taken and outer in needed) \
+                or (inner not in init.defaults and inner not in given):
+            continue
+        raise Refuse(f"{first.name}.__init__ takes a call's argument {at + 1} as {inner!r}, "
+                     f"which {builder} takes as {outer!r}; the factory passes it on as {outer!r}, "
+                     f"so a positional call would give {inner!r} "
+                     + (f"its default `{init.defaults[inner]}`" if inner not in given else "another argument"))

@@ -396,6 +396,64 @@ def test_a_nullable_property_named_like_a_tensor_member_is_refused(tmp_path, cap
     assert "property 'dim' is absent while its field is None" in err, err
 
 
+@pytest.mark.parametrize(("params", "call"), [
+    pytest.param('''
+        import torch
+        from torch.nn import Parameter
+
+
+        class Two(Parameter):
+            def __init__(self, data, scale=2):
+                self.scale = scale
+        ''', "m.Two(torch.zeros(2), False)", id="no-new-second-argument"),
+    pytest.param('''
+        import torch
+        from torch.nn import Parameter
+
+
+        class Two(Parameter):
+            def __new__(cls, data, loader=None):
+                return super().__new__(cls, data, requires_grad=False)
+
+            def __init__(self, data, scale=2):
+                self.scale = scale
+        ''', "m.Two(torch.zeros(2), 5)", id="new-and-init-name-it-otherwise"),
+    pytest.param('''
+        import torch
+        from torch.nn import Parameter
+
+
+        class Two(Parameter):
+            def __new__(cls, data, axis=0, scale=1, **kw):
+                return super().__new__(cls, data, requires_grad=False)
+
+            def __init__(self, data, scale, axis=0, **kw):
+                self.scale = scale
+                self.axis = axis
+        ''', "m.Two(torch.zeros(2), 5, 7)", id="positions-swapped"),
+    pytest.param('''
+        import torch
+        from torch.nn import Parameter
+
+
+        class Two(Parameter):
+            def __new__(cls, data, axis=0, scale=1, **kw):
+                return super().__new__(cls, data, requires_grad=False)
+
+            def __init__(self, data, scale, **kw):
+                self.scale = scale
+        ''', "m.Two(torch.zeros(2), 5)", id="init-name-a-later-new-parameter"),
+])
+def test_a_position_the_init_names_otherwise_with_a_default_is_refused(tmp_path, capsys, params, call):
+    """A positional call gave ``__init__``'s ``scale`` the argument ``__new__`` (or
+    ``Parameter.__new__``) took as another name; the factory passes it on by that name,
+    so ``scale`` got its default: ``p.scale`` was 2 where it was the argument."""
+    probe = ("import torch\nfrom advpkg import params as m\n\n\ndef run():\n"
+             f"    p = {call}\n    return p.scale, p.requires_grad\n")
+    err = same_behaviour(tmp_path, {"params.py": params, "probe.py": probe}, capsys)
+    assert "Two.__init__ takes a call's argument 2 as 'scale'" in err, err
+
+
 # -- open: converted, and a user can tell -----------------------------------------------------
 
 #: name -> (use.py body, why it differs). Each converts, and the probe answers otherwise.

@@ -200,7 +200,7 @@ SHADOWED = '''
 
 
     class Base(Parameter):
-        def __init__(self, data, loader=None):
+        def __init__(self, data, *, loader=None):
             self.loader = loader
 
         def load(self, w):
@@ -227,7 +227,7 @@ def test_a_kept_class_wrap_says_whom_it_serves(tmp_path, capsys):
     main(["apply", str(pkg)])
     params = (pkg / "params.py").read_text()
     assert _dedent('''
-    def wrap_base(param, data, loader=None, **kwargs):
+    def wrap_base(param, data, *, loader=None, **kwargs):
         """``Base``'s attributes, for its converted subclasses."""
         param.loader = loader
 

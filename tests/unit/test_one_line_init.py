@@ -20,7 +20,7 @@ import torch
 
 
 class Scaled(torch.nn.Parameter):
-    def __init__(self, data=None, scale=1): self.scale = scale
+    def __init__(self, data=None, *, scale=1): self.scale = scale
 
 
 def scale_of(p):
