@@ -53,6 +53,7 @@ from codemod.analysis.python_trees import identifiers_as_written
 from codemod.analysis.source_lines import char_column, physical_lines
 from codemod.analysis.text_search import names_pattern, star_import, unjoined
 from codemod.analysis.use_rules import USE_RULES, Outcome, UseKind
+from codemod.planning.made_at_run_time import made_at_run_time
 from codemod.planning.plan import Plan
 from codemod.prefilters import prefilter
 
@@ -240,6 +241,7 @@ class SafetyNet:
             elif outcome is not Outcome.KEPT and not (outcome is Outcome.VALUE and plan.value_use_kept(
                     path, node.lineno, self._column(path, node))):  # type: ignore[attr-defined]
                 out.append(_escape(node, found, how))
+        out += self._made_at_run_time(path, plan, names)
         tree = self.tree(path) if _quoted(names).search(self.texts[path]) else None
         for node, name in type_name_comparisons(tree, names) if tree is not None else ():
             how = ("the type's name is compared with the class's name, which a converted "
@@ -250,6 +252,25 @@ class SafetyNet:
             for qualname, class_plan in plan.classes.items():
                 if class_plan.converted and qualname.rpartition(".")[2] == name:
                     out.append(_escape(node, qualname, how))
+        return out
+
+    def _made_at_run_time(self, path: Path, plan: Plan, names: frozenset[str]) -> list[Escape]:
+        """Mentions of a converted class's name reached through a module of the tree that
+        makes that name when it is read (``made_at_run_time``: a module ``__getattr__``),
+        as ``getattr(pkg, "X")`` or ``import_module("pkg").X`` reach it: the rewrites
+        take it for another object. Each use but a call escapes, for every converted
+        class of that name."""
+        out: list[Escape] = []
+        for node, kind, named, reached, _how in self._mentions(path, names):
+            if USE_RULES[kind].outcome is Outcome.KEPT:
+                continue
+            for qualname in dict.fromkeys([*named, *reached]):
+                module, _, name = qualname.rpartition(".")
+                targets = [q for q, p in plan.classes.items() if p.converted and p.name == name]
+                how = made_at_run_time(self, module, name) if targets and module else None
+                if how is not None:
+                    out.extend(_escape(node, target, how) for target in targets)
+                    break
         return out
 
     def respelled_uses(self, path: Path, plan: Plan, names: frozenset[str]) -> list[Escape]:

@@ -32,6 +32,7 @@ from codemod.analysis.names import (
 from codemod.analysis.python_trees import dotted_expr
 from codemod.analysis.scope_values import names_bound_in_body, parameter_names
 from codemod.analysis.source_lines import line_text
+from codemod.planning.made_at_run_time import made_at_run_time
 from codemod.planning.safety_net import Escape, SafetyNet, dotted_mention
 
 
@@ -45,7 +46,7 @@ def unbound_imports(tree: ast.Module, path: Path, text: str,
     escapes: list[Escape] = []
 
     def report(node: ast.stmt | ast.expr, source: str, name: str) -> None:
-        how = _unbound(net, source, name, set())
+        how = made_at_run_time(net, source, name)
         if how is not None:
             for qualname in classes_named[name]:
                 escapes.append((node.lineno, node.col_offset, qualname, line_text(text, node.lineno), how))
@@ -83,30 +84,3 @@ def _attribute_reads(node: ast.AST, shadowed: frozenset[str]) -> Iterator[tuple[
         if isinstance(child, ast.Attribute):
             yield child, shadowed
         yield from _attribute_reads(child, shadowed)
-
-
-def _unbound(net: SafetyNet, source: str, name: str, seen: set[str]) -> str | None:
-    """Why ``name`` read from the module ``source`` is made at run time, or None when
-    ``source`` is no module of the tree, binds it, or may get it from a star import of a
-    module that binds it or is outside the tree."""
-    info = net.info(source)
-    if info is None or source in seen or name in info.explicit \
-            or net.module_path(f"{source}.{name}") is not None:
-        return None
-    seen.add(source)
-    bound = net.module_scope(source)
-    if bound is None or name in bound:
-        return None
-    stars = [star for star in info.stars if net.info(star) is None or net.exports(star, name)]
-    reasons = [_unbound(net, star, name, seen) for star in stars]
-    if stars:
-        # Through star imports: made at run time only where every module they name makes it.
-        return None if None in reasons else reasons[0]
-    tree = net.tree(net.module_path(source))  # type: ignore[arg-type]  # info: a file
-    lazy = tree is not None and any(isinstance(stmt, ast.FunctionDef) and stmt.name == "__getattr__"
-                                    for stmt in tree.body)
-    if lazy:
-        return (f"read from {source}, whose module `__getattr__` makes `{name}` on demand, "
-                "which no rewrite follows")
-    return (f"read from {source}, which binds no `{name}` where the rewrites look "
-            "(it is made at run time), which no rewrite follows")

@@ -658,6 +658,11 @@ FILLED_AT_RUN_TIME = ("from advpkg.api import Col", "Col",
                  ("from advpkg.lazy import *", "Col", LAZY_MODULE), id="star-import-through-all"),
     pytest.param({"lazy.py": "__all__ = ['Col']\n" + LAZY_INIT, "sub.py": "from advpkg.lazy import *\n"},
                  ("from advpkg.sub import Col", "Col", LAZY_MODULE), id="through-a-star-re-export"),
+    pytest.param({"__init__.py": LAZY_INIT}, ("import advpkg", "getattr(advpkg, 'Col')", FROM_A_LAZY_PACKAGE[2]),
+                 id="getattr-with-a-literal-name"),
+    pytest.param({"lazy.py": LAZY_INIT},
+                 ("import importlib", "importlib.import_module('advpkg.lazy').Col", LAZY_MODULE),
+                 id="module-looked-up-by-a-string"),
 ])
 def test_a_class_read_from_a_module_that_makes_it_is_refused(tmp_path, capsys, extra, read):
     """``Col`` read from a module that binds no such name: made by the package's
