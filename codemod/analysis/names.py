@@ -15,7 +15,7 @@ from pathlib import Path
 
 import libcst as cst
 
-from codemod.analysis import roots
+from codemod.analysis import python_trees, roots
 
 
 def module_name_for(path: Path) -> str:
@@ -143,6 +143,29 @@ def module_scope_bindings(text: str, path: str = "<module>") -> frozenset[str] |
         names.update(symbol.get_name() for symbol in inner.get_symbols()
                      if symbol.is_declared_global() and (symbol.is_assigned() or symbol.is_imported()))
     return frozenset(names)
+
+
+def literal_all(text: str) -> frozenset[str] | None:
+    """The names a module's ``__all__`` lists, when one top-level ``__all__ = [...]`` (or a
+    tuple) of string literals binds it and nothing else names it (no ``__all__ +=``,
+    ``.extend``, ``[:] =``, ``globals()["__all__"]``, ``module.__all__``): else None,
+    also when the module has none or does not parse."""
+    if "__all__" not in text:
+        return None
+    try:
+        tree = python_trees.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    named = [node for node in ast.walk(tree)
+             if (isinstance(node, ast.Name) and node.id == "__all__")
+             or (isinstance(node, ast.Attribute) and node.attr == "__all__")
+             or (isinstance(node, ast.Constant) and node.value == "__all__")]
+    statement = next((stmt for stmt in tree.body if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1
+                      and stmt.targets[0] in named), None)
+    if len(named) != 1 or statement is None or not isinstance(statement.value, (ast.List, ast.Tuple)):
+        return None
+    names = [e.value for e in statement.value.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+    return frozenset(names) if len(names) == len(statement.value.elts) else None
 
 
 def import_aliases(node: ast.stmt, module_name: str, is_package: bool,

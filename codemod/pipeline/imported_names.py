@@ -32,7 +32,8 @@ The other way round: ``ImportedNames.star_held(module)``
     tree's modules give it; and, unless one literal ``__all__`` says what a star import
     of it gives, each star-importer's module-scope names (CPython's symbol table,
     ``global`` in a function included), what its other star imports give it, the names
-    its own rewrite may add (``gained_by_rewrites``: with two families or more), and so
+    its own rewrite may add (its classes' generated functions; with two families or
+    more, the runtime's helpers: ``gained_by_rewrites``), and so
     on through the modules star-importing it. The rewrites never add a name it lists
     (``transforms/refs.py`` imports a helper under another name; a generated function
     with such a name refuses its classes). Not known: the names a star import of a
@@ -47,7 +48,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from codemod.analysis import python_trees
-from codemod.analysis.names import import_from_source, module_name_for, module_scope_bindings
+from codemod.analysis.names import import_from_source, literal_all, module_name_for, module_scope_bindings
 from codemod.analysis.text_search import star_import, unjoined
 from codemod.pipeline.indexing import file_import_targets
 
@@ -143,11 +144,13 @@ class ImportedNames:
         """Take what another process's ``star_importers`` gave (the same texts)."""
         self._stars = stars
 
-    def star_held(self, module: str, gained: frozenset[str] = frozenset()) -> dict[str, str]:
+    def star_held(self, module: str, gained: Callable[[str], frozenset[str]] = lambda _: frozenset(),
+                  ) -> dict[str, str]:
         """Each name a module that star imports connect with ``module`` holds -> where, in
         words (see the module doc): no name a rewrite adds to ``module`` may be one.
-        ``gained``: the names each star-importer may gain from its own rewrite
-        (``gained_by_rewrites``)."""
+        ``gained``: the names a star-importer (a module name) may gain from its own
+        rewrite (the runtime's helpers, ``gained_by_rewrites``; its classes' generated
+        functions)."""
         found = {name: f"{source}, which {module} star-imports"
                  for source in self._star_sources_of(module) for name in self._star_exports(source, set())}
         seen = {module}
@@ -158,7 +161,7 @@ class ImportedNames:
                 continue  # its ``__all__`` decides what a star import of it gives
             for path in sorted(self._star_importers().get(exporter, ())):
                 importer = module_name_for(path)
-                held = (self._module_bindings(importer) or frozenset()) | gained
+                held = (self._module_bindings(importer) or frozenset()) | gained(importer)
                 for source in self._star_sources(path):
                     if source != exporter:
                         held |= self._star_exports(source, set())
@@ -197,11 +200,11 @@ class ImportedNames:
         return self._paths
 
     def _declared_all(self, module: str) -> frozenset[str] | None:
-        """What ``module``'s ``__all__`` lists, when one literal says it (``_literal_all``);
+        """What ``module``'s ``__all__`` lists, when one literal says it (``names.literal_all``);
         else None (no ``__all__``, or one computed or bound where it may not run: the
         module's public names may all reach a star import)."""
         path = self._module_paths().get(module)
-        return _literal_all(self._texts[path]) if path is not None else None
+        return literal_all(self._texts[path]) if path is not None else None
 
     def _module_bindings(self, module: str) -> frozenset[str] | None:
         """The names ``module`` binds in its module scope (``module_scope_bindings``);
@@ -251,21 +254,3 @@ def _imported_by_call(text: str) -> frozenset[str]:
     "pkg")``); else none."""
     return frozenset({ANY_MODULE}) if _IMPORTING_CALL.search(text) is not None else frozenset()
 
-
-def _literal_all(text: str) -> frozenset[str] | None:
-    """The names a module's ``__all__`` lists, when one top-level ``__all__ = [...]`` (or
-    a tuple) of string literals is its only binding; else None."""
-    if "__all__" not in text:
-        return None
-    try:
-        tree = python_trees.parse(text)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return None
-    bindings = [node for node in ast.walk(tree) if isinstance(node, ast.Name) and node.id == "__all__"
-                and not isinstance(node.ctx, ast.Load)]
-    statement = next((stmt for stmt in tree.body if isinstance(stmt, ast.Assign)
-                      and any(target in bindings for target in stmt.targets)), None)
-    if len(bindings) != 1 or statement is None or not isinstance(statement.value, (ast.List, ast.Tuple)):
-        return None
-    names = [e.value for e in statement.value.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
-    return frozenset(names) if len(names) == len(statement.value.elts) else None

@@ -274,8 +274,8 @@ def _check_positions(plan: ClassPlan, with_init: list[ClassPlan], source: str) -
     refused. Left: a parameter that is neither (no default, no factory parameter of that
     name), for which the factory's call raises ``TypeError`` (loudly; keyword calls, the
     rule in engines, convert as before), and a call that raised anyway: the ``__init__``
-    does not take ``__new__``'s name by position, and an ``__init__`` of the chain needs
-    it (no default), so it had none (vLLM's ``_ColumnvLLMParameter.__init__(self,
+    does not take ``__new__``'s name by position, an ``__init__`` of the chain needs it
+    (no default), and no relay passes it on itself (``_relay_passes``), so it had none (vLLM's ``_ColumnvLLMParameter.__init__(self,
     output_dim, **kwargs)`` beside ``__new__(cls, data, **kwargs)``, with a base
     ``__init__`` that needs ``data``)."""
     factory = plan.factory_params
@@ -288,10 +288,35 @@ def _check_positions(plan: ClassPlan, with_init: list[ClassPlan], source: str) -
               if name not in p.init.defaults}  # type: ignore[union-attr]
     builder = "Parameter.__new__" if source == "Parameter" else source
     for at, (outer, inner) in enumerate(zip(given, taken)):
-        if outer == inner or (outer not in taken and outer in needed) \
-                or (inner not in init.defaults and inner not in given):
+        raised_anyway = outer not in taken and outer in needed and not _relay_passes(with_init, outer)
+        if outer == inner or raised_anyway or (inner not in init.defaults and inner not in given):
             continue
         raise Refuse(f"{first.name}.__init__ takes a call's argument {at + 1} as {inner!r}, "
                      f"which {builder} takes as {outer!r}; the factory passes it on as {outer!r}, "
                      f"so a positional call would give {inner!r} "
                      + (f"its default `{init.defaults[inner]}`" if inner not in given else "another argument"))
+
+
+def _relay_passes(with_init: list[ClassPlan], name: str) -> bool:
+    """Whether a relay of the chain passes the next ``__init__`` an argument for
+    ``name`` itself: by that keyword, into its position (``super().__init__(None, x)``
+    filling ``data``), or through a ``*`` spread."""
+    for at, p in enumerate(with_init):
+        init = p.init
+        assert init is not None
+        if not init.relays:
+            continue
+        args = init.super_args
+        if any(a.star == "*" or (a.keyword is not None and a.keyword.value == name) for a in args):
+            return True
+        positional = sum(1 for a in args if a.keyword is None and a.star == "")
+        if not positional:
+            continue
+        if at + 1 == len(with_init):
+            return True  # the next ``__init__`` is not one of the chain's: not known
+        following = with_init[at + 1].init
+        assert following is not None
+        slots = [q.name.value for q in [*following.params.posonly_params, *following.params.params]][1:]
+        if name in slots[:positional]:
+            return True
+    return False

@@ -11,13 +11,32 @@ unbound_imports.py`` asks this of imports and attribute reads, the safety net of
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from codemod.planning.safety_net import SafetyNet
+from pathlib import Path
+from typing import Protocol
 
 
-def made_at_run_time(net: SafetyNet, source: str, name: str, seen: set[str] | None = None) -> str | None:
+class _ModuleBindings(Protocol):
+    """What a module binds at module level (the safety net's ``_ModuleInfo``)."""
+
+    explicit: dict[str, list[str]]
+    stars: list[str]
+
+
+class TreeReader(Protocol):
+    """What this reads of the tree: ``planning.safety_net.SafetyNet`` provides it."""
+
+    def info(self, module: str) -> _ModuleBindings | None: ...
+
+    def module_path(self, module: str) -> Path | None: ...
+
+    def module_scope(self, module: str) -> frozenset[str] | None: ...
+
+    def exports(self, module: str, name: str) -> bool: ...
+
+    def tree(self, path: Path) -> ast.Module | None: ...
+
+
+def made_at_run_time(net: TreeReader, source: str, name: str, seen: set[str] | None = None) -> str | None:
     """Why ``name`` read from the module ``source`` is made at run time, or None when
     ``source`` is no module of the tree, binds it, or may get it from a star import of a
     module that binds it or is outside the tree."""

@@ -161,7 +161,7 @@ class Plan:
     #: Module -> each name a module that star imports connect with it holds -> where, in
     #: words (``ImportedNames.star_held``): a name the rewrites add to the module must be
     #: none of them. None: not known (a plan made without the tree's texts).
-    star_held: Callable[[str, frozenset[str]], dict[str, str]] | None = None
+    star_held: Callable[[str, Callable[[str], frozenset[str]]], dict[str, str]] | None = None
 
     def value_use_kept(self, path: Path, line: int, column: int) -> bool:
         """Whether the value use at ``path:line:column`` of a converted class stays valid:

@@ -87,7 +87,7 @@ class Planner(HierarchyChecks, Settling):
     def __init__(self, index: ClassIndex, allow_classes: tuple[str, ...] = (),
                  forced: dict[str, BlockingUse] | None = None, check_names: bool = True,
                  feature_prefix: str = "",
-                 star_held: Callable[[str, frozenset[str]], dict[str, str]] | None = None) -> None:
+                 star_held: Callable[[str, Callable[[str], frozenset[str]]], dict[str, str]] | None = None) -> None:
         self.index = index
         #: ``Plan.star_held``: the names star imports connect with a module.
         self.star_held = star_held
@@ -284,7 +284,7 @@ class Planner(HierarchyChecks, Settling):
         with names the module already defines (a wrap an earlier run wrote for the same
         class aside: ``earlier``); a runtime module must not replace a file ``apply`` did
         not write, and its ``Features`` members (named after the classes) must be
-        unique."""
+        unique, nor its name one a star import of its package connects with a module."""
         clashes: dict[str, Refusal] = {}
         by_runtime: dict[str, list[tuple[str, ClassPlan]]] = {}
         for qualname, p in plans.items():
@@ -292,6 +292,13 @@ class Planner(HierarchyChecks, Settling):
                 by_runtime.setdefault(p.runtime_module, []).append((qualname, p))
         for module, family in by_runtime.items():
             reason = _runtime_clash(runtimes[module], [p for _, p in family])
+            package, _, last = module.rpartition(".")
+            if reason is None and package and self.star_held is not None:
+                # Importing the runtime module makes it an attribute of its package, which
+                # a star import of the package then gives.
+                held = self.star_held(package, lambda _: gained_by_rewrites(len(runtimes)))
+                if last in held:
+                    reason = f"the runtime module's name {last!r} is already used in {held[last]}"
             if reason is not None:
                 for qualname, p in family:
                     clashes[qualname] = Refusal(p.facts.path, p.facts.line, p.name, reason)
@@ -300,18 +307,18 @@ class Planner(HierarchyChecks, Settling):
             converted = p.converted and qualname not in clashes
             if converted or p.shadow:
                 by_module.setdefault(p.facts.module, []).append((qualname, p, converted))
+        helpers = gained_by_rewrites(len(runtimes))
+        generated_in = {module: frozenset(_generated_names(group)) for module, group in by_module.items()}
+
+        def gained(importer: str) -> frozenset[str]:
+            return helpers | generated_in.get(importer, frozenset())
         for module, group in by_module.items():
             ff = self.index.files[module]
-            star_held = {} if self.star_held is None else self.star_held(module, gained_by_rewrites(len(runtimes)))
+            star_held = {} if self.star_held is None else self.star_held(module, gained)
             taken = set(ff.globals) | set(ff.bindings) | set(star_held)
             taken -= {p.name for _, p, converted in group if converted}
             taken -= {p.wrap_name for qualname, p, _ in group if qualname in earlier}
-            generated: list[str] = []
-            for _, p, converted in group:
-                generated.append(p.wrap_name)
-                if converted:
-                    generated += [*p.method_funcs.values(), *p.constants.values(),
-                                  *p.static_funcs.values()]
+            generated = _generated_names(group)
             seen: set[str] = set()
             for name in generated:
                 if name in taken or name in seen:
@@ -325,6 +332,18 @@ class Planner(HierarchyChecks, Settling):
                     break
                 seen.add(name)
         return clashes
+
+
+def _generated_names(group: list[tuple[str, ClassPlan, bool]]) -> list[str]:
+    """The functions a module's rewrite defines for its classes ``group`` (qualname, plan,
+    converted): each one's wrap, and a converted one's methods, constants and static
+    methods."""
+    generated: list[str] = []
+    for _, p, converted in group:
+        generated.append(p.wrap_name)
+        if converted:
+            generated += [*p.method_funcs.values(), *p.constants.values(), *p.static_funcs.values()]
+    return generated
 
 
 def _mark_written_wraps(plans: dict[str, ClassPlan], earlier: set[str]) -> None:
@@ -373,7 +392,7 @@ def _runtime_clash(runtime: RuntimeModule, family: list[ClassPlan]) -> str | Non
 def build_plan(index: ClassIndex, allow_classes: tuple[str, ...] = (),
                forced: dict[str, BlockingUse] | None = None, allow_value_uses: bool = False,
                feature_prefix: str = "", check_names: bool = True,
-               star_held: Callable[[str, frozenset[str]], dict[str, str]] | None = None) -> Plan:
+               star_held: Callable[[str, Callable[[str], frozenset[str]]], dict[str, str]] | None = None) -> Plan:
     """Plan every Parameter class of ``index``. With ``check_names`` False, a class whose
     generated names clash stays converted and the clash is only recorded
     (``Plan.name_clashes``): such a plan is never carried out. ``star_held``: see

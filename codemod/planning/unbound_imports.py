@@ -20,17 +20,19 @@ Not reported
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
 from codemod.analysis.names import (
     import_from_source,
     import_targets,
+    literal_all,
     module_name_for,
     statements_in_scope,
 )
 from codemod.analysis.python_trees import dotted_expr
-from codemod.analysis.scope_values import names_bound_in_body, parameter_names
+from codemod.analysis.scope_values import names_bound_by, names_bound_in_body, parameter_names, walk_scope
 from codemod.analysis.source_lines import line_text
 from codemod.planning.made_at_run_time import made_at_run_time
 from codemod.planning.safety_net import Escape, SafetyNet, dotted_mention
@@ -58,10 +60,7 @@ def unbound_imports(tree: ast.Module, path: Path, text: str,
                 if alias.name in classes_named:
                     report(node, source, alias.name)
                 elif alias.name == "*":
-                    # With ``__all__``, a star import reads each name it lists from the
-                    # module, through its ``__getattr__`` too.
-                    info = net.info(source)
-                    for name in sorted(set(info.declared_all or ()) & set(classes_named) if info else ()):
+                    for name in _star_read(net, source, text, classes_named):
                         report(node, source, name)
     modules = {local: full for local, full in import_targets(tree, module, is_package)
                if net.module_path(full) is not None}
@@ -74,13 +73,44 @@ def unbound_imports(tree: ast.Module, path: Path, text: str,
     return escapes
 
 
-def _attribute_reads(node: ast.AST, shadowed: frozenset[str]) -> Iterator[tuple[ast.Attribute, frozenset[str]]]:
-    """Each ``x.attr`` below ``node``, with the names a function around it binds itself
-    (a parameter or local named like an imported module is not the module)."""
+def _star_read(net: SafetyNet, source: str, text: str, classes_named: dict[str, list[str]]) -> list[str]:
+    """The converted classes' names ``from source import *`` may read from ``source``
+    by name, and so through its ``__getattr__``: with ``__all__``, each name it lists
+    (any name the importing ``text`` spells, when the list is not one literal)."""
+    scope = net.module_scope(source)
+    path = net.module_path(source)
+    if scope is None or path is None or "__all__" not in scope:
+        return []  # without ``__all__`` a star import reads the namespace, no ``__getattr__``
+    listed = literal_all(net.texts[path])
+    if listed is not None:
+        return sorted(listed & set(classes_named))
+    return sorted(name for name in classes_named if re.search(rf"(?<!\w){re.escape(name)}(?!\w)", text))
+
+
+def _attribute_reads(node: ast.AST, shadowed: frozenset[str], outside: frozenset[str] | None = None,
+                     ) -> Iterator[tuple[ast.Attribute, frozenset[str]]]:
+    """Each ``x.attr`` below ``node``, with the names a scope around it binds itself
+    other than by an import (a function's parameter or local, a comprehension's target,
+    a class body's name, named like an imported module, is not the module). ``outside``:
+    inside a class body, the names shadowed around the class (what its methods see)."""
     for child in ast.iter_child_nodes(node):
         if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
-            yield from _attribute_reads(child, shadowed | parameter_names(child) | names_bound_in_body(child))
-            continue
-        if isinstance(child, ast.Attribute):
-            yield child, shadowed
-        yield from _attribute_reads(child, shadowed)
+            own = parameter_names(child) | (names_bound_in_body(child) - _imported_in(child))
+            yield from _attribute_reads(child, (shadowed if outside is None else outside) | own)
+        elif isinstance(child, ast.ClassDef):
+            own = names_bound_in_body(child) - _imported_in(child)
+            yield from _attribute_reads(child, shadowed | own, shadowed if outside is None else outside)
+        elif isinstance(child, (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
+            targets = names_bound_by(n for g in child.generators for n in ast.walk(g.target))
+            yield from _attribute_reads(child, shadowed | targets, outside)
+        else:
+            if isinstance(child, ast.Attribute):
+                yield child, shadowed
+            yield from _attribute_reads(child, shadowed, outside)
+
+
+def _imported_in(scope: ast.AST) -> set[str]:
+    """The names the import statements of ``scope``'s own body bind."""
+    body = scope.body if isinstance(scope.body, list) else []  # type: ignore[attr-defined]
+    return {(alias.asname or alias.name).split(".")[0] for node in walk_scope(body)
+            if isinstance(node, (ast.Import, ast.ImportFrom)) for alias in node.names}

@@ -28,7 +28,8 @@ class FileRefs:
         if plan.star_held is not None:
             # A name added here reaches the modules that star-import this one, and may
             # replace one this one's own star imports gave it.
-            self._taken |= set(plan.star_held(self.module, gained_by_rewrites(len(plan.runtime_modules))))
+            helpers = gained_by_rewrites(len(plan.runtime_modules))
+            self._taken |= set(plan.star_held(self.module, lambda _: helpers))
         self._imported: dict[tuple[str, str], str] = {}
         #: Names this file defines after conversion (wraps, method functions...).
         self.local_defs: set[str] = set()

@@ -102,6 +102,10 @@ REPLACED = {
     "bound-through-global": (
         {}, "def setup():\n    global Features\n    from advpkg.flags import Features as F\n"
             "    Features = F\n\n\nsetup()\nfrom advpkg.api import *  # noqa"),
+    "all-extended-later": (
+        {"api.py": "__all__ = ['is_col']\n" + API
+                   + "__all__.extend(n for n in list(globals()) if not n.startswith('_'))\n"},
+        "from advpkg.flags import Features\nfrom advpkg.api import *"),
     "own-star-import": ({}, "from advpkg.params import Col\nfrom advpkg.flags import *\n\n\n"
                             "def is_col(p):\n    return isinstance(p, Col)"),
 }
@@ -139,3 +143,32 @@ def test_the_features_of_another_family_star_imported_below_do_not_replace_its_o
              "probe.py": _probe("user")}
     same_behaviour(tmp_path, files, capsys)
     assert "def Col(" in _converted(tmp_path, "params.py") and "def Row(" in _converted(tmp_path, "params2.py")
+
+
+def test_a_generated_function_of_the_star_importers_own_family_refuses_the_other(tmp_path, capsys):
+    """``user.py`` defines a family whose ``Col`` gets a ``wrap_col`` too, then
+    star-imports ``params.py``, whose ``wrap_col`` would replace it (``Sub``'s factory
+    looks ``wrap_col`` up when it runs)."""
+    other = (BASE.replace("class Base(", "class BaseB(").replace("(Base)", "(BaseB)")
+             .replace("self.axis = axis", "self.width = axis"))
+    files = {"params.py": BASE,
+             "user.py": other + "\n\nclass Sub(Col):\n    def __init__(self, depth=7, **kwargs):\n"
+                        "        super().__init__(**kwargs)\n        self.depth = depth\n\n\n"
+                        "from advpkg.params import *  # noqa\n\n\n"
+                        "def describe():\n    p = Sub(data=torch.zeros(1))\n"
+                        "    return sorted(k for k, v in vars(p).items() if not k.startswith('_') and not callable(v))\n",
+             "probe.py": _probe("user")}
+    err = same_behaviour(tmp_path, files, capsys)
+    assert "the generated name 'wrap_col' is already used in advpkg.user, which star-imports " \
+           "advpkg.params" in err, err
+
+
+def test_the_runtime_module_a_star_import_of_its_package_gives_refuses_the_family(tmp_path, capsys):
+    """Importing the runtime module makes it an attribute of its package; ``from
+    advpkg import *`` (no ``__all__``) then gave it, replacing ``user.py``'s own name."""
+    files = {"__init__.py": BASE, "user.py": "param_features = 'mine'\nparams_features = 'mine too'\n"
+                                               "from advpkg import *  # noqa\n\n\n"
+                                               "def describe():\n    return param_features, params_features\n",
+             "probe.py": _probe("user")}
+    err = same_behaviour(tmp_path, files, capsys)
+    assert "the runtime module's name" in err, err
