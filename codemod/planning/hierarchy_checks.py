@@ -275,9 +275,9 @@ def _check_positions(plan: ClassPlan, with_init: list[ClassPlan], source: str) -
     name), for which the factory's call raises ``TypeError`` (loudly; keyword calls, the
     rule in engines, convert as before), and a call that raised anyway: the ``__init__``
     does not take ``__new__``'s name by position, an ``__init__`` of the chain needs it
-    (no default), and no relay passes it on itself (``_relay_passes``), so it had none (vLLM's ``_ColumnvLLMParameter.__init__(self,
-    output_dim, **kwargs)`` beside ``__new__(cls, data, **kwargs)``, with a base
-    ``__init__`` that needs ``data``)."""
+    (no default), and no relay passes it on itself (``_relay_passes``), so it had none
+    (vLLM's ``_ColumnvLLMParameter.__init__(self, output_dim, **kwargs)`` beside
+    ``__new__(cls, data, **kwargs)``, with a base ``__init__`` that needs ``data``)."""
     factory = plan.factory_params
     given = [p.name.value for p in [*factory.posonly_params, *factory.params]]
     first = with_init[0]

@@ -290,13 +290,14 @@ class Planner(HierarchyChecks, Settling):
         for qualname, p in plans.items():
             if (p.converted or p.shadow) and p.runtime_module in runtimes:
                 by_runtime.setdefault(p.runtime_module, []).append((qualname, p))
+        helpers = gained_by_rewrites(len(runtimes))
         for module, family in by_runtime.items():
             reason = _runtime_clash(runtimes[module], [p for _, p in family])
             package, _, last = module.rpartition(".")
             if reason is None and package and self.star_held is not None:
                 # Importing the runtime module makes it an attribute of its package, which
                 # a star import of the package then gives.
-                held = self.star_held(package, lambda _: gained_by_rewrites(len(runtimes)))
+                held = self.star_held(package, lambda _: helpers)
                 if last in held:
                     reason = f"the runtime module's name {last!r} is already used in {held[last]}"
             if reason is not None:
@@ -307,7 +308,6 @@ class Planner(HierarchyChecks, Settling):
             converted = p.converted and qualname not in clashes
             if converted or p.shadow:
                 by_module.setdefault(p.facts.module, []).append((qualname, p, converted))
-        helpers = gained_by_rewrites(len(runtimes))
         generated_in = {module: frozenset(_generated_names(group)) for module, group in by_module.items()}
 
         def gained(importer: str) -> frozenset[str]:

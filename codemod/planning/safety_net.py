@@ -261,12 +261,16 @@ class SafetyNet:
         take it for another object. Each use but a call escapes, for every converted
         class of that name."""
         out: list[Escape] = []
+        converted_named: dict[str, list[str]] = {}
+        for qualname, class_plan in plan.classes.items():
+            if class_plan.converted:
+                converted_named.setdefault(class_plan.name, []).append(qualname)
         for node, kind, named, reached, _how in self._mentions(path, names):
             if USE_RULES[kind].outcome is Outcome.KEPT:
                 continue
             for qualname in dict.fromkeys([*named, *reached]):
                 module, _, name = qualname.rpartition(".")
-                targets = [q for q, p in plan.classes.items() if p.converted and p.name == name]
+                targets = converted_named.get(name, [])
                 how = made_at_run_time(self, module, name) if targets and module else None
                 if how is not None:
                     out.extend(_escape(node, target, how) for target in targets)

@@ -20,7 +20,6 @@ Not reported
 from __future__ import annotations
 
 import ast
-import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -36,6 +35,7 @@ from codemod.analysis.scope_values import names_bound_by, names_bound_in_body, p
 from codemod.analysis.source_lines import line_text
 from codemod.planning.made_at_run_time import made_at_run_time
 from codemod.planning.safety_net import Escape, SafetyNet, dotted_mention
+from codemod.prefilters import mentioned
 
 
 def unbound_imports(tree: ast.Module, path: Path, text: str,
@@ -84,7 +84,7 @@ def _star_read(net: SafetyNet, source: str, text: str, classes_named: dict[str, 
     listed = literal_all(net.texts[path])
     if listed is not None:
         return sorted(listed & set(classes_named))
-    return sorted(name for name in classes_named if re.search(rf"(?<!\w){re.escape(name)}(?!\w)", text))
+    return sorted(mentioned(text, frozenset(classes_named)))
 
 
 def _attribute_reads(node: ast.AST, shadowed: frozenset[str], outside: frozenset[str] | None = None,

@@ -717,29 +717,24 @@ def test_a_lazy_module_imported_inside_the_function_is_followed(tmp_path, capsys
     assert LAZY_MODULE in err, err
 
 
-def test_a_comprehension_or_class_body_name_like_a_module_is_not_the_module(tmp_path, capsys):
-    files = {
-        "params.py": BASE,
-        "cfg.py": "X = 1\n",
-        "user.py": "import types\n\nimport torch\n\nfrom advpkg import cfg\nfrom advpkg.params import Col\n\n"
-                   "OBJS = [types.SimpleNamespace(Col=1)]\nCOLS = [cfg.Col for cfg in OBJS]\n\n\n"
-                   "class Holder:\n    cfg = types.SimpleNamespace(Col=2)\n    C = cfg.Col\n\n\n"
-                   "def results():\n    return COLS, Holder.C, isinstance(Col(data=torch.zeros(1)), Col)\n",
-        "probe.py": RESULTS_PROBE.replace("advpkg.use", "advpkg.user"),
-    }
-    err = same_behaviour(tmp_path, files, capsys)
-    assert "def Col(" in (tmp_path / "after" / "advpkg" / "params.py").read_text(), err
-
-
-def test_a_parameter_named_like_a_module_is_not_the_module(tmp_path, capsys):
-    """``def pick(cfg): return cfg.Col`` reads the argument, not the module ``cfg``
-    imported above, which binds no ``Col``: the family converts."""
+@pytest.mark.parametrize("body", [
+    pytest.param("OBJS = [types.SimpleNamespace(Col=1)]\nCOLS = [cfg.Col for cfg in OBJS]\n\n\n"
+                 "class Holder:\n    cfg = types.SimpleNamespace(Col=2)\n    C = cfg.Col\n\n\n"
+                 "def results():\n    return COLS, Holder.C, isinstance(Col(data=torch.zeros(1)), Col)\n",
+                 id="comprehension-target-and-class-body-name"),
+    pytest.param("def pick(cfg):\n    return cfg.Col\n\n\ndef results():\n"
+                 "    return pick(types.SimpleNamespace(Col=1)), isinstance(Col(data=torch.zeros(1)), Col)\n",
+                 id="function-parameter"),
+])
+def test_a_name_like_a_module_bound_in_an_inner_scope_is_not_the_module(tmp_path, capsys, body):
+    """``def pick(cfg): return cfg.Col`` reads the argument, a comprehension's ``cfg``
+    its target, a class body's ``cfg`` its own: not the module ``cfg`` imported above,
+    which binds no ``Col``. The family converts."""
     files = {
         "params.py": BASE,
         "cfg.py": "X = 1\n",
         "user.py": "import types\n\nimport torch\n\nfrom advpkg import cfg\nfrom advpkg.params import Col\n\n\n"
-                   "def pick(cfg):\n    return cfg.Col\n\n\ndef results():\n"
-                   "    return pick(types.SimpleNamespace(Col=1)), isinstance(Col(data=torch.zeros(1)), Col)\n",
+                   + body,
         "probe.py": RESULTS_PROBE.replace("advpkg.use", "advpkg.user"),
     }
     err = same_behaviour(tmp_path, files, capsys)

@@ -20,6 +20,8 @@ torch = pytest.importorskip("torch")
 API = "from advpkg.params import Col\n\n\ndef is_col(p):\n    return isinstance(p, Col)\n"
 FLAGS = "import enum\n\n\nclass Features(enum.Enum):\n    FAST = 1\n"
 DESCRIBE = "\n\ndef describe():\n    return Features.FAST.name\n"
+#: The refusal of the family whose ``wrap_col`` a star import would carry into ``user.py``.
+WRAP_COL_HELD = "the generated name 'wrap_col' is already used in advpkg.user, which star-imports advpkg.params"
 
 
 def _probe(module: str) -> str:
@@ -66,16 +68,31 @@ def test_a_module_with_all_imports_the_helpers_under_their_names(tmp_path, capsy
     assert "import Features, has_param_feature\n" in _converted(tmp_path, "api.py")
 
 
-def test_a_generated_function_a_star_importer_defines_refuses_its_classes(tmp_path, capsys):
-    """``user.py`` defines ``wrap_col`` and then star-imports the module that defines
-    ``Col``: the generated ``wrap_col`` would replace it."""
-    files = {"params.py": BASE,
-             "user.py": "def wrap_col(x):\n    return 'mine'\n\n\nfrom advpkg.params import *  # noqa\n\n\n"
-                        "def describe():\n    return wrap_col(1)\n",
-             "probe.py": _probe("user")}
+#: ``user.py`` bodies that hold a ``wrap_col`` of their own and then star-import the
+#: module that defines ``Col``, whose generated ``wrap_col`` would replace it: defined
+#: there, bound through ``global``, or generated for ``user.py``'s own family's ``Col``
+#: (``Sub``'s factory looks ``wrap_col`` up when it runs).
+WRAP_COL_OWNERS = {
+    "defined": "def wrap_col(x):\n    return 'mine'\n\n\nfrom advpkg.params import *  # noqa\n\n\n"
+               "def describe():\n    return wrap_col(1)\n",
+    "bound-through-global": "def setup():\n    global wrap_col\n\n    def wrap_col(x):\n        return 'mine'\n\n\n"
+                            "setup()\nfrom advpkg.params import *  # noqa\n\n\n"
+                            "def describe():\n    return wrap_col(1)\n",
+    "generated-for-its-own-family": (
+        BASE.replace("class Base(", "class BaseB(").replace("(Base)", "(BaseB)").replace("self.axis = axis", "self.width = axis")
+        + "\n\nclass Sub(Col):\n    def __init__(self, depth=7, **kwargs):\n"
+          "        super().__init__(**kwargs)\n        self.depth = depth\n\n\n"
+          "from advpkg.params import *  # noqa\n\n\n"
+          "def describe():\n    p = Sub(data=torch.zeros(1))\n"
+          "    return sorted(k for k, v in vars(p).items() if not k.startswith('_') and not callable(v))\n"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(WRAP_COL_OWNERS))
+def test_a_generated_function_a_star_importer_holds_refuses_its_classes(tmp_path, capsys, case):
+    files = {"params.py": BASE, "user.py": WRAP_COL_OWNERS[case], "probe.py": _probe("user")}
     err = same_behaviour(tmp_path, files, capsys)
-    assert "the generated name 'wrap_col' is already used in advpkg.user, which star-imports " \
-           "advpkg.params" in err, err
+    assert WRAP_COL_HELD in err, err
     assert "class Col(" in _converted(tmp_path, "params.py")
 
 
@@ -120,17 +137,6 @@ def test_a_name_held_otherwise_is_not_replaced(tmp_path, capsys, case):
     assert "def Col(" in _converted(tmp_path, "params.py")
 
 
-def test_a_generated_function_bound_through_global_refuses_its_classes(tmp_path, capsys):
-    files = {"params.py": BASE,
-             "user.py": "def setup():\n    global wrap_col\n\n    def wrap_col(x):\n        return 'mine'\n\n\n"
-                        "setup()\nfrom advpkg.params import *  # noqa\n\n\n"
-                        "def describe():\n    return wrap_col(1)\n",
-             "probe.py": _probe("user")}
-    err = same_behaviour(tmp_path, files, capsys)
-    assert "the generated name 'wrap_col' is already used in advpkg.user, which star-imports " \
-           "advpkg.params" in err, err
-
-
 def test_the_features_of_another_family_star_imported_below_do_not_replace_its_own(tmp_path, capsys):
     """``user.py`` checks a class of one family, then star-imports a module whose own
     rewrite imports the other family's ``Features``."""
@@ -143,24 +149,6 @@ def test_the_features_of_another_family_star_imported_below_do_not_replace_its_o
              "probe.py": _probe("user")}
     same_behaviour(tmp_path, files, capsys)
     assert "def Col(" in _converted(tmp_path, "params.py") and "def Row(" in _converted(tmp_path, "params2.py")
-
-
-def test_a_generated_function_of_the_star_importers_own_family_refuses_the_other(tmp_path, capsys):
-    """``user.py`` defines a family whose ``Col`` gets a ``wrap_col`` too, then
-    star-imports ``params.py``, whose ``wrap_col`` would replace it (``Sub``'s factory
-    looks ``wrap_col`` up when it runs)."""
-    other = (BASE.replace("class Base(", "class BaseB(").replace("(Base)", "(BaseB)")
-             .replace("self.axis = axis", "self.width = axis"))
-    files = {"params.py": BASE,
-             "user.py": other + "\n\nclass Sub(Col):\n    def __init__(self, depth=7, **kwargs):\n"
-                        "        super().__init__(**kwargs)\n        self.depth = depth\n\n\n"
-                        "from advpkg.params import *  # noqa\n\n\n"
-                        "def describe():\n    p = Sub(data=torch.zeros(1))\n"
-                        "    return sorted(k for k, v in vars(p).items() if not k.startswith('_') and not callable(v))\n",
-             "probe.py": _probe("user")}
-    err = same_behaviour(tmp_path, files, capsys)
-    assert "the generated name 'wrap_col' is already used in advpkg.user, which star-imports " \
-           "advpkg.params" in err, err
 
 
 def test_the_runtime_module_a_star_import_of_its_package_gives_refuses_the_family(tmp_path, capsys):
