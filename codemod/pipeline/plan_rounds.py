@@ -7,7 +7,6 @@ undecodable files once the plan is known."""
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -17,19 +16,18 @@ from codemod.analysis.class_values import ClassValues, prove_class_values
 from codemod.analysis.index import ClassIndex
 from codemod.analysis.names import module_name_for
 from codemod.pipeline.converted import Converted
+from codemod.pipeline.escape_search import by_file, escaped_list, looked_up_list
 from codemod.pipeline.imported_names import ImportedNames
-from codemod.pipeline.indexing import file_import_targets, hierarchy_names
+from codemod.pipeline.indexing import hierarchy_names
 from codemod.pipeline.leftover_scan import leftovers_before_proofs, scan_leftovers
 from codemod.pipeline.results import Progress, RunResult
 from codemod.pipeline.rewrite_reach import loaded_by_runtime, may_hold_shapes, rewritten_classes
 from codemod.pipeline.runtime_cycles import cyclic_runtime_uses
+from codemod.planning.computed_lookups import Heads, file_heads
 from codemod.planning.field_targets import field_target_uses
-from codemod.planning.misnamed_imports import TreeModules, misnamed_imports
 from codemod.planning.plan import Plan, build_plan
-from codemod.planning.rebound_names import rebound_class_names
-from codemod.planning.safety_net import Escape, SafetyNet, dotted_mention
+from codemod.planning.safety_net import SafetyNet
 from codemod.planning.type_members import type_member_uses
-from codemod.planning.unbound_imports import unbound_imports
 from codemod.prefilters import inert, may_define_root, prefilter
 from codemod.types import BlockingUse, FileResult, Options, Outcome, UseForm
 
@@ -98,10 +96,14 @@ def settle_plan(result: RunResult, index: ClassIndex, options: Options,
     # plans and looks for candidates: the proofs' process, the escape search and the
     # screens share those trees.
     proving = None
+    reading_heads: parallel.Background | None = None
+    heads: dict[Path, Heads] | None = None
     if not convert:
         # Where star imports are (which the plan asks of names it adds) is read by a
         # forked process while this one parses.
         stars = parallel.Background(imported.star_importers, options.jobs)
+        # So is what each text may read modules' members through (the escape search's).
+        reading_heads = parallel.Background(functools.partial(file_heads, texts), options.jobs)
         _parse_texts(_texts_to_parse(result, index, []))
         imported.adopt_star_importers(stars.result())
         proving = parallel.Background(functools.partial(class_value_proofs, result, index, texts),
@@ -160,8 +162,11 @@ def settle_plan(result: RunResult, index: ClassIndex, options: Options,
         plan.imported_elsewhere = imported.kept
         # Asked only if the round finds no leftover; a forked process looks for them
         # while the candidates are converted.
-        escaping = parallel.Background(functools.partial(_escaped_list, plan, result, net),
-                                       options.jobs)
+        if reading_heads is not None:
+            heads, reading_heads = reading_heads.result(), None
+        escaping = [parallel.Background(functools.partial(escaped_list, plan, result, net), options.jobs),
+                    parallel.Background(functools.partial(looked_up_list, plan, result, net, heads),
+                                        options.jobs)]
         # ``check`` only screens for leftovers (CPython's trees, parsed above): one process
         # does that while the forked one looks for escapes; ``apply`` converts in a pool.
         if convert:
@@ -181,10 +186,11 @@ def settle_plan(result: RunResult, index: ClassIndex, options: Options,
                                       if chain is not None
                                       else BlockingUse(path, line, code, UseForm.CLASS))
         if new_forced == forced:
-            for path, (line, _col, qual, code, how) in escaping.result():
+            for path, (line, _col, qual, code, how) in by_file(escaping):
                 new_forced.setdefault(qual, BlockingUse(path, line, code, UseForm.ESCAPE, escape=how))
         else:
-            escaping.discard()
+            for search in escaping:
+                search.discard()
         if new_forced == forced:
             if plan.name_clashes:
                 check_names = True  # every other reason is known: refuse the clashes
@@ -298,63 +304,6 @@ def _unreached(screening: list[parallel.Background]) -> dict[str, BlockingUse]:
     for screen in screening:
         found.update(screen.result())
     return found
-
-
-def _escaped_list(plan: Plan, result: RunResult, net: SafetyNet) -> list[tuple[Path, Escape]]:
-    return list(_escaped_uses(plan, result, net))
-
-
-def _escaped_uses(plan: Plan, result: RunResult, net: SafetyNet) -> Iterator[tuple[Path, Escape]]:
-    """Every use of a class ``plan`` converts that no rewrite reaches (``SafetyNet``), in
-    the files that mention one of its names."""
-    converted = [q for q, p in plan.classes.items() if p.converted]
-    if not converted:
-        return
-    names = hierarchy_names(plan.index, plan.index.files.values(), converted)
-    failed = {f.path for f in result.failed()}
-    dotted = dotted_mention(names)
-    classes_named: dict[str, list[str]] = {}
-    for qualname in converted:
-        classes_named.setdefault(plan.classes[qualname].name, []).append(qualname)
-    modules: TreeModules | None = None
-
-    def converted_class(qualname: str) -> str | None:
-        found = plan.index.canonical(qualname)
-        return found if plan.is_converted(found) else None
-
-    for path, source in sorted(result.sources.items()):
-        if path in failed:
-            continue
-        for escape in net.respelled_uses(path, plan, names):
-            yield path, escape
-        if not result.mentions.any(path, source.text, names):
-            continue
-        tree = net.tree(path)
-        for escape in rebound_class_names(tree, path, source.text, names, converted_class) \
-                if tree is not None else ():
-            yield path, escape
-        if tree is not None:
-            modules = modules or TreeModules(module_name_for(p) for p in result.sources)
-            for escape in misnamed_imports(tree, path, source.text, classes_named, modules):
-                yield path, escape
-            for escape in unbound_imports(tree, path, source.text, classes_named, net):
-                yield path, escape
-        targets = file_import_targets(path, source.text) or []
-        if not net.own_escape(path, names):
-            # Without a star import, getattr, globals() or a case pattern of its own, a
-            # use escapes only through a module it imports a name from (or names as
-            # ``m.X``) that re-exports it with a star import.
-            if not net.any_star() or not (dotted.search(source.text) or any(
-                    (local in names or target.rpartition(".")[2] in names)
-                    and plan.index.canonical(target) not in plan.classes
-                    for local, target in targets)):
-                continue
-        # A class imported under another name (``from pkg import Col as C``, ``pkg``
-        # star-importing it) is used under that name.
-        aliases = frozenset(local for local, target in targets
-                            if local not in names and target.rpartition(".")[2] in names)
-        for escape in net.escaped_uses(path, plan, names | aliases):
-            yield path, escape
 
 
 def rewrite_candidates(plan: Plan, result: RunResult, progress: Progress | None = None,

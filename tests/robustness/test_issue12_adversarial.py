@@ -706,15 +706,6 @@ VALUE_PATHS_MISSED = {
         "        q = p.__class__(torch.ones(2), output_dim=2)\n    except TypeError:\n"
         "        return 'typeerror'\n    return q.output_dim\n",
         "p.__class__(...) is Parameter after conversion, which takes no output_dim"),
-    "getattr_with_computed_name": (
-        "import advpkg.params as P\ndef go(name='Col'):\n    k = getattr(P, name)\n"
-        "    return isinstance(Col(Z), k)\n",
-        "getattr(module, name) with a computed name reaches the factory; the safety net "
-        "follows only literal names"),
-    "module_dict_with_computed_key": (
-        "import advpkg.params as P\ndef go(name='Col'):\n    return isinstance(Col(Z), P.__dict__[name])\n",
-        "module.__dict__[name] with a computed key reaches the factory; only literal keys "
-        "are followed"),
 }
 
 

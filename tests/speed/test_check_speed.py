@@ -65,9 +65,11 @@ def test_check_forks_the_proofs_and_escapes_and_screens_in_one_process(monkeypat
     monkeypatch.setattr(plan_rounds, "convert_all", convert_all)
     monkeypatch.setattr(plan_rounds, "class_value_proofs", class_value_proofs)
     monkeypatch.setattr(plan_rounds, "scan_leftovers", scan_leftovers)
-    forked = {False: [("star_importers", 2), ("class_value_proofs", 2), ("field_target_uses", 2),
-                      ("type_member_uses", 2), ("_escaped_list", 2)],
-              True: [("_unreached_uses", 2), ("_rewrite_targets_and_imports", 2), ("_escaped_list", 2)]}
+    forked = {False: [("star_importers", 2), ("file_heads", 2), ("class_value_proofs", 2),
+                      ("field_target_uses", 2), ("type_member_uses", 2), ("escaped_list", 2),
+                      ("looked_up_list", 2)],
+              True: [("_unreached_uses", 2), ("_rewrite_targets_and_imports", 2), ("escaped_list", 2),
+                     ("looked_up_list", 2)]}
     for convert in (False, True):
         backgrounds.clear()
         pools.clear()
@@ -142,7 +144,7 @@ def test_check_parses_the_mentioning_files_before_forking_the_proofs(monkeypatch
         return real_background(fn, jobs)
 
     monkeypatch.setattr(parallel, "Background", background)
-    for convert, first in ((False, "class_value_proofs"), (True, "_escaped_list")):
+    for convert, first in ((False, "class_value_proofs"), (True, "escaped_list")):
         parsed_at_fork.clear()
         python_trees.clear()
         result = api.read_tree([tree], Options(jobs=2))
@@ -194,7 +196,7 @@ def test_settle_plan_imports_the_conversion_machinery_after_forking_the_screens(
     # ``apply`` also searches LibCST's import codemods before the workers fork, however
     # long the forked processes take.
     assert events[:5] == ["_unreached_uses", "_rewrite_targets_and_imports", "import", "warm",
-                          "_escaped_list"]
+                          "escaped_list"]
 
 
 _MACHINERY = ("codemod.pipeline.conversion", "codemod.pipeline.workers", "libcst.codemod",

@@ -1,0 +1,335 @@
+"""A module of the tree whose members are read by a name the code computes, or all at once.
+
+What it does
+    ``computed_lookups`` finds, in one file, the reads of a module's members that no
+    rewrite can follow: by a computed name (``getattr(params, kind)``,
+    ``params.__dict__[key]``, ``vars(params).get(key)``, and in the module itself
+    ``globals()[key]``) or all at once (``vars(params).items()``,
+    ``params.__dict__.values()``, ``dict(vars(params))``, ``inspect.getmembers(params)``,
+    ``globals().values()``), where the module binds a converted class at module level
+    (defines it, imports it, or a star import gives it: ``SafetyNet.follow``). Each read
+    names the classes its module binds.
+Why
+    A converted class is a factory function at run time. Code that picks the class by a
+    name it computes and then checks against it (``isinstance(p, getattr(params, kind))``)
+    raises ``TypeError``; code that collects the classes of a module
+    (``inspect.getmembers(params, inspect.isclass)``) no longer finds them. No rewrite
+    sees a class name there, and the safety net follows only literal names.
+Fix safety
+    Each such read refuses every converted class its module binds, naming the line. The
+    module is found as the file's imports bind the name (any import of the file, a
+    function's too), or looked up by a string (``import_module("a.b")``,
+    ``sys.modules["a.b"]``, ``sys.modules[__name__]``). Reads that give only names
+    (``.keys()``, ``dir(m)``, ``"X" in vars(m)``), writes (``globals()[k] = v``) and reads
+    with a literal name (the safety net's) are not such reads. A module reached another
+    way (bound to another name, ``L = params``; passed to a function) is not followed:
+    see docs/fix-safety.md.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from codemod.analysis.ast_uses import dict_owner
+from codemod.analysis.names import import_targets, module_name_for
+from codemod.analysis.python_trees import dotted_expr
+from codemod.analysis.text_search import star_import
+from codemod.planning.plan import Plan
+from codemod.planning.safety_net import Escape, SafetyNet
+
+#: (line, 1-based column, the read's code, the module whose members it reads).
+Lookup = tuple[int, int, str, str]
+
+#: The calls through which a file may read a module's members by a computed name or
+#: all at once, each followed by the first name of what it reads from.
+_CALLS = ("getattr", "vars", "getmembers")
+_FIRST_NAME = re.compile(r"\s*\(\s*(\w+)")
+#: What stands before ``.__dict__``: a dotted name, read backwards from its end.
+_DOTTED_BEFORE = re.compile(r"[\w.]*\w")
+#: Names a module looked up by a string is read through.
+_BY_STRING = frozenset({"sys", "importlib", "import_module"})
+#: First names that are no module a file imports.
+_NOT_MODULES = frozenset({"self", "cls"})
+
+
+@dataclass(frozen=True)
+class Heads:
+    """What a text may read modules' members through (``read_heads``)."""
+
+    #: The first name of each expression ``getattr(R``, ``vars(R``, ``getmembers(R`` or
+    #: ``R....__dict__`` reads from, that an import statement binds: with the words of the
+    #: module path it binds it to (``from pkg import params as R``: ``R`` -> params).
+    bound: dict[str, frozenset[str]]
+    #: Whether the text spells ``globals`` (a module's read of its own members).
+    spells_globals: bool
+
+
+def read_heads(text: str) -> Heads | None:
+    """``Heads`` of ``text``, None where it has none (a cheap read of the text; the
+    tree decides). A ``getattr`` with a plain string as its second argument is the
+    safety net's; ``self`` and ``cls`` are no modules."""
+    heads: set[str] = set()
+    for call in _CALLS:
+        start = text.find(call)
+        while start != -1:
+            found = _FIRST_NAME.match(text, start + len(call))
+            if found is not None and (start == 0 or not (text[start - 1].isalnum() or text[start - 1] == "_")) \
+                    and not (call == "getattr" and _literal_second(text, found.start(1))):
+                heads.add(found.group(1))
+            start = text.find(call, start + 1)
+    start = text.find("__dict__")
+    while start != -1:
+        before = text[max(0, start - 200):start].rstrip()
+        if before.endswith("."):
+            dotted = _DOTTED_BEFORE.search(before[:-1].rstrip()[::-1])
+            if dotted is not None and dotted.start() == 0:
+                heads.add(dotted.group(0)[::-1].split(".")[0])
+        start = text.find("__dict__", start + 1)
+    heads -= _NOT_MODULES
+    bound = {head: words for head, words in _import_words(text).items() if head in heads} if heads else {}
+    spells_globals = "globals" in text
+    return Heads(bound, spells_globals) if bound or spells_globals else None
+
+
+def file_heads(texts: dict[Path, str]) -> dict[Path, Heads]:
+    """``read_heads`` of every text that has some (``check`` reads them in a forked
+    process while it parses: a read of every text, ~0.1 s on vLLM 0.34)."""
+    return {path: heads for path, text in texts.items() if (heads := read_heads(text)) is not None}
+
+
+def may_look_up(heads: Heads, module_words: frozenset[str], own: bool) -> bool:
+    """Whether a text with ``heads`` may read the members of a module that binds a
+    converted class. ``module_words``: the last names of the modules that may bind one
+    and their top package's; ``own``: whether the text is one of those modules
+    (``globals()`` reads its own members). A module looked up by a string is read through
+    ``sys`` or ``importlib``."""
+    return (own and heads.spells_globals) or any(
+        not words.isdisjoint(module_words | _BY_STRING) for words in heads.bound.values())
+
+
+def _literal_second(text: str, start: int) -> bool:
+    """Whether the call whose first argument starts at ``start`` has a plain string as
+    its second (``getattr(m, "X")``: the safety net's): the first argument is read to a
+    comma outside brackets, within a line or two (False where that is not found)."""
+    depth = 0
+    for at in range(start, min(len(text), start + 300)):
+        char = text[at]
+        if char in "([{":
+            depth += 1
+        elif char in ")]}":
+            if depth == 0:
+                return False
+            depth -= 1
+        elif char in "\"'#":
+            return False
+        elif char == "," and depth == 0:
+            second = _SECOND.match(text, at + 1)
+            return second is not None
+    return False
+
+
+#: A plain string literal starting a second argument (no f-string: that one computes).
+_SECOND = re.compile(r"\s*(?:[rRbBuU]{0,2})[\"']")
+
+
+#: What may stand before ``import`` in an import statement: the start of a line (or
+#: what ``;`` or a one-line ``if ...:`` ends), then ``from <module>``.
+_BEFORE_IMPORT = re.compile(r"(?:^|[;:])[ \t]*(?:from[ \t]+([\w.]+)[ \t]+)?$", re.MULTILINE)
+_WORDS = re.compile(r"\w+")
+
+
+def _import_words(text: str) -> dict[str, frozenset[str]]:
+    """Each name the import statements of ``text`` bind, with the words of the module
+    path a read through it may name: the path's last word (``from a.b import c as d``:
+    ``d`` -> c; ``import a.b as d``: ``d`` -> b), every word of ``import a.b`` (``a`` ->
+    a, b: ``a.b.X`` is read through ``a``)."""
+    bound: dict[str, set[str]] = {}
+    start = text.find("import")
+    while start != -1:
+        end = start + len("import")
+        line = text.rfind("\n", 0, start) + 1
+        before = _BEFORE_IMPORT.search(text, line, start)
+        if before is not None and end < len(text) and text[end] in " \t(":
+            first = end
+            while first < len(text) and text[first] in " \t":
+                first += 1
+            stop = text.find(")", end) if text.startswith("(", first) else end
+            while True:
+                stop = text.find("\n", stop)
+                if stop == -1 or text[stop - 1] != "\\":
+                    break
+                stop += 1
+            names = text[end:stop if stop != -1 else len(text)]
+            for item in names.split(";")[0].strip(" \t()").split(","):
+                imported, _, alias = item.partition(" as ")
+                words = _WORDS.findall(imported)
+                if not words:
+                    continue
+                if before.group(1) is None and not alias.strip():
+                    bound.setdefault(words[0], set()).update(words)
+                else:
+                    bound.setdefault(alias.strip() or words[-1], set()).add(words[-1])
+        start = text.find("import", end)
+    return {name: frozenset(words) for name, words in bound.items()}
+
+
+def computed_lookups(tree: ast.Module, path: Path, is_module: Callable[[str], bool]) -> Iterator[Lookup]:
+    """Each read in ``tree`` (the file ``path``) of the members of a module ``is_module``
+    knows, by a computed name or all at once (ask ``may_look_up`` first: it is cheaper)."""
+    module = module_name_for(path)
+    is_package = path.name == "__init__.py"
+    bound: dict[str, list[str]] = {}
+    for local, target in import_targets(tree, module, is_package):
+        bound.setdefault(local, []).append(target)
+
+    def modules_of(node: ast.AST) -> list[str]:
+        """The modules of the tree ``node`` may be (none: it is no module the file names)."""
+        if _is_globals(node):
+            return [module]
+        looked_up = _module_by_string(node, module)
+        if looked_up is not None:
+            return [looked_up] if is_module(looked_up) else []
+        dotted = dotted_expr(node) if isinstance(node, (ast.Name, ast.Attribute)) else None
+        if dotted is None:
+            return []
+        head, _, rest = dotted.partition(".")
+        return [found for target in bound.get(head, ())
+                if is_module(found := f"{target}.{rest}" if rest else target)]
+
+    parents: dict[int, ast.AST] = {}
+    for node in ast.walk(tree):
+        for child in ast.iter_child_nodes(node):
+            parents[id(child)] = node
+        for owner in _members_read(node, parents):
+            for found in modules_of(owner):
+                yield (node.lineno, node.col_offset + 1,  # type: ignore[attr-defined]
+                       ast.unparse(node), found)
+
+
+#: Calls that take only a dict's keys (iterating it).
+_KEYS_ONLY = frozenset({"list", "sorted", "set", "frozenset", "tuple", "len", "iter", "enumerate"})
+
+
+def _members_read(node: ast.AST, parents: dict[int, ast.AST]) -> list[ast.AST]:
+    """The module-like expression whose members ``node`` reads by a computed name or all
+    at once: ``getattr(m, name)``, ``inspect.getmembers(m)``, or a module dict
+    (``m.__dict__``, ``vars(m)``, ``globals()``) used other than by a literal key, for
+    its keys (``.keys()``, ``in``, iterating it) or to write. A member called where it is
+    read (``getattr(m, name)(...)``) builds a parameter, which the factory does as the
+    class did. ``parents`` holds the parents of ``node`` and of its parent."""
+    parent = parents.get(id(node))
+    if isinstance(node, ast.Call):
+        func = node.func
+        name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
+        called = isinstance(parent, ast.Call) and parent.func is node
+        if name == "getattr" and isinstance(func, ast.Name) and len(node.args) >= 2 \
+                and not _literal(node.args[1]) and not called:
+            return [node.args[0]]
+        if name == "getmembers" and node.args:
+            return [node.args[0]]
+    owner = dict_owner(node)
+    if owner is None and _is_globals(node):
+        owner = node
+    if owner is None:
+        return []
+    above = parents.get(id(parent))
+    if isinstance(parent, ast.Subscript) and parent.value is node:
+        called = isinstance(above, ast.Call) and above.func is parent
+        if not isinstance(parent.ctx, ast.Load) or _literal(parent.slice) or called:
+            return []
+    elif isinstance(parent, ast.Attribute) and parent.value is node:
+        if parent.attr in ("keys", "__contains__", "__iter__", "__len__", "update", "setdefault",
+                           "__setitem__", "__delitem__"):
+            return []
+        if parent.attr in ("get", "pop") and isinstance(above, ast.Call) and above.func is parent \
+                and above.args and _literal(above.args[0]):
+            return []
+    elif isinstance(parent, ast.Compare) and any(c is node for c in parent.comparators) \
+            and all(isinstance(op, (ast.In, ast.NotIn)) for op in parent.ops):
+        return []
+    elif isinstance(parent, (ast.For, ast.AsyncFor, ast.comprehension)) and parent.iter is node:
+        return []
+    elif isinstance(parent, ast.Call) and isinstance(parent.func, ast.Name) \
+            and parent.func.id in _KEYS_ONLY and parent.args == [node]:
+        return []
+    return [owner]
+
+
+def _literal(node: ast.AST) -> bool:
+    return isinstance(node, ast.Constant) and isinstance(node.value, str)
+
+
+def _is_globals(node: ast.AST) -> bool:
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "globals" \
+        and not node.args
+
+
+def _module_by_string(node: ast.AST, module: str) -> str | None:
+    """``a.b`` of ``import_module("a.b")``, ``sys.modules["a.b"]`` or
+    ``sys.modules.get("a.b")``; the file's own module for ``sys.modules[__name__]``."""
+    if isinstance(node, ast.Subscript) and dotted_expr(node.value) == "sys.modules":
+        key = node.slice
+    elif isinstance(node, ast.Call) and node.args and (
+            dotted_expr(node.func) in ("importlib.import_module", "import_module", "sys.modules.get")):
+        key = node.args[0]
+    else:
+        return None
+    if isinstance(key, ast.Name) and key.id == "__name__":
+        return module
+    return key.value if _literal(key) else None  # type: ignore[attr-defined]
+
+
+class ModuleLookups:
+    """The escapes of one plan through computed or whole reads of a module's members
+    (``computed_lookups``), file by file: each such read refuses every converted class
+    its module binds."""
+
+    def __init__(self, plan: Plan, net: SafetyNet, texts: dict[Path, str],
+                 mentions: Callable[[Path, str], bool], heads: dict[Path, Heads] | None = None) -> None:
+        """``mentions(path, text)``: whether the file names one of the plan's classes
+        (the modules that may bind one name it, or star-import); ``heads``:
+        ``file_heads(texts)``, when made already."""
+        self.plan = plan
+        self.net = net
+        self.heads = file_heads(texts) if heads is None else heads
+        self.converted = sorted(q for q, p in plan.classes.items() if p.converted)
+        self._bound: dict[str, list[str]] = {}
+        binding = [path for path, text in texts.items()
+                   if (mentions(path, text) or star_import(text))]
+        self.own = frozenset(binding)
+        self.module_words = frozenset(
+            word for path in binding
+            for word in (path.parent.name if path.name == "__init__.py" else path.stem,
+                         module_name_for(path).partition(".")[0]))
+
+    def escapes(self, path: Path) -> list[Escape]:
+        """The escapes of the file ``path``."""
+        heads = self.heads.get(path)
+        if not self.converted or heads is None or not may_look_up(heads, self.module_words, path in self.own):
+            return []
+        tree = self.net.tree(path)
+        if tree is None:
+            return []
+        out: list[Escape] = []
+        for line, column, code, module in computed_lookups(
+                tree, path, lambda m: self.net.module_path(m) is not None):
+            how = (f"reached through a read of the members of {module} by a computed name or all "
+                   "at once, which no rewrite follows (it would find a factory function)")
+            out.extend((line, column, qualname, code, how) for qualname in self.bound(module))
+        return out
+
+    def bound(self, module: str) -> list[str]:
+        """The converted classes ``module`` binds at module level."""
+        if module not in self._bound:
+            self._bound[module] = [q for q in self.converted if self._binds(module, q)]
+        return self._bound[module]
+
+    def _binds(self, module: str, qualname: str) -> bool:
+        def is_class(found: str | None) -> bool:
+            return found == qualname
+        name = self.plan.classes[qualname].name
+        return self.net.follow(f"{module}.{name}", is_class, self.plan.index.canonical) == qualname
