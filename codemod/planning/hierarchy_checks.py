@@ -99,6 +99,7 @@ class HierarchyChecks(Relays):
             raise Refuse(f"uses the name {reserved[0]!r}, which a converted parameter holds "
                          "its kind in")
         self._check_class_attributes(chain)
+        self._check_property_overrides(chain)
         self._check_defaults(plan, with_init)
         # Properties: where their field is set. A converted parameter stores the attribute
         # alone, so every class of the MRO that touches the field must know the property.
@@ -166,6 +167,33 @@ class HierarchyChecks(Relays):
             if hidden:
                 raise Refuse(f"method {p.name}.{hidden[0]} overrides a class attribute of "
                              f"{later[hidden[0]]}; a converted parameter would get the attribute")
+
+    @staticmethod
+    def _check_property_overrides(chain: list[ClassPlan]) -> None:
+        """A property one class of the MRO defines and another defines otherwise (a
+        method, a constant, a static or class method, a property over another field, in
+        either direction). In the class, the first definition in the MRO wins; a
+        converted parameter holds each property as an attribute its wrap stores, base
+        first, after its methods are bound and beside its constants, so the property
+        would replace the method (``p.output_dim()`` became an int), a constant would
+        replace the property, two fields would become one."""
+        for p in chain:
+            for name in p.facts.properties:
+                field = p.properties.get(name)
+                for q in chain:
+                    if q is p:
+                        continue
+                    other = ("a method" if name in q.facts.methods
+                             else "a constant" if name in q.constants
+                             else "a static method" if name in q.static_funcs
+                             else "a class method" if name in q.facts.classmethods
+                             else "a property over another field" if name in q.facts.properties
+                             and q.properties.get(name) != field
+                             else None)
+                    if other is not None:
+                        raise Refuse(f"property {p.name}.{name} is {other} in {q.name}; a converted "
+                                     "parameter holds a property as an attribute its wrap stores, "
+                                     "which does not override as the class's members do")
 
     @staticmethod
     def _check_defaults(plan: ClassPlan, with_init: list[ClassPlan]) -> None:

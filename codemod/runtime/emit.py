@@ -31,7 +31,7 @@ from codemod.runtime import helpers
 FEATURES_NAME = "Features"
 
 #: The names a rewrite may add to any module: the runtime's helpers and ``Features``.
-_ADDED_ANYWHERE = helpers.ALL | {FEATURES_NAME}
+ADDED_ANYWHERE = helpers.ALL | {FEATURES_NAME}
 
 
 def gained_by_rewrites(runtime_modules: int) -> frozenset[str]:
@@ -39,7 +39,7 @@ def gained_by_rewrites(runtime_modules: int) -> frozenset[str]:
     rewrite adds to a module it star-imports: with one family, none (both import the
     same runtime's objects); with two or more, the runtime's helpers and ``Features``
     (each family's runtime has its own)."""
-    return _ADDED_ANYWHERE if runtime_modules > 1 else frozenset()
+    return ADDED_ANYWHERE if runtime_modules > 1 else frozenset()
 
 
 #: The first line of every runtime module's docstring: how ``apply`` recognises its own.

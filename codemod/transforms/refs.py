@@ -6,14 +6,33 @@ with ``AddImportsVisitor``, and never shadow a name the file already binds.
 
 from __future__ import annotations
 
+import ast
+
 import libcst as cst
 from libcst.codemod import CodemodContext
 from libcst.codemod.visitors import AddImportsVisitor
 
+from codemod.analysis import python_trees
 from codemod.analysis.classes import FileFacts
+from codemod.analysis.scope_values import names_bound_by
 from codemod.planning.plan import FEATURES_NAME, Plan
-from codemod.runtime.emit import gained_by_rewrites
+from codemod.runtime.emit import ADDED_ANYWHERE, gained_by_rewrites
 from codemod.types import PARAMETER_QUALNAMES
+
+
+def _bound_in_any_scope(text: str, added: frozenset[str] | set[str]) -> set[str]:
+    """The names of ``added`` that ``text`` binds in any scope (a function's local or
+    parameter, a loop target, a ``global`` in a function): an added import of that name
+    would be replaced there, so it is imported under another name. Read only where the
+    text spells one of them (CPython's tree; none when it does not parse)."""
+    spelled = {name for name in added if name in text}
+    if not spelled:
+        return set()
+    try:
+        tree = python_trees.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return spelled
+    return spelled & names_bound_by(ast.walk(tree))
 
 
 class FileRefs:
@@ -24,7 +43,8 @@ class FileRefs:
         self.plan = plan
         self.context = context
         self.module = ff.module_name
-        self._taken = set(ff.globals) | set(ff.bindings)
+        self._taken = set(ff.globals) | set(ff.bindings) | _bound_in_any_scope(
+            ff.text, ADDED_ANYWHERE | {m.rpartition(".")[2] for m in plan.runtime_modules})
         if plan.star_held is not None:
             # A name added here reaches the modules that star-import this one, and may
             # replace one this one's own star imports gave it.
