@@ -112,6 +112,8 @@ def names_bound_by(nodes: Iterable[ast.AST]) -> set[str]:
             bound |= {(a.asname or a.name).split(".")[0] for a in node.names}
         elif isinstance(node, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar)) and node.name:
             bound.add(node.name)
+        elif isinstance(node, ast.MatchMapping) and node.rest:
+            bound.add(node.rest)  # ``case {**rest}``
         elif isinstance(node, (ast.Global, ast.Nonlocal)):
             bound |= set(node.names)
     return bound

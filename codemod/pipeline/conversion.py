@@ -106,7 +106,7 @@ def convert_with_leftovers(ff: FileFacts, plan: Plan, stop_at_leftovers: bool,
             left_alone.append((None, f"attribute-dict copies or reads outside every function left as "
                                      f"they are ({copies.skipped})"
                                      f"{_cannot_import(runtime, PARAM_ATTR_DICT, refs.is_runtime)}"))
-    if plan.runtime_modules and may_compare_types(source) and not prefilter(source, frozenset({TYPE_HELPER})):
+    if plan.runtime_modules and may_compare_types(source):
         runtime, local = _runtime_for(ff, plan, loaded_by)
         compares = TypeCompareTransformer(refs, runtime, local=local)
         before = tree

@@ -31,18 +31,20 @@ def escaped_list(plan: Plan, result: RunResult, net: SafetyNet) -> list[tuple[Pa
     return list(_escaped_uses(plan, result, net))
 
 
-def looked_up_list(plan: Plan, result: RunResult, net: SafetyNet,
-                    heads: dict[Path, Heads] | None = None) -> list[tuple[Path, Escape]]:
+def looked_up_list(plan: Plan, result: RunResult, net: SafetyNet, heads: dict[Path, Heads] | None = None,
+                   star_importers: frozenset[Path] | None = None) -> list[tuple[Path, Escape]]:
     """The reads of a module's members by a computed name or all at once that refuse a
     converted class (``planning/computed_lookups.py``; a search of every text, made
-    beside the other escapes'; ``heads``: what it reads of each text, if read already)."""
+    beside the other escapes'; ``heads``: what it reads of each text, and
+    ``star_importers``: the files that import ``*`` from a module of the tree, if known)."""
     converted = [q for q, p in plan.classes.items() if p.converted]
     if not converted:
         return []
     names = hierarchy_names(plan.index, plan.index.files.values(), converted)
     failed = {f.path for f in result.failed()}
     texts = {path: source.text for path, source in sorted(result.sources.items()) if path not in failed}
-    lookups = ModuleLookups(plan, net, texts, lambda path, text: result.mentions.any(path, text, names), heads)
+    lookups = ModuleLookups(plan, net, texts, lambda path, text: result.mentions.any(path, text, names),
+                            heads, star_importers)
     return [(path, escape) for path in texts for escape in lookups.escapes(path)]
 
 

@@ -140,6 +140,10 @@ class ImportedNames:
         on vLLM 0.34), which ``check`` has a forked process make (``adopt_star_importers``)."""
         return self._star_importers()
 
+    def star_importer_paths(self) -> frozenset[Path]:
+        """Every file that imports ``*`` from a module of the tree."""
+        return frozenset(path for paths in self._star_importers().values() for path in paths)
+
     def adopt_star_importers(self, stars: dict[str, frozenset[Path]]) -> None:
         """Take what another process's ``star_importers`` gave (the same texts)."""
         self._stars = stars

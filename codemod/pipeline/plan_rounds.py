@@ -165,7 +165,8 @@ def settle_plan(result: RunResult, index: ClassIndex, options: Options,
         if reading_heads is not None:
             heads, reading_heads = reading_heads.result(), None
         escaping = [parallel.Background(functools.partial(escaped_list, plan, result, net), options.jobs),
-                    parallel.Background(functools.partial(looked_up_list, plan, result, net, heads),
+                    parallel.Background(functools.partial(looked_up_list, plan, result, net, heads,
+                                                          imported.star_importer_paths()),
                                         options.jobs)]
         # ``check`` only screens for leftovers (CPython's trees, parsed above): one process
         # does that while the forked one looks for escapes; ``apply`` converts in a pool.

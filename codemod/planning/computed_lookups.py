@@ -46,8 +46,11 @@ Lookup = tuple[int, int, str, str]
 
 #: The calls through which a file may read a module's members by a computed name or
 #: all at once, each followed by the first name of what it reads from.
-_CALLS = ("getattr", "vars", "getmembers")
-_FIRST_NAME = re.compile(r"\s*\(\s*(\w+)")
+_CALLS = ("getattr", "vars", "getmembers", "getmembers_static")
+#: Attributes read off a module whose members are read through them: the first name
+#: before each is what the read goes through.
+_DUNDERS = ("__dict__", "__getattribute__")
+_FIRST_NAME = re.compile(r"\s*\(\s*(?:#[^\n]*\n\s*)*(\w+)")
 #: What stands before ``.__dict__``: a dotted name, read backwards from its end.
 _DOTTED_BEFORE = re.compile(r"[\w.]*\w")
 #: Names a module looked up by a string is read through.
@@ -66,6 +69,9 @@ class Heads:
     bound: dict[str, frozenset[str]]
     #: Whether the text spells ``globals`` (a module's read of its own members).
     spells_globals: bool
+    #: Whether a ``.__dict__`` is read off an expression the text read cannot name
+    #: (``(params).__dict__``): the tree decides.
+    unsure: bool = False
 
 
 def read_heads(text: str) -> Heads | None:
@@ -73,6 +79,7 @@ def read_heads(text: str) -> Heads | None:
     tree decides). A ``getattr`` with a plain string as its second argument is the
     safety net's; ``self`` and ``cls`` are no modules."""
     heads: set[str] = set()
+    unsure = False
     for call in _CALLS:
         start = text.find(call)
         while start != -1:
@@ -81,18 +88,29 @@ def read_heads(text: str) -> Heads | None:
                     and not (call == "getattr" and _literal_second(text, found.start(1))):
                 heads.add(found.group(1))
             start = text.find(call, start + 1)
-    start = text.find("__dict__")
+    for dunder in _DUNDERS:
+        unsure = _heads_before(text, dunder, heads) or unsure
+    heads -= _NOT_MODULES
+    bound = {head: words for head, words in _import_words(text).items() if head in heads} if heads else {}
+    spells_globals = "globals" in text
+    return Heads(bound, spells_globals, unsure) if bound or spells_globals or unsure else None
+
+
+def _heads_before(text: str, dunder: str, heads: set[str]) -> bool:
+    """Add to ``heads`` the first name of each dotted name ``.dunder`` is read off in
+    ``text``; whether one is read off something else (``(params).__dict__``)."""
+    unsure = False
+    start = text.find(dunder)
     while start != -1:
         before = text[max(0, start - 200):start].rstrip()
         if before.endswith("."):
             dotted = _DOTTED_BEFORE.search(before[:-1].rstrip()[::-1])
             if dotted is not None and dotted.start() == 0:
                 heads.add(dotted.group(0)[::-1].split(".")[0])
-        start = text.find("__dict__", start + 1)
-    heads -= _NOT_MODULES
-    bound = {head: words for head, words in _import_words(text).items() if head in heads} if heads else {}
-    spells_globals = "globals" in text
-    return Heads(bound, spells_globals) if bound or spells_globals else None
+            elif before[:-1].rstrip().endswith((")", "]")):
+                unsure = True  # ``(params).__dict__``, ``mods[0].__dict__``: the tree decides
+        start = text.find(dunder, start + 1)
+    return unsure
 
 
 def file_heads(texts: dict[Path, str]) -> dict[Path, Heads]:
@@ -107,7 +125,7 @@ def may_look_up(heads: Heads, module_words: frozenset[str], own: bool) -> bool:
     and their top package's; ``own``: whether the text is one of those modules
     (``globals()`` reads its own members). A module looked up by a string is read through
     ``sys`` or ``importlib``."""
-    return (own and heads.spells_globals) or any(
+    return heads.unsure or (own and heads.spells_globals) or any(
         not words.isdisjoint(module_words | _BY_STRING) for words in heads.bound.values())
 
 
@@ -128,18 +146,20 @@ def _literal_second(text: str, start: int) -> bool:
             return False
         elif char == "," and depth == 0:
             second = _SECOND.match(text, at + 1)
-            return second is not None
+            return second is not None and (second.group(1) or second.group(2)) != "__dict__"
     return False
 
 
-#: A plain string literal starting a second argument (no f-string: that one computes).
-_SECOND = re.compile(r"\s*(?:[rRbBuU]{0,2})[\"']")
+#: A plain string literal that is the whole second argument (no f-string: that one
+#: computes; not ``"A" if c else "B"`` or ``"%s" % k``): its text.
+_SECOND = re.compile(r"""\s*(?:[rRbBuU]{0,2})(?:"([^"\\\n]*)"|'([^'\\\n]*)')\s*[,)]""")
 
 
 #: What may stand before ``import`` in an import statement: the start of a line (or
 #: what ``;`` or a one-line ``if ...:`` ends), then ``from <module>``.
 _BEFORE_IMPORT = re.compile(r"(?:^|[;:])[ \t]*(?:from[ \t]+([\w.]+)[ \t]+)?$", re.MULTILINE)
 _WORDS = re.compile(r"\w+")
+_COMMENT = re.compile(r"#[^\n]*")
 
 
 def _import_words(text: str) -> dict[str, frozenset[str]]:
@@ -157,13 +177,21 @@ def _import_words(text: str) -> dict[str, frozenset[str]]:
             first = end
             while first < len(text) and text[first] in " \t":
                 first += 1
-            stop = text.find(")", end) if text.startswith("(", first) else end
+            stop = end
+            if text.startswith("(", first):  # to the closing parenthesis, past comments
+                stop = first + 1
+                while stop < len(text) and text[stop] != ")":
+                    if text[stop] == "#":
+                        newline = text.find("\n", stop)
+                        stop = len(text) if newline == -1 else newline
+                    else:
+                        stop += 1
             while True:
                 stop = text.find("\n", stop)
                 if stop == -1 or text[stop - 1] != "\\":
                     break
                 stop += 1
-            names = text[end:stop if stop != -1 else len(text)]
+            names = _COMMENT.sub("", text[end:stop if stop != -1 else len(text)])
             for item in names.split(";")[0].strip(" \t()").split(","):
                 imported, _, alias = item.partition(" as ")
                 words = _WORDS.findall(imported)
@@ -197,6 +225,8 @@ def computed_lookups(tree: ast.Module, path: Path, is_module: Callable[[str], bo
         if dotted is None:
             return []
         head, _, rest = dotted.partition(".")
+        if _bound_locally(node, head, parents):
+            return []  # a function's parameter or local named like the module
         return [found for target in bound.get(head, ())
                 if is_module(found := f"{target}.{rest}" if rest else target)]
 
@@ -214,6 +244,24 @@ def computed_lookups(tree: ast.Module, path: Path, is_module: Callable[[str], bo
 _KEYS_ONLY = frozenset({"list", "sorted", "set", "frozenset", "tuple", "len", "iter", "enumerate"})
 
 
+def _bound_locally(node: ast.AST, name: str, parents: dict[int, ast.AST]) -> bool:
+    """Whether a function around ``node`` binds ``name`` other than by an import (a
+    parameter, an assignment, a loop target): there it is no module the file imports."""
+    up = parents.get(id(node))
+    while up is not None:
+        if isinstance(up, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            arguments = up.args
+            if name in {a.arg for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs,
+                                        *(a for a in (arguments.vararg, arguments.kwarg) if a))}:
+                return True
+            body = up.body if isinstance(up.body, list) else [up.body]
+            if any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store)
+                   for stmt in body for n in ast.walk(stmt)):
+                return True
+        up = parents.get(id(up))
+    return False
+
+
 def _members_read(node: ast.AST, parents: dict[int, ast.AST]) -> list[ast.AST]:
     """The module-like expression whose members ``node`` reads by a computed name or all
     at once: ``getattr(m, name)``, ``inspect.getmembers(m)``, or a module dict
@@ -226,14 +274,22 @@ def _members_read(node: ast.AST, parents: dict[int, ast.AST]) -> list[ast.AST]:
         func = node.func
         name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
         called = isinstance(parent, ast.Call) and parent.func is node
-        if name == "getattr" and isinstance(func, ast.Name) and len(node.args) >= 2 \
-                and not _literal(node.args[1]) and not called:
+        plain = isinstance(func, ast.Name) or (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)
+                                                and func.value.id == "builtins")
+        if name == "getattr" and plain and len(node.args) >= 2 and not _literal(node.args[1]) and not called:
             return [node.args[0]]
-        if name == "getmembers" and node.args:
+        if name in ("getmembers", "getmembers_static") and node.args:
             return [node.args[0]]
+        if name == "__getattribute__" and isinstance(func, ast.Attribute) and node.args \
+                and not _literal(node.args[0]) and not called:
+            return [func.value]
     owner = dict_owner(node)
     if owner is None and _is_globals(node):
         owner = node
+    if owner is None and isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
+            and node.func.id == "getattr" and len(node.args) == 2 and isinstance(node.args[1], ast.Constant) \
+            and node.args[1].value == "__dict__":
+        owner = node.args[0]  # ``getattr(m, "__dict__")``
     if owner is None:
         return []
     above = parents.get(id(parent))
@@ -289,17 +345,19 @@ class ModuleLookups:
     its module binds."""
 
     def __init__(self, plan: Plan, net: SafetyNet, texts: dict[Path, str],
-                 mentions: Callable[[Path, str], bool], heads: dict[Path, Heads] | None = None) -> None:
+                 mentions: Callable[[Path, str], bool], heads: dict[Path, Heads] | None = None,
+                 star_importers: frozenset[Path] | None = None) -> None:
         """``mentions(path, text)``: whether the file names one of the plan's classes
-        (the modules that may bind one name it, or star-import); ``heads``:
-        ``file_heads(texts)``, when made already."""
+        (the modules that may bind one name it, or star-import: ``star_importers``, else
+        each text is read); ``heads``: ``file_heads(texts)``, when made already."""
         self.plan = plan
         self.net = net
         self.heads = file_heads(texts) if heads is None else heads
         self.converted = sorted(q for q, p in plan.classes.items() if p.converted)
         self._bound: dict[str, list[str]] = {}
         binding = [path for path, text in texts.items()
-                   if (mentions(path, text) or star_import(text))]
+                   if mentions(path, text) or (path in star_importers if star_importers is not None
+                                               else star_import(text))]
         self.own = frozenset(binding)
         self.module_words = frozenset(
             word for path in binding
@@ -329,7 +387,11 @@ class ModuleLookups:
         return self._bound[module]
 
     def _binds(self, module: str, qualname: str) -> bool:
+        """Whether ``module`` binds the class, under its own name or another
+        (``from .params import Col as C``)."""
         def is_class(found: str | None) -> bool:
             return found == qualname
-        name = self.plan.classes[qualname].name
-        return self.net.follow(f"{module}.{name}", is_class, self.plan.index.canonical) == qualname
+        info = self.net.info(module)
+        names = [self.plan.classes[qualname].name, *(info.explicit if info is not None else ())]
+        return any(self.net.follow(f"{module}.{name}", is_class, self.plan.index.canonical) == qualname
+                   for name in dict.fromkeys(names))

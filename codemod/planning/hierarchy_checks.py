@@ -3,6 +3,8 @@ chain, relays, properties and ``super()`` calls allow its factory and wraps to r
 
 from __future__ import annotations
 
+import ast
+
 import libcst as cst
 
 from codemod.analysis.bound_names import names_bound
@@ -172,7 +174,9 @@ class HierarchyChecks(Relays):
     def _check_property_overrides(chain: list[ClassPlan]) -> None:
         """A property one class of the MRO defines and another defines otherwise (a
         method, a constant, a static or class method, a property over another field, in
-        either direction). In the class, the first definition in the MRO wins; a
+        either direction), or an attribute another class's ``__init__`` sets
+        (``self.output_dim = 5`` through a base's setter, or into a read-only property).
+        In the class, the first definition in the MRO wins; a
         converted parameter holds each property as an attribute its wrap stores, base
         first, after its methods are bound and beside its constants, so the property
         would replace the method (``p.output_dim()`` became an int), a constant would
@@ -189,6 +193,8 @@ class HierarchyChecks(Relays):
                              else "a class method" if name in q.facts.classmethods
                              else "a property over another field" if name in q.facts.properties
                              and q.properties.get(name) != field
+                             else "an attribute its __init__ sets" if q.init is not None
+                             and name in q.init.writes
                              else None)
                     if other is not None:
                         raise Refuse(f"property {p.name}.{name} is {other} in {q.name}; a converted "
@@ -240,6 +246,18 @@ class HierarchyChecks(Relays):
                     raise Refuse(f"{p.name}.__init__ reads **{init.star_kwarg}, which held "
                                  f"{kept[0]!r} of the call; the factory passes {source} "
                                  f"{kept[0]!r} and the wrap only what {p.name}.__init__ names")
+                # A keyword an ``__init__`` before it took and did not pass on never
+                # reached it; the factory gives every wrap the caller's keywords.
+                read = _keys_read(p.facts.init, init.star_kwarg) if p.facts.init is not None else None
+                taken = {name: q.name for q in reversed(with_init[:with_init.index(p)])
+                         for name in q.init.param_names  # type: ignore[union-attr]
+                         if name not in q.init.forwarded and name not in init.param_names  # type: ignore[union-attr]
+                         and (read is None or name in read)}
+                if taken:
+                    first = sorted(taken)[0]
+                    raise Refuse(f"{p.name}.__init__ reads **{init.star_kwarg}, which never held "
+                                 f"{first!r}: {taken[first]}.__init__ took it; the factory gives "
+                                 "every wrap the caller's keywords")
             # A relay the factory calls is given every parameter of the factory its
             # ``**kwargs`` took; ``__init__`` had one there only when the caller passed it.
             if init.relays and init.forwards_rest and p.facts.qualname in plan.wrap_chain:
@@ -348,3 +366,31 @@ def _relay_passes(with_init: list[ClassPlan], name: str) -> bool:
         if name in slots[:positional]:
             return True
     return False
+
+
+def _keys_read(function: cst.FunctionDef, kwargs: str | None) -> set[str] | None:
+    """The keys ``function`` reads of its ``**kwargs`` (``kwargs`` its name), when it reads
+    it only by literal keys (``kwargs.get("k")``, ``kwargs["k"]``, ``kwargs.pop("k")``,
+    ``"k" in kwargs``); None when it reads it any other way (it may see every key)."""
+    if kwargs is None:
+        return None
+    tree = ast.parse(code_of(function).strip())
+    parents = {id(child): node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
+    keys: set[str] = set()
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Name) and node.id == kwargs and isinstance(node.ctx, ast.Load)):
+            continue
+        up = parents.get(id(node))
+        above = parents.get(id(up))
+        if isinstance(up, ast.Subscript) and up.value is node and isinstance(up.slice, ast.Constant):
+            keys.add(str(up.slice.value))
+        elif isinstance(up, ast.Attribute) and up.attr in ("get", "pop") and isinstance(above, ast.Call) \
+                and above.func is up and above.args and isinstance(above.args[0], ast.Constant):
+            keys.add(str(above.args[0].value))
+        elif isinstance(up, ast.Compare) and up.comparators == [node] and isinstance(up.left, ast.Constant) \
+                and isinstance(up.ops[0], (ast.In, ast.NotIn)):
+            keys.add(str(up.left.value))
+        else:
+            return None
+    return keys
+

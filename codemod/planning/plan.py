@@ -55,7 +55,7 @@ from codemod.analysis.init_shapes import (
 )
 from codemod.analysis.tensor_members import TENSOR_MEMBERS
 from codemod.planning import naming
-from codemod.planning.class_rules import CLASS_RULES, RuleInputs
+from codemod.planning.class_rules import CLASS_RULES
 from codemod.planning.hierarchy_checks import HierarchyChecks
 from codemod.planning.model import (
     ClassPlan,
@@ -66,6 +66,7 @@ from codemod.planning.model import (
     wrap_does_nothing,
 )
 from codemod.planning.refuse import Refuse
+from codemod.planning.rule_inputs import RuleInputs
 from codemod.planning.settle import Settling
 from codemod.runtime.emit import (
     FEATURES_NAME,

@@ -401,8 +401,9 @@ def _qualnames(node: ast.AST, bound: dict[str, list[str]], stars: list[str], mod
     if isinstance(node, ast.Subscript) and (owner := dict_owner(node.value)) is not None:  # m.__dict__["X"]
         return [f"{q}.{node.slice.value}"  # type: ignore[attr-defined]
                 for q in _qualnames(owner, bound, stars, module, direct)]
-    if isinstance(node, ast.Subscript):  # globals()["X"]
-        name = node.slice.value  # type: ignore[attr-defined]
+    if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant) \
+            and isinstance(node.slice.value, str):  # globals()["X"]
+        name = node.slice.value
         return list(bound.get(name) or [f"{module}.{name}"] + [f"{s}.{name}" for s in stars])
     return []
 
@@ -449,6 +450,9 @@ def _module_by_string(node: ast.AST, module: str = "", is_package: bool = False)
     if isinstance(node, ast.Subscript) and ast.unparse(node.value) == "sys.modules" \
             and isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, str):
         return node.slice.value
+    if isinstance(node, ast.Subscript) and ast.unparse(node.value) == "sys.modules" \
+            and isinstance(node.slice, ast.Name) and node.slice.id == "__name__" and module:
+        return module  # the file's own module
     return None
 
 

@@ -5,7 +5,8 @@ what a user could observe. Before the fixes, ``apply`` converted every one of th
 no refusal, ``check`` and ``verify_tree`` passed, and the probe answered otherwise (a
 property replaced by a base's method or a subclass's constant, the first of two ``def``s
 kept, a ``NameError`` for ``__class__``, two class definitions merged into one kind, a
-factory whose parameter hid ``Features``, a helper import replaced by a local name). Now
+factory whose parameter hid ``Features``, a helper import replaced by a local name, a
+base ``__init__`` whose ``**kwargs`` now held a keyword a subclass took). Now
 each refuses the class with its reason, or converts and answers the same.
 """
 
@@ -63,6 +64,26 @@ REFUSED = {
         "            raise AttributeError('no loader')\n        return self._loader\n",
         "return hasattr(m.Sub(data=torch.zeros(2)), 'loader')",
         "property Sub.loader is a method in Base"),
+    "base_init_reads_what_a_subclass_took": (
+        "    def __init__(self, data, **kwargs):\n        self.extra = sorted(kwargs)\n\n\n"
+        "class Sub(Base):\n    def __init__(self, dim, **kwargs):\n        self._dim = dim\n"
+        "        super().__init__(**kwargs)\n",
+        "return m.Sub(data=torch.zeros(2), dim=3, tag=1).extra",
+        "never held 'dim': Sub.__init__ took it"),
+    "attribute_set_over_a_base_property": (
+        "    def __init__(self, data, dim=1):\n        self._dim = dim\n\n"
+        "    @property\n    def dim(self):\n        return self._dim\n\n"
+        "    @dim.setter\n    def dim(self, value):\n        self._dim = value\n\n\n"
+        "class Early(Base):\n    def __init__(self, **kwargs):\n        self.dim = 5\n"
+        "        super().__init__(**kwargs)\n",
+        "return m.Early(data=torch.zeros(2)).dim",
+        "property Base.dim is an attribute its __init__ sets in Early"),
+    "init_parameter_named_param": (
+        "    def __init__(self, data, loader=None):\n        self.loader = loader\n\n\n"
+        "class Sub(Base):\n    def __init__(self, dim, param=None, **kwargs):\n"
+        "        super().__init__(**kwargs)\n        self.dim, self.other = dim, param\n",
+        "p = m.Sub(data=torch.zeros(2), dim=1, param=2)\n    return p.dim, p.other",
+        "__init__() has a parameter named 'param'"),
     "two_defs_of_a_method": (
         "    def load(self):\n        return 'first'\n\n    def load(self):\n        return 'second'\n",
         "return m.Base(torch.zeros(2)).load()",
@@ -154,3 +175,51 @@ def test_a_helper_name_bound_in_any_scope_is_not_replaced(tmp_path, capsys, case
                          capsys)
     assert "refused" not in err, err
     assert "def Base(" in (tmp_path / "after" / "advpkg" / "params.py").read_text()
+
+
+def test_a_type_comparison_in_a_file_that_binds_param_type_is_rewritten(tmp_path, capsys):
+    """A file that binds ``param_type`` itself (a local, as a ``replace_parameter`` helper
+    names the kind it reads) was skipped whole by the type-comparison rewrite, silently:
+    ``type(a) is type(b)`` then answered True for two converted parameters of different
+    kinds. The helper is imported under another name instead."""
+    params = BASE + "    pass\n\n\nclass Col(Base):\n    pass\n"
+    use = ("import torch\nfrom advpkg.params import Base, Col\n\n\n"
+           "def same_kind(a, b):\n    param_type = 'mine'\n    return type(a) is type(b), param_type\n")
+    probe = ("import torch\nfrom advpkg.params import Base, Col\nfrom advpkg.use import same_kind\n\n\n"
+             "def run():\n    t = torch.zeros(2)\n"
+             "    return [same_kind(a, b) for a in (Base(t), Col(t)) for b in (Base(t), Col(t))]\n")
+    err = same_behaviour(tmp_path, {"params.py": params, "use.py": use, "probe.py": probe}, capsys)
+    assert "refused" not in err, err
+    assert "param_type_params_features(a)" in (tmp_path / "after" / "advpkg" / "use.py").read_text()
+
+
+#: Found by the review of the fixes: shapes the new rules refused that convert the same.
+STILL_CONVERTED = {
+    "base_reads_kwargs_by_literal_keys": (
+        "    def __init__(self, data, **kwargs):\n        self._loader = kwargs.get('loader')\n\n\n"
+        "class Sub(Base):\n    def __init__(self, dim, **kwargs):\n        super().__init__(**kwargs)\n"
+        "        self.dim = dim\n",
+        "p = m.Sub(data=torch.zeros(2), dim=3, loader='L')\n    return p.dim, p._loader"),
+    "init_parameter_named_like_another_helper": (
+        "    def __init__(self, data, param_type='int4'):\n        self.scheme = param_type\n",
+        "return m.Base(torch.zeros(2), param_type='fp8').scheme"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(STILL_CONVERTED))
+def test_a_shape_the_new_rules_leave_alone_still_converts(tmp_path, capsys, case):
+    params, probe = STILL_CONVERTED[case]
+    err = same_behaviour(tmp_path, {"params.py": BASE + params, "probe.py": PROBE.format(probe)}, capsys)
+    assert "refused" not in err, err
+    assert "def Base(" in (tmp_path / "after" / "advpkg" / "params.py").read_text()
+
+
+def test_a_helper_name_bound_by_a_mapping_pattern_is_not_replaced(tmp_path, capsys):
+    """``case {**Features}`` binds ``Features`` (``MatchMapping.rest``, no ``MatchAs``)."""
+    use = ("import torch\nfrom advpkg.params import Base\n\n\ndef go(p, d):\n    match d:\n"
+           "        case {**Features}:\n            return isinstance(p, Base), sorted(Features)\n")
+    probe = ("import torch\nfrom advpkg.params import Base\nfrom advpkg.use import go\n\n\n"
+             "def run():\n    return go(Base(torch.zeros(2)), {'a': 1})\n")
+    err = same_behaviour(tmp_path, {"params.py": BASE + "    pass\n", "use.py": use, "probe.py": probe},
+                         capsys)
+    assert "refused" not in err, err
