@@ -18,7 +18,8 @@ from codemod import parallel
 from codemod.analysis.names import module_name_for
 from codemod.pipeline.indexing import file_import_targets, hierarchy_names
 from codemod.pipeline.results import RunResult
-from codemod.planning.computed_lookups import Heads, ModuleLookups
+from codemod.planning.computed_lookups import ModuleLookups
+from codemod.planning.lookup_gate import Heads
 from codemod.planning.misnamed_imports import TreeModules, misnamed_imports
 from codemod.planning.plan import Plan
 from codemod.planning.rebound_names import rebound_class_names

@@ -23,8 +23,8 @@ from codemod.pipeline.leftover_scan import leftovers_before_proofs, scan_leftove
 from codemod.pipeline.results import Progress, RunResult
 from codemod.pipeline.rewrite_reach import loaded_by_runtime, may_hold_shapes, rewritten_classes
 from codemod.pipeline.runtime_cycles import cyclic_runtime_uses
-from codemod.planning.computed_lookups import Heads, file_heads
 from codemod.planning.field_targets import field_target_uses
+from codemod.planning.lookup_gate import Heads, file_heads
 from codemod.planning.plan import Plan, build_plan
 from codemod.planning.safety_net import SafetyNet
 from codemod.planning.type_members import type_member_uses

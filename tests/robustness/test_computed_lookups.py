@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from codemod.planning.computed_lookups import computed_lookups, may_look_up, read_heads
+from codemod.planning.computed_lookups import computed_lookups
+from codemod.planning.lookup_gate import may_look_up, read_heads
 from tests.robustness.test_issue12_adversarial import FAMILY, PROBE, same_behaviour
 
 #: use.py names no class: the read reaches the classes only through the module.
@@ -192,6 +193,9 @@ def test_computed_lookup_forms(code, expected):
     ("import torch\ngetattr(torch, n)\n", False),          # no module word
     ("def f(self):\n    return getattr(self, n)\n", False),
     ("x = 1\n", False),
+    ("from pkg import m\n(m).__dict__\n", True),             # bare parentheses: the name inside
+    ("import m\ntype(self).__dict__\n", False),               # another call's result: no module
+    ("import importlib\nimportlib.import_module(n).__dict__\n", True),  # a module by a string
 ])
 def test_text_gate(text, expected):
     heads = read_heads(text)
