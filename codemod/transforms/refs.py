@@ -35,6 +35,20 @@ def _bound_in_any_scope(text: str, added: frozenset[str] | set[str]) -> set[str]
     return spelled & names_bound_by(ast.walk(tree))
 
 
+def _star_imports_from_outside(text: str, top_package: str) -> bool:
+    """Whether ``text`` star-imports a module outside its own top package (whose names
+    the tree does not show; a star import of the tree's own modules is ``Plan.star_held``'s)."""
+    if "*" not in text or "import" not in text:
+        return False
+    try:
+        tree = python_trees.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    return any(isinstance(node, ast.ImportFrom) and not node.level and node.module is not None
+               and node.module.partition(".")[0] != top_package and any(a.name == "*" for a in node.names)
+               for node in ast.walk(tree))
+
+
 class FileRefs:
     """Expressions for features, runtime helpers, generated functions and ``Parameter``."""
 
@@ -45,6 +59,9 @@ class FileRefs:
         self.module = ff.module_name
         self._taken = set(ff.globals) | set(ff.bindings) | _bound_in_any_scope(
             ff.text, ADDED_ANYWHERE | {m.rpartition(".")[2] for m in plan.runtime_modules})
+        if _star_imports_from_outside(ff.text, ff.module_name.partition(".")[0]):
+            # ``from extlib import *`` may give any name, after the helper's import.
+            self._taken |= ADDED_ANYWHERE
         if plan.star_held is not None:
             # A name added here reaches the modules that star-import this one, and may
             # replace one this one's own star imports gave it.

@@ -223,3 +223,29 @@ def test_a_helper_name_bound_by_a_mapping_pattern_is_not_replaced(tmp_path, caps
     err = same_behaviour(tmp_path, {"params.py": BASE + "    pass\n", "use.py": use, "probe.py": probe},
                          capsys)
     assert "refused" not in err, err
+
+
+def test_a_star_import_from_outside_the_tree_does_not_replace_the_helpers(tmp_path, capsys):
+    """``from extlib import *`` of a module outside the tree, which binds ``Features`` and
+    ``has_param_feature`` of its own, came after the helper import the rewrite added: the
+    rewritten ``isinstance`` read extlib's. Such a file imports the helpers under other
+    names."""
+    ext = tmp_path / "ext"
+    ext.mkdir()
+    (ext / "extlib.py").write_text("class Features:\n    FAST = 1\n\n\n"
+                                   "def has_param_feature(*args):\n    return 'extlib'\n")
+    use = ("import torch\nfrom advpkg.params import Base\nfrom extlib import *\n\n\n"
+           "def go(p):\n    return isinstance(p, Base), Features.FAST, has_param_feature()\n")
+    probe = (f"import sys\nsys.path.insert(0, {str(ext)!r})\n"
+             "import torch\nfrom advpkg.params import Base\nfrom advpkg.use import go\n\n\n"
+             "def run():\n    return go(Base(torch.zeros(2)))\n")
+    sys_path = __import__("sys").path
+    try:
+        err = same_behaviour(tmp_path, {"params.py": BASE + "    pass\n", "use.py": use, "probe.py": probe},
+                             capsys)
+    finally:
+        while str(ext) in sys_path:
+            sys_path.remove(str(ext))
+        __import__("sys").modules.pop("extlib", None)
+    assert "refused" not in err, err
+    assert "def Base(" in (tmp_path / "after" / "advpkg" / "params.py").read_text()
