@@ -7,7 +7,7 @@ by, and the spellings of a class name it follows (``getattr(m, "X")``, ``globals
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 
 from codemod.analysis.type_comparisons import is_type_of
 from codemod.analysis.use_rules import SAME_ON_FUNCTIONS, UseKind
@@ -23,6 +23,23 @@ def dict_owner(node: ast.AST) -> ast.AST | None:
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "vars" \
             and len(node.args) == 1:
         return node.args[0]
+    return None
+
+
+def literal_key_read(node: ast.AST, parents: Mapping[int, ast.AST]) -> ast.Constant | None:
+    """The constant key by which the dict ``node`` is used where it stands: ``d["k"]``
+    (read or written), ``d.get("k", ...)``, ``d.pop("k", ...)``, ``"k" in d``; None for
+    any other use. ``parents``: each node's parent, by ``id``."""
+    up = parents.get(id(node))
+    above = parents.get(id(up))
+    if isinstance(up, ast.Subscript) and up.value is node and isinstance(up.slice, ast.Constant):
+        return up.slice
+    if isinstance(up, ast.Attribute) and up.attr in ("get", "pop") and isinstance(above, ast.Call) \
+            and above.func is up and above.args and isinstance(above.args[0], ast.Constant):
+        return above.args[0]
+    if isinstance(up, ast.Compare) and up.comparators == [node] and isinstance(up.left, ast.Constant) \
+            and isinstance(up.ops[0], (ast.In, ast.NotIn)):
+        return up.left
     return None
 
 

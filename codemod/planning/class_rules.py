@@ -19,8 +19,10 @@ from codemod.analysis.classes import ClassFacts
 from codemod.analysis.init_shapes import code_of
 from codemod.planning.definition_rules import (
     binds_a_name_twice,
+    class_body,
     defined_twice,
     names_a_parameter_as_generated_code_reads,
+    names_bound_by_statement,
     reads_class_cell,
 )
 from codemod.planning.refuse import Refuse
@@ -113,20 +115,13 @@ def reads_own_class_names(facts: ClassFacts, inputs: RuleInputs) -> Refuse | Non
     function is at module level, where the name is the module's (another value, or none).
     """
     bound: set[str] = set()
-    body = facts.node.body.body if isinstance(facts.node.body, cst.IndentedBlock) else ()
-    for stmt in body:
+    for stmt in class_body(facts):
         read = _class_scope_reads(stmt) & bound
         if read:
             line = facts.file.line_of(stmt) if facts.file is not None else 0
             return Refuse(f"reads its own class-level name {sorted(read)[0]!r} in the class body; "
                           "at module level that name is the module's", line)
-        if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
-            bound.add(stmt.name.value)
-        elif isinstance(stmt, cst.SimpleStatementLine):
-            for small in stmt.body:
-                targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else \
-                    [small.target] if isinstance(small, (cst.AnnAssign, cst.AugAssign)) else []
-                bound.update(t.value for t in targets if isinstance(t, cst.Name))
+        bound.update(names_bound_by_statement(stmt, bare_annotations=True))
     return None
 
 

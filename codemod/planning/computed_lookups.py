@@ -18,8 +18,9 @@ Why
 Fix safety
     Each such read refuses every converted class its module binds, naming the line. The
     module is found as the file's imports bind the name (any import of the file, a
-    function's too), or looked up by a string (``import_module("a.b")``,
-    ``sys.modules["a.b"]``, ``sys.modules[__name__]``). Reads that give only names
+    function's too), or looked up by a string as the safety net reads one
+    (``safety_net.module_by_string``: ``import_module("a.b")``, a relative name with its
+    package, ``sys.modules["a.b"]``, ``sys.modules[__name__]``). Reads that give only names
     (``.keys()``, ``dir(m)``, ``"X" in vars(m)``, iterating), writes (``globals()[k] =
     v``), a member called where it is read (``getattr(params, kind)(data)``), reads with a
     literal name (the safety net's) and a function's parameter named like the module are
@@ -34,13 +35,13 @@ import ast
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from codemod.analysis.ast_uses import dict_owner
+from codemod.analysis.ast_uses import dict_owner, literal_key_read
 from codemod.analysis.names import import_targets, module_name_for
 from codemod.analysis.python_trees import dotted_expr
 from codemod.analysis.text_search import star_import
 from codemod.planning.lookup_gate import Heads, file_heads, may_look_up
 from codemod.planning.plan import Plan
-from codemod.planning.safety_net import Escape, SafetyNet
+from codemod.planning.safety_net import Escape, SafetyNet, module_by_string
 
 #: (line, 1-based column, the read's code, the module whose members it reads).
 Lookup = tuple[int, int, str, str]
@@ -58,7 +59,7 @@ def computed_lookups(tree: ast.Module, path: Path, is_module: Callable[[str], bo
         """The modules of the tree ``node`` may be (none: it is no module the file names)."""
         if _is_globals(node):
             return [module]
-        looked_up = _module_by_string(node, module)
+        looked_up = module_by_string(node, module, is_package)
         if looked_up is not None:
             return [looked_up] if is_module(looked_up) else []
         dotted = dotted_expr(node) if isinstance(node, (ast.Name, ast.Attribute)) else None
@@ -132,17 +133,17 @@ def _members_read(node: ast.AST, parents: dict[int, ast.AST]) -> list[ast.AST]:
         owner = node.args[0]  # ``getattr(m, "__dict__")``
     if owner is None:
         return []
+    key = literal_key_read(node, parents)
+    if key is not None and _literal(key):
+        return []  # ``m.__dict__["X"]``, ``vars(m).get("X")``: the safety net's
     above = parents.get(id(parent))
     if isinstance(parent, ast.Subscript) and parent.value is node:
         called = isinstance(above, ast.Call) and above.func is parent
-        if not isinstance(parent.ctx, ast.Load) or _literal(parent.slice) or called:
+        if not isinstance(parent.ctx, ast.Load) or called:
             return []
     elif isinstance(parent, ast.Attribute) and parent.value is node:
         if parent.attr in ("keys", "__contains__", "__iter__", "__len__", "update", "setdefault",
                            "__setitem__", "__delitem__"):
-            return []
-        if parent.attr in ("get", "pop") and isinstance(above, ast.Call) and above.func is parent \
-                and above.args and _literal(above.args[0]):
             return []
     elif isinstance(parent, ast.Compare) and any(c is node for c in parent.comparators) \
             and all(isinstance(op, (ast.In, ast.NotIn)) for op in parent.ops):
@@ -162,21 +163,6 @@ def _literal(node: ast.AST) -> bool:
 def _is_globals(node: ast.AST) -> bool:
     return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "globals" \
         and not node.args
-
-
-def _module_by_string(node: ast.AST, module: str) -> str | None:
-    """``a.b`` of ``import_module("a.b")``, ``sys.modules["a.b"]`` or
-    ``sys.modules.get("a.b")``; the file's own module for ``sys.modules[__name__]``."""
-    if isinstance(node, ast.Subscript) and dotted_expr(node.value) == "sys.modules":
-        key = node.slice
-    elif isinstance(node, ast.Call) and node.args and (
-            dotted_expr(node.func) in ("importlib.import_module", "import_module", "sys.modules.get")):
-        key = node.args[0]
-    else:
-        return None
-    if isinstance(key, ast.Name) and key.id == "__name__":
-        return module
-    return key.value if _literal(key) else None  # type: ignore[attr-defined]
 
 
 class ModuleLookups:

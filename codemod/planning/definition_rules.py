@@ -57,31 +57,43 @@ def binds_a_name_twice(facts: ClassFacts, inputs: RuleInputs) -> Refuse | None:
     """A name the class body binds twice (two ``def load``, a constant then a method, two
     ``__init__``): Python keeps the last binding, while the conversion reads each member
     once. A property's ``@x.setter``, ``@x.deleter`` or ``@x.getter`` is the same member."""
-    body = facts.node.body.body if isinstance(facts.node.body, cst.IndentedBlock) else ()
     seen: set[str] = set()
-    for stmt in body:
-        names: list[str] = []
-        if isinstance(stmt, cst.FunctionDef):
-            if not any(isinstance(d.decorator, cst.Attribute) and isinstance(d.decorator.value, cst.Name)
-                       and d.decorator.value.value == stmt.name.value
-                       and d.decorator.attr.value in ("setter", "deleter", "getter")
-                       for d in stmt.decorators):
-                names.append(stmt.name.value)
-        elif isinstance(stmt, cst.ClassDef):
-            names.append(stmt.name.value)
-        elif isinstance(stmt, cst.SimpleStatementLine):
-            for small in stmt.body:
-                targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else \
-                    [small.target] if isinstance(small, cst.AugAssign) or (
-                        isinstance(small, cst.AnnAssign) and small.value is not None) else []
-                names += [t.value for t in targets if isinstance(t, cst.Name)]
-        for name in names:
+    for stmt in class_body(facts):
+        for name in names_bound_by_statement(stmt, bare_annotations=False):
             if name in seen:
                 line = facts.file.line_of(stmt) if facts.file is not None else 0
                 return Refuse(f"binds {name!r} twice in its body; Python keeps the last binding, "
                               "the conversion reads each member once", line)
             seen.add(name)
     return None
+
+
+def class_body(facts: ClassFacts) -> tuple[cst.BaseStatement, ...]:
+    """The statements of the class's body (none for a one-line body)."""
+    body = facts.node.body
+    return tuple(body.body) if isinstance(body, cst.IndentedBlock) else ()
+
+
+def names_bound_by_statement(stmt: cst.BaseStatement, bare_annotations: bool) -> list[str]:
+    """The names a statement of a class body binds: a ``def`` (not a property's
+    ``@x.setter``/``@x.deleter``/``@x.getter``, which is the same member), a nested
+    ``class``, a plain name assigned or augmented; annotated, with a value, or also
+    without one (``bare_annotations``)."""
+    if isinstance(stmt, cst.FunctionDef):
+        accessor = any(isinstance(d.decorator, cst.Attribute) and isinstance(d.decorator.value, cst.Name)
+                       and d.decorator.value.value == stmt.name.value
+                       and d.decorator.attr.value in ("setter", "deleter", "getter")
+                       for d in stmt.decorators)
+        return [] if accessor else [stmt.name.value]
+    if isinstance(stmt, cst.ClassDef):
+        return [stmt.name.value]
+    names: list[str] = []
+    for small in stmt.body if isinstance(stmt, cst.SimpleStatementLine) else ():
+        targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else \
+            [small.target] if isinstance(small, cst.AugAssign) or (
+                isinstance(small, cst.AnnAssign) and (bare_annotations or small.value is not None)) else []
+        names += [t.value for t in targets if isinstance(t, cst.Name)]
+    return names
 
 
 class _ClassCell(cst.CSTVisitor):
@@ -105,8 +117,7 @@ def reads_class_cell(facts: ClassFacts, inputs: RuleInputs) -> Refuse | None:
     text = facts.file.text if facts.file is not None else ""
     if text and "__class__" not in text:
         return None
-    body = facts.node.body.body if isinstance(facts.node.body, cst.IndentedBlock) else ()
-    for stmt in body:
+    for stmt in class_body(facts):
         if isinstance(stmt, cst.FunctionDef):
             cell = _ClassCell()
             stmt.visit(cell)

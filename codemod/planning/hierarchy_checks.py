@@ -7,6 +7,7 @@ import ast
 
 import libcst as cst
 
+from codemod.analysis.ast_uses import literal_key_read
 from codemod.analysis.bound_names import names_bound
 from codemod.analysis.init_shapes import SelfUse, code_of, first_param
 from codemod.planning.model import ClassPlan, NewFacts, property_fields_of, self_attrs_used
@@ -380,17 +381,9 @@ def _keys_read(function: cst.FunctionDef, kwargs: str | None) -> set[str] | None
     for node in ast.walk(tree):
         if not (isinstance(node, ast.Name) and node.id == kwargs and isinstance(node.ctx, ast.Load)):
             continue
-        up = parents.get(id(node))
-        above = parents.get(id(up))
-        if isinstance(up, ast.Subscript) and up.value is node and isinstance(up.slice, ast.Constant):
-            keys.add(str(up.slice.value))
-        elif isinstance(up, ast.Attribute) and up.attr in ("get", "pop") and isinstance(above, ast.Call) \
-                and above.func is up and above.args and isinstance(above.args[0], ast.Constant):
-            keys.add(str(above.args[0].value))
-        elif isinstance(up, ast.Compare) and up.comparators == [node] and isinstance(up.left, ast.Constant) \
-                and isinstance(up.ops[0], (ast.In, ast.NotIn)):
-            keys.add(str(up.left.value))
-        else:
+        key = literal_key_read(node, parents)
+        if key is None:
             return None
+        keys.add(str(key.value))
     return keys
 

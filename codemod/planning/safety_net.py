@@ -345,7 +345,7 @@ class SafetyNet:
         stars = [import_from_source(n, module, is_package) for n in ast.walk(tree)
                  if isinstance(n, ast.ImportFrom) and any(a.name == "*" for a in n.names)]
         for node in ast.walk(tree):  # m = importlib.import_module("a.b"), in any scope
-            if isinstance(node, ast.Assign) and (looked_up := _module_by_string(node.value, module, is_package)):
+            if isinstance(node, ast.Assign) and (looked_up := module_by_string(node.value, module, is_package)):
                 for target in node.targets:
                     if isinstance(target, ast.Name):
                         bound.setdefault(target.id, []).append(f"{_DYNAMIC}{looked_up}")
@@ -385,7 +385,7 @@ def _qualnames(node: ast.AST, bound: dict[str, list[str]], stars: list[str], mod
         return [f"{q}.{node.attr}" for q in _qualnames(node.value, bound, stars, module, direct, is_package)]
     if direct:
         return []
-    if (looked_up := _module_by_string(node, module, is_package)) is not None:
+    if (looked_up := module_by_string(node, module, is_package)) is not None:
         return [looked_up]
     if (by_call := attribute_by_call(node)) is not None:  # attrgetter("X")(m), m.__getattribute__("X")
         getter_owner, dotted = by_call
@@ -433,27 +433,29 @@ def _absolute(call: ast.Call, module: str, is_package: bool) -> str:
 _DYNAMIC = "<dynamic>"
 
 
-def _module_by_string(node: ast.AST, module: str = "", is_package: bool = False) -> str | None:
+def module_by_string(node: ast.AST, module: str = "", is_package: bool = False) -> str | None:
     """``a.b`` of ``importlib.import_module("a.b")``, ``import_module("a.b")``,
-    ``sys.modules["a.b"]`` or ``sys.modules.get("a.b")`` (None: any other expression). A
-    relative name (``import_module(".b", "a")``) is resolved against the package given
-    as a string, or ``__package__`` (the package of ``module``, the file asking); with
-    any other package it stays relative, and names no module of the tree."""
-    if isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant) \
-            and isinstance(node.args[0].value, str):
+    ``sys.modules["a.b"]`` or ``sys.modules.get("a.b")`` (None: any other expression);
+    ``module`` itself (the file asking) for ``__name__`` in their place. A relative name
+    (``import_module(".b", "a")``) is resolved against the package given as a string, or
+    ``__package__`` (the package of ``module``); with any other package it stays
+    relative, and names no module of the tree."""
+    key: ast.AST | None = None
+    imported = False
+    if isinstance(node, ast.Call) and node.args:
         func = node.func
         name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
-        if name == "import_module":
-            return _absolute(node, module, is_package)
-        if name == "get" and isinstance(func, ast.Attribute) and ast.unparse(func.value) == "sys.modules":
-            return node.args[0].value
-    if isinstance(node, ast.Subscript) and ast.unparse(node.value) == "sys.modules" \
-            and isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, str):
-        return node.slice.value
-    if isinstance(node, ast.Subscript) and ast.unparse(node.value) == "sys.modules" \
-            and isinstance(node.slice, ast.Name) and node.slice.id == "__name__" and module:
+        imported = name == "import_module"
+        if imported or (name == "get" and isinstance(func, ast.Attribute)
+                        and ast.unparse(func.value) == "sys.modules"):
+            key = node.args[0]
+    elif isinstance(node, ast.Subscript) and ast.unparse(node.value) == "sys.modules":
+        key = node.slice
+    if isinstance(key, ast.Name) and key.id == "__name__" and module:
         return module  # the file's own module
-    return None
+    if not (isinstance(key, ast.Constant) and isinstance(key.value, str)):
+        return None
+    return _absolute(node, module, is_package) if imported else key.value  # type: ignore[arg-type]
 
 
 def _how(node: ast.AST, engine: dict[str, list[str]], stars: list[str]) -> str:
@@ -472,7 +474,7 @@ def _how(node: ast.AST, engine: dict[str, list[str]], stars: list[str]) -> str:
     head = node
     while isinstance(head, ast.Attribute):
         head = head.value
-    if _module_by_string(head) is not None or (isinstance(head, ast.Name) and any(
+    if module_by_string(head) is not None or (isinstance(head, ast.Name) and any(
             n.startswith(_DYNAMIC) for n in engine.get(head.id, []))):
         return "reached through a module looked up by a string, which no rewrite follows"
     if isinstance(head, ast.Name) and head.id not in engine and stars:

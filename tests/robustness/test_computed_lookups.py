@@ -98,6 +98,11 @@ REFUSED = {
          "use.py": "import torch\nfrom advpkg import registry\n\n\ndef go(k='ColumnKind'):\n"
                    "    kind = getattr(registry, k)\n    return isinstance(kind(torch.zeros(2)), kind)\n"},
         "getattr(registry, k)"),
+    "relative_import_module": (
+        {"use.py": "import importlib\nimport torch\n\n\ndef go(k='Col'):\n"
+                   "    kind = getattr(importlib.import_module('.params', 'advpkg'), k)\n"
+                   "    return isinstance(kind(torch.zeros(2)), kind)\n"},
+        "getattr(importlib.import_module('.params', 'advpkg'), k)"),
     "literal_through_own_module": (
         {"use.py": "import sys\nimport torch\nfrom advpkg.params import Col, Row\n\n\ndef go():\n"
                    "    kind = getattr(sys.modules[__name__], 'Col')\n"
@@ -174,6 +179,8 @@ def _lookups(code: str) -> list[str]:
     ("import importlib\ngetattr(importlib.import_module('pkg.m'), n)",
      ["getattr(importlib.import_module('pkg.m'), n)"]),
     ("import sys\ngetattr(sys.modules[__name__], n)", ["getattr(sys.modules[__name__], n)"]),
+    ("import importlib\ngetattr(importlib.import_module('.m', 'pkg'), n)",
+     ["getattr(importlib.import_module('.m', 'pkg'), n)"]),
     ("globals()[n]", ["globals()"]),
     ("globals()[n] = 1", []),
     ("globals().update(d)", []),
