@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from codemod import parallel
 from codemod.analysis import python_trees, roots
 from codemod.pipeline.indexing import analyse, file_import_targets, hierarchy_names
+from codemod.pipeline.nested_parameters import kept_message
 from codemod.pipeline.outcomes import record_outcomes
 from codemod.pipeline.plan_rounds import settle_plan
 from codemod.pipeline.reading import parse_file, read_tree
@@ -60,6 +61,8 @@ def _run(paths: list[Path], options: Options, progress: Progress | None,
     """The stages in order, each filling ``result`` or returning what the next one reads."""
     result = read_tree(paths, options, scope)
     index = analyse(result.sources, result, progress)
+    result.warnings += [f"{path}:{nested.node.lineno}: {kept_message(nested)}"
+                        for path, nested in result.nested_classes]
     plan, candidates, conversions = settle_plan(result, index, options, progress)
     result.plan = plan
     record_outcomes(result, plan, candidates, conversions)

@@ -105,10 +105,13 @@ def _globs(value: object) -> tuple[str, ...]:
 
 
 def _class_names(value: object) -> tuple[str, ...]:
-    """A list of class names, bare (``Foo``) or qualified (``pkg.mod.Foo``)."""
+    """A list of class names, bare (``Foo``) or qualified (``pkg.mod.Foo``; a class
+    defined in a function as its ``__qualname__`` spells it: ``pkg.mod.make.<locals>.Foo``)."""
     names = _globs(value)
     for name in names:
-        if not all(part.isidentifier() for part in name.split(".")):
+        parts = name.split(".")
+        if not all(part.isidentifier() or (part == "<locals>" and 0 < i < len(parts) - 1)
+                   for i, part in enumerate(parts)):
             raise ValueError(f"expected class names like 'Name' or 'pkg.mod.Name', got {name!r}")
     return names
 

@@ -18,6 +18,8 @@ from codemod.check.findings import (
     class_finding,
     class_place,
     is_suppressed,
+    nested_allowed,
+    nested_finding,
     other_class_only_uses,
     use_findings,
 )
@@ -64,6 +66,10 @@ def _check_tree(paths: list[Path], options: Options, scope: Scope) -> CheckResul
         if not allowed(plan, qualname, options.allow_classes):
             facts = plan.classes[qualname].facts
             findings.append(class_finding(plan, qualname, class_place(run, locator, facts)))
+    # ... and the Parameter classes below a module's top level, which ``apply`` keeps.
+    for path, nested in run.nested_classes:
+        if not nested_allowed(path, nested, options.allow_classes):
+            findings.append(nested_finding(path, nested, run.sources[path].text))
 
     # Names ``apply`` converts (before) and what it left behind (after).
     targets: dict[str, Target] = {}

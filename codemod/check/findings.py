@@ -10,12 +10,16 @@ import re
 from pathlib import Path
 
 from codemod.analysis.classes import ClassFacts
+from codemod.analysis.names import module_name_for
+from codemod.analysis.nested_classes import NestedClass
+from codemod.analysis.source_lines import char_column, physical_lines
 from codemod.analysis.text_search import alternation
 from codemod.analysis.use_rules import USE_RULES, UseKind
 from codemod.check.converted import Target
 from codemod.check.locate import Locator
 from codemod.check.rules import Finding
 from codemod.pipeline.indexing import file_import_targets
+from codemod.pipeline.nested_parameters import kept_message
 from codemod.pipeline.results import RunResult
 from codemod.planning.plan import Plan
 from codemod.planning.safety_net import SafetyNet
@@ -176,6 +180,19 @@ def class_finding(plan: Plan, qualname: str, place: tuple[int, int]) -> Finding:
 def allowed(plan: Plan, qualname: str, allow: tuple[str, ...]) -> bool:
     facts = plan.classes[qualname].facts
     return facts.name in allow or facts.qualname in allow
+
+
+def nested_finding(path: Path, nested: NestedClass, text: str) -> Finding:
+    """CM001 for a Parameter class below a module's top level (``apply`` cannot fix it)."""
+    line = nested.node.lineno
+    lines = physical_lines(text)
+    column = char_column(lines[line - 1], nested.node.col_offset) if line <= len(lines) else 1
+    return Finding("CM001", kept_message(nested), path, line, column, False)
+
+
+def nested_allowed(path: Path, nested: NestedClass, allow: tuple[str, ...]) -> bool:
+    """Allow-listed by its name or its qualified name (``pkg.mod.make.<locals>.Local``)."""
+    return nested.node.name in allow or f"{module_name_for(path)}.{nested.qualname}" in allow
 
 
 #: ``# codemod: ignore`` or ``# codemod: ignore[CM001, CM004]``.

@@ -18,6 +18,7 @@ from codemod.analysis.index import ClassIndex
 from codemod.analysis.names import import_targets, module_name_for
 from codemod.analysis.text_search import unjoined
 from codemod.fileio import SourceFile
+from codemod.pipeline.nested_parameters import nested_parameter_classes_of
 from codemod.pipeline.reading import parse_file
 from codemod.pipeline.results import Progress, RunResult
 from codemod.prefilters import defines_or_aliases, dotted_chains, import_spans, inert, may_define_root
@@ -50,9 +51,13 @@ def _parse_all(paths: list[Path], result: RunResult, progress: Progress | None) 
 
 def analyse(sources: dict[Path, SourceFile], result: RunResult,
             progress: Progress | None = None) -> ClassIndex:
-    """Parse only the files that can matter, and index their classes (see ``_index``)."""
+    """Parse only the files that can matter, and index their classes (see ``_index``);
+    the Parameter classes below a module's top level, which the index does not hold, go
+    to ``result.nested_classes``."""
     with parallel.fewer_collections():
-        return _index(sources, result, progress)
+        index = _index(sources, result, progress)
+    result.nested_classes = nested_parameter_classes_of(result, index)
+    return index
 
 
 def _index(sources: dict[Path, SourceFile], result: RunResult,

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from codemod.analysis.classes import FileFacts
+from codemod.analysis.nested_classes import NestedClass
 from codemod.fileio import SourceFile
 from codemod.planning.plan import Plan
 from codemod.prefilters import mentioned
@@ -42,6 +43,9 @@ class RunResult:
     warnings: list[str] = field(default_factory=list)
     #: The trees read for the given paths, and those paths when narrower (``scope``).
     scope: Scope | None = None
+    #: Parameter classes below a module's top level, which ``apply`` keeps as classes
+    #: (found by the index stage: ``nested_parameters``), with their files.
+    nested_classes: list[tuple[Path, NestedClass]] = field(default_factory=list)
 
     @property
     def refusals(self) -> list[Refusal]:
