@@ -177,6 +177,9 @@ def prefilter(text: str, names: frozenset[str]) -> bool:
 _ROOT_WORDS = ("Parameter", "UninitializedTensorMixin")
 _CLASS_HEAD = re.compile(r"class\s+\w+\s*\(")
 _PARAMETER_ALIAS = re.compile(r"Parameter\s+as\s+\w")
+#: ``Parameter`` bound to a name by an assignment (``P = nn.Parameter``), not called.
+_PARAMETER_ASSIGNED = re.compile(
+    r"=[ \t]*(?:[\w.]*\.)?(?:Uninitialized)?Parameter[ \t]*(?:$|#|;)", re.MULTILINE)
 _PARENS = re.compile(r"[()]")
 #: Longest base list looked at; past it the rest of the file counts as the bases.
 _MAX_BASES = 4000
@@ -187,11 +190,12 @@ def may_define_root(text: str) -> bool:
 
     True when a class statement's bases mention ``Parameter`` (``nn.Parameter``,
     ``UninitializedParameter``, an alias such as ``parameter.Parameter``...) or the file
-    imports ``Parameter`` under another name (``from torch.nn import Parameter as P``).
+    binds ``Parameter`` to another name (``from torch.nn import Parameter as P``,
+    ``P = nn.Parameter``).
     """
     if not any(word in text for word in _ROOT_WORDS):
         return False
-    if _PARAMETER_ALIAS.search(text):
+    if _PARAMETER_ALIAS.search(text) or _PARAMETER_ASSIGNED.search(text):
         return True
     return any(
         word in bases for bases in _class_bases(text) for word in _ROOT_WORDS
@@ -245,16 +249,22 @@ def import_spans(text: str) -> list[str]:
     return [match.group() for match in _IMPORT_SPAN.finditer(text)]
 
 
-def defines_or_aliases(text: str, names: frozenset[str]) -> bool:
-    """Whether a class statement of ``text`` names one of ``names`` in its bases (a
-    subclass, maybe), or ``text`` imports one under another name (``X as Y``)."""
+def aliased(text: str, names: frozenset[str]) -> bool:
+    """Whether ``text`` may import one of ``names`` under another name (``X as Y``)."""
     if not names or not _may_mention(text, names):
         return False
     if _word_gates(names) is None:
-        if _aliased(names).search(text):
-            return True
-    elif _any_aliased(text, whole_word_spans(text, names)):
+        return _aliased(names).search(text) is not None
+    return _any_aliased(text, whole_word_spans(text, names))
+
+
+def defines_or_aliases(text: str, names: frozenset[str]) -> bool:
+    """Whether a class statement of ``text`` names one of ``names`` in its bases (a
+    subclass, maybe), or ``text`` imports one under another name (``X as Y``)."""
+    if aliased(text, names):
         return True
+    if not names or not _may_mention(text, names):
+        return False
     return "class" in text and any(prefilter(bases, names) for bases in _class_bases(text))
 
 

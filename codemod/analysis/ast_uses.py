@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator, Mapping
 
+from codemod.analysis.python_trees import dotted_expr
 from codemod.analysis.type_comparisons import is_type_of
 from codemod.analysis.use_rules import SAME_ON_FUNCTIONS, UseKind
 
@@ -47,10 +48,11 @@ def type_name_comparisons(tree: ast.Module, names: frozenset[str]) -> Iterator[t
     """Where ``tree`` may compare an object's type's name with one of ``names`` (a
     converted parameter's type is ``Parameter``, so the answer would change): each
     ``type(x).__name__ == "X"`` written out (``x.__class__``, ``__qualname__``, ``!=``,
-    ``in`` a literal tuple, list or set too), and, in a file that reads a type's name
+    ``in`` a literal tuple, list or set too; ``X.__name__`` for ``"X"``), and, in a file that reads a type's name
     outside an f-string and not of a caught exception (``_reads_type_name``; a message's
     ``f"{type(p).__name__}"`` is a documented difference, not a comparison, and
-    ``type(exc).__name__`` names no parameter's type), every other string ``"X"`` but a docstring,
+    ``type(exc).__name__`` names no parameter's type), every other string ``"X"`` (or
+    ``X.__name__``) but a docstring,
     an annotation or an ``__all__`` entry: the comparison may take another spelling
     (``match type(p).__name__: case "X":``, the name held in a constant or a variable,
     ``getattr(type(p), "__name__")``, ``operator.eq``). A string in another module is not
@@ -71,16 +73,31 @@ def type_name_comparisons(tree: ast.Module, names: frozenset[str]) -> Iterator[t
         for operand in operands:
             items = operand.elts if isinstance(operand, (ast.Tuple, ast.List, ast.Set)) else [operand]
             for item in items:
-                if isinstance(item, ast.Constant) and isinstance(item.value, str) and item.value in names:
+                name = _spelled_name(item, names)
+                if name is not None:
                     written_out.add(id(item))
-                    yield node, item.value
+                    yield node, name
     if not reads_name:
         return
     aside = written_out | _not_compared_strings(tree)
     for node in ast.walk(tree):
-        if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in names \
-                and id(node) not in aside:
-            yield node, node.value
+        name = _spelled_name(node, names)
+        if name is not None and id(node) not in aside:
+            yield node, name
+
+
+def _spelled_name(node: ast.AST, names: frozenset[str]) -> str | None:
+    """The one of ``names`` that ``node`` spells: a string ``"X"``, or a class's own name
+    read off it (``X.__name__``, ``pkg.X.__qualname__``: a converted ``X`` keeps its
+    name, while a parameter's type's name becomes ``Parameter``)."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in names:
+        return node.value
+    if isinstance(node, ast.Attribute) and node.attr in ("__name__", "__qualname__"):
+        spelled = dotted_expr(node.value)
+        last = spelled.rpartition(".")[2] if spelled is not None else None
+        if last in names:
+            return last
+    return None
 
 
 def _not_compared_strings(tree: ast.Module) -> set[int]:

@@ -10,6 +10,7 @@ from collections.abc import Callable, Container
 from dataclasses import dataclass, field
 
 from codemod.analysis.classes import ClassFacts, FileFacts
+from codemod.analysis.unsure_bases import unsure_parameter_base
 from codemod.types import PARAMETER_QUALNAMES
 
 
@@ -75,6 +76,9 @@ class ClassIndex:
     mros: dict[str, list[str]] = field(default_factory=dict)
     mro_errors: dict[str, str] = field(default_factory=dict)
     subclasses: dict[str, set[str]] = field(default_factory=dict)
+    #: Classes counted as Parameter classes because a base may be one through a binding
+    #: the index does not follow (``unsure_bases``), with the reason: refused.
+    unsure: dict[str, str] = field(default_factory=dict)
 
     @classmethod
     def build(cls, files: list[FileFacts]) -> ClassIndex:
@@ -126,6 +130,16 @@ class ClassIndex:
                     # Reported (and refused) rather than silently skipped: it may be one.
                     self.param_classes.add(qualname)
                     changed = True
+                else:
+                    facts = self.classes[qualname]
+                    reason = unsure_parameter_base(
+                        facts, facts.file or self.files.get(facts.module),
+                        lambda q: q in PARAMETER_QUALNAMES or _is_uninitialized(q or "")
+                        or self.canonical(q) in self.param_classes, self.classes)
+                    if reason is not None:
+                        self.unsure[qualname] = reason
+                        self.param_classes.add(qualname)
+                        changed = True
 
     def _dynamic_parameter_base(self, qualname: str) -> bool:
         """A base computed by a call (``class X(make_base())``) in a file about Parameters."""

@@ -17,11 +17,13 @@ from codemod.analysis.classes import FileFacts
 from codemod.analysis.index import ClassIndex
 from codemod.analysis.names import import_targets, module_name_for
 from codemod.analysis.text_search import unjoined
+from codemod.analysis.unsure_bases import ROOT_NAMES
 from codemod.fileio import SourceFile
 from codemod.pipeline.nested_parameters import nested_parameter_classes_of
 from codemod.pipeline.reading import parse_file
 from codemod.pipeline.results import Progress, RunResult
 from codemod.prefilters import defines_or_aliases, dotted_chains, import_spans, inert, may_define_root
+from codemod.types import PARAMETER_QUALNAMES
 
 
 def hierarchy_names(index: ClassIndex, facts: Iterable[FileFacts],
@@ -83,6 +85,7 @@ def _index(sources: dict[Path, SourceFile], result: RunResult,
     mentioning: set[Path] = set()  # unparsed files that mention a name
     hubs = _ModuleFiles(sources)
     targets_of: dict[Path, list[tuple[str, str]] | None] = {}
+    followed: set[Path] = set()  # modules parsed to follow a base to torch's Parameter
     while batch:
         pending.difference_update(batch)
         _parse_all(batch, result, progress)
@@ -107,8 +110,28 @@ def _index(sources: dict[Path, SourceFile], result: RunResult,
                 through |= hubs.reached(targets, sources[path].text, names)
         wanted |= through & mentioning
         mentioning -= wanted
-        batch = sorted(wanted)
+        hubs_of_roots = _root_hubs(index, hubs) - followed - set(result.facts)
+        followed |= hubs_of_roots
+        batch = sorted(wanted | hubs_of_roots)
     return index
+
+
+def _root_hubs(index: ClassIndex, hubs: _ModuleFiles) -> set[Path]:
+    """The files of the tree's modules through which a class's base may name torch's
+    Parameter (``from .linear import Parameter``, then ``class Scale(Parameter)``): parsed,
+    so that the index follows the re-export as it follows one of a Parameter class."""
+    out: set[Path] = set()
+    for qualname in index.classes:
+        if qualname in index.param_classes:
+            continue
+        for base in index.base_qualnames(qualname):
+            if base is None or base in PARAMETER_QUALNAMES:
+                continue
+            module, _, name = base.rpartition(".")
+            path = hubs.locate(module) if module and name in ROOT_NAMES else None
+            if path is not None:
+                out.add(path)
+    return out
 
 
 def file_import_targets(path: Path, text: str) -> list[tuple[str, str]] | None:

@@ -55,9 +55,14 @@ def mro_fails(facts: ClassFacts, inputs: RuleInputs) -> Refuse | None:
 
 
 def base_not_convertible(facts: ClassFacts, inputs: RuleInputs) -> Refuse | None:
-    """A base that is not statically known, a lazy ``UninitializedParameter``, or a
-    mixin that is not a Parameter class (the first such base)."""
+    """A base that is not statically known, one that may be a Parameter class through
+    a binding the index does not follow (``unsure_bases``), a lazy
+    ``UninitializedParameter``, or a mixin that is not a Parameter class (the first such
+    base)."""
     index = inputs.index
+    unsure = index.unsure.get(facts.qualname)
+    if unsure is not None:
+        return Refuse(unsure)
     for base in index.base_qualnames(facts.qualname)[:len(facts.base_exprs)]:
         if base is None:
             return Refuse("has a dynamic base (not a name the tool can resolve statically)")

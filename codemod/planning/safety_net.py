@@ -76,6 +76,19 @@ def _quoted(names: frozenset[str]) -> re.Pattern[str]:
     return names_pattern(r"[\"'](?:[\w.]*\.)?(?:{names})[\"']", names)
 
 
+def _name_read(names: frozenset[str]) -> re.Pattern[str]:
+    """A class's own name read off it: ``X.__name__``, ``X.__qualname__``."""
+    return names_pattern(r"(?<![\w])(?:{names})\s*\.\s*__(?:qual)?name__", names)
+
+
+def _spells_names(text: str, names: frozenset[str]) -> bool:
+    """Whether ``text`` may compare a type's name with one of ``names``: it reads a name
+    (``__name__``, ``__qualname__``) and spells one of them as a string or as
+    ``X.__name__`` (the gate of ``type_name_comparisons``)."""
+    return ("__name__" in text or "__qualname__" in text) and (
+        _quoted(names).search(text) is not None or _name_read(names).search(text) is not None)
+
+
 def _case_pattern(names: frozenset[str]) -> re.Pattern[str]:
     """``case X(`` (also ``case m.X(``, or after ``|`` in an or-pattern)."""
     return names_pattern(r"^[ \t]+case\s[^\n]*?(?<!\w)(?:{names})\s*\(", names, re.MULTILINE)
@@ -219,8 +232,9 @@ class SafetyNet:
         if star_import(text):
             return True
         if ("getattr" in text or "attrgetter" in text or "globals" in text or "__dict__" in text
-                or "vars(" in text or "__name__" in text or "__qualname__" in text) \
-                and _quoted(names).search(text):
+                or "vars(" in text) and _quoted(names).search(text):
+            return True
+        if _spells_names(text, names):
             return True
         if any(word in text for word in _DYNAMIC_MODULE) and \
                 next(unjoined(text, _DYNAMIC_WORD), None) is not None:
@@ -242,11 +256,11 @@ class SafetyNet:
                     path, node.lineno, self._column(path, node))):  # type: ignore[attr-defined]
                 out.append(_escape(node, found, how))
         out += self._made_at_run_time(path, plan, names)
-        tree = self.tree(path) if _quoted(names).search(self.texts[path]) else None
+        tree = self.tree(path) if _spells_names(self.texts[path], names) else None
         for node, name in type_name_comparisons(tree, names) if tree is not None else ():
             how = ("the type's name is compared with the class's name, which a converted "
                    "parameter's type no longer has") if isinstance(node, ast.Compare) else (
-                "the class's name as a string in a file that reads a type's name "
+                "the class's name (a string, or `X.__name__`) in a file that reads a type's name "
                 "(`type(p).__name__`): the comparison may take another spelling, and a "
                 "converted parameter's type no longer has that name")
             for qualname, class_plan in plan.classes.items():

@@ -2,14 +2,17 @@
 
 What it does
     ``type_member_uses`` finds, anywhere in the tree, ``type(x).name`` or
-    ``x.__class__.name`` (also ``getattr(type(x), "name")`` and ``hasattr``) where
+    ``x.__class__.name`` (also ``getattr(type(x), "name")``, ``hasattr``, and the writes
+    ``setattr(type(x), "name", v)`` and ``delattr``) where
     ``name`` is a method, class constant, static method or
     property a converted (or shadow) class defines, and refuses every such class with
     the line (the planner keeps those classes, and their subclasses, as classes).
 Why
     A converted parameter's type is ``torch.nn.Parameter``: ``type(p).PACK`` and
     ``type(p).load(p, w)`` found the member on the old class and raise
-    ``AttributeError`` after conversion. No rewrite can tell statically which kind ``x``
+    ``AttributeError`` after conversion; ``setattr(type(p), "LOADS", n)`` set the old
+    class's constant and would set one on torch's ``Parameter`` for every parameter of
+    the process. No rewrite can tell statically which kind ``x``
     holds. (Inside the class's own methods ``self.__class__`` is refused by the class's
     own rules; ``self`` of an ordinary class's method is that object, left alone here.)
 Fix safety
@@ -47,9 +50,9 @@ def type_member_uses(plan: Plan, sources: dict[Path, str]) -> dict[str, Blocking
 
     for path, text, walker in walked_files(sources, hit_lines,
                                            lambda _path, lines: _Walker(names, lines)):
-        for line, name in sorted(walker.found):
+        for line, name, verb in sorted(walker.found):
             use = BlockingUse(path, line, line_text(text, line), UseForm.ESCAPE,
-                              escape=f"reads `{name}` through the instance's type, which is "
+                              escape=f"{verb} `{name}` through the instance's type, which is "
                                      "torch.nn.Parameter after conversion")
             for qual in owners[name]:
                 found.setdefault(qual, use)
@@ -68,15 +71,16 @@ def _quoted_pattern(names: frozenset[str]) -> re.Pattern[str]:
 
 
 def named_read_lines(text: str, quoted: re.Pattern[str]) -> list[int]:
-    """The lines of a lexical superset of ``getattr(type(x), "name")`` and ``hasattr(...)``
-    in ``text``: each ``getattr(``/``hasattr(`` whose first argument starts with ``type(``
+    """The lines of a lexical superset of ``getattr(type(x), "name")``, ``hasattr(...)``,
+    ``setattr(...)`` and ``delattr(...)`` in ``text``: each such call whose first argument
+    starts with ``type(``
     or spells ``__class__`` (``getattr(p.__class__, ...)``), in a text that quotes one of
     the names."""
     text = nfkc_text(text)
     if "__class__" not in text and _TYPE_CALL.search(text) is None:
         return []
     hits = []
-    for word in ("getattr", "hasattr"):  # found by ``str.find``, then matched in place
+    for word in _NAMED_CALLS:  # found by ``str.find``, then matched in place
         at = text.find(word)
         while at >= 0:
             if _NAMED_READ.match(text, at + len(word)) is not None:
@@ -86,6 +90,10 @@ def named_read_lines(text: str, quoted: re.Pattern[str]) -> list[int]:
         return []
     return lines_at(text, sorted(hits))
 
+
+#: The builtins that read or write a member by its name.
+_NAMED_CALLS = ("getattr", "hasattr", "setattr", "delattr")
+_VERBS = {"setattr": "writes", "delattr": "deletes"}
 
 #: What follows ``getattr``/``hasattr`` in ``getattr(type(`` / ``hasattr(x.__class__``
 #: (over blanks and line breaks).
@@ -135,22 +143,24 @@ class _Walker(MethodSelves):
     def __init__(self, names: frozenset[str], lines: list[int] | None = None) -> None:
         super().__init__(lines)
         self.names = names
-        self.found: list[tuple[int, str]] = []
+        #: (line, member name, "reads"/"writes"/"deletes")
+        self.found: list[tuple[int, str, str]] = []
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
         subject = _type_subject(node.value)
         if node.attr in self.names and subject is not None and not self.is_self(subject):
-            self.found.append((node.lineno, node.attr))
+            self.found.append((node.lineno, node.attr, "reads"))
         self.generic_visit(node)
 
     def visit_Call(self, node: ast.Call) -> None:
-        """``getattr(type(x), "name", ...)``, ``hasattr(x.__class__, "name")``."""
-        if isinstance(node.func, ast.Name) and node.func.id in ("getattr", "hasattr") \
+        """``getattr(type(x), "name", ...)``, ``hasattr(x.__class__, "name")``,
+        ``setattr(type(x), "name", v)``, ``delattr(type(x), "name")``."""
+        if isinstance(node.func, ast.Name) and node.func.id in _NAMED_CALLS \
                 and len(node.args) >= 2 and isinstance(node.args[1], ast.Constant) \
                 and isinstance(name := node.args[1].value, str) and name in self.names:
             subject = _type_subject(node.args[0])
             if subject is not None and not self.is_self(subject):
-                self.found.append((node.lineno, name))
+                self.found.append((node.lineno, name, _VERBS.get(node.func.id, "reads")))
         self.generic_visit(node)
 
 

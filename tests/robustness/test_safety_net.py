@@ -112,6 +112,16 @@ ROWS = [
         "refused", "pkg/user.py:2"),
     Row("class_name_string_in", {"pkg/user.py": "def f(p):\n    return p.__class__.__qualname__ in ('Packed', 'Other')\n"},
         "refused", "pkg/user.py:2"),
+    # Review of 2026-12-06: the class's own name read off it (a converted ``X`` keeps
+    # ``X.__name__``, the parameter's type's name becomes ``Parameter``).
+    Row("type_name_vs_class_name", {"pkg/user.py": USE + "def f(p):\n"
+                                    "    return type(p).__name__ == Packed.__name__\n"},
+        "refused", "pkg/user.py:4"),
+    Row("class_name_read_held", {"pkg/user.py": USE + "NAMES = (Packed.__qualname__,)\n\n\n"
+                                 "def f(p):\n    return p.__class__.__qualname__ in NAMES\n"},
+        "refused", "pkg/user.py:3"),
+    Row("class_name_read_alone", {"pkg/user.py": USE + "def f():\n    return Packed.__name__\n"},
+        "converted"),
     Row("syntax_error", {"pkg/user.py": USE + "def f(p)\n    return isinstance(p, Packed)\n"},
         "error", "pkg/user.py:3"),
     Row("undecodable", {"pkg/user.py": b"# caf\xe9\n" + USE.encode()

@@ -293,6 +293,13 @@ def test_alias_re_export_is_rewritten(tmp_path):
         ("class A(UninitializedTensorMixin, Tensor): pass", True),
         ("p = Parameter(torch.ones(1))", False),
         ("class A(Base): pass", False),
+        ("P = nn.Parameter\nclass A(P): pass", True),
+        ("P: type = torch.nn.parameter.Parameter  # alias\n", True),
+        ("self.weight = Parameter\n", True),
+        ("self.weight = Parameter(w)\nx = Parameter (w)", False),
+        ("kind = 'Parameter'\n", False),
+        ("param_cls = PackedvLLMParameter\n", False),
+        ("U = nn.parameter.UninitializedParameter\n", True),
     ],
 )
 def test_may_define_root(text, expected):

@@ -48,6 +48,9 @@ READS = [
     # By a literal name (the adversarial review of 2026-12-04: these answered None/False).
     "getattr(type(p), 'PACK', None)",
     "hasattr(p.__class__, \"load\")",
+    # Written by name (review of 2026-12-06: set the constant on torch's Parameter).
+    "setattr(type(p), 'PACK', 2)",
+    "delattr(p.__class__, 'PACK')",
 ]
 
 

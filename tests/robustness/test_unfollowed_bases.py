@@ -1,0 +1,98 @@
+"""A base that names torch's Parameter through a binding the class index did not follow.
+
+Before: ``from .linear import Parameter`` (an in-tree module re-exporting torch's
+class), ``P = nn.Parameter`` and ``from torch.nn import *`` made ``class Scale(...)`` a
+class the index did not see: ``apply`` neither converted nor refused it and ``check``
+passed, though ``issubclass(Scale, torch.nn.Parameter)`` is true. Now the re-export is
+followed (the class converts, and behaves the same), and the two bindings the index does
+not follow refuse the class with the reason, which ``check`` reports (CM001).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from codemod.cli import main
+from tests.robustness.test_issue12_adversarial import SHOW, convert, same_behaviour
+
+SCALE = '''
+class Scale({base}):
+    def __new__(cls, data, **kwargs):
+        return super().__new__(cls, data=data, requires_grad=False)
+
+    def __init__(self, data, dim=0):
+        self._dim = dim
+
+    @property
+    def dim(self):
+        return self._dim
+
+
+class Packed(Scale):
+    def __init__(self, packed=2, **kwargs):
+        super().__init__(**kwargs)
+        self.packed = packed
+'''
+
+PROBE = SHOW + '''
+import torch
+from advpkg import scale as m
+
+
+def run():
+    p = m.Packed(data=torch.ones(2), dim=1, packed=4)
+    return (show(lambda: p), p.dim, type(p) is torch.nn.Parameter,
+            isinstance(p, torch.nn.Parameter), p.requires_grad)
+'''
+
+
+def test_re_export_from_a_module_of_the_tree_converts_alike(tmp_path, capsys):
+    files = {
+        "linear.py": "import torch\nfrom torch.nn import Parameter\n\n\nWEIGHT = 1\n",
+        "scale.py": "from advpkg.linear import Parameter\n" + SCALE.format(base="Parameter"),
+        "probe.py": PROBE,
+    }
+    err = same_behaviour(tmp_path, files, capsys)
+    assert "refused" not in err
+    assert "def Scale(" in (tmp_path / "after/advpkg/scale.py").read_text()
+
+
+def test_re_export_through_two_modules(tmp_path, capsys):
+    files = {
+        "linear.py": "from torch.nn import Parameter\n",
+        "compat.py": "from .linear import Parameter\n",
+        "scale.py": "from advpkg.compat import Parameter\n" + SCALE.format(base="Parameter"),
+        "probe.py": PROBE,
+    }
+    same_behaviour(tmp_path, files, capsys)
+    assert "def Packed(" in (tmp_path / "after/advpkg/scale.py").read_text()
+
+
+@pytest.mark.parametrize(("head", "base", "reason"), [
+    pytest.param("from torch import nn\n\nP = nn.Parameter\n", "P",
+                 "its base `P` is `nn.Parameter` bound by an assignment", id="assigned"),
+    pytest.param("from torch.nn import *\n", "Parameter",
+                 "its base `Parameter` may be torch's Parameter through `import *`", id="star"),
+])
+def test_unfollowed_binding_refuses_and_check_reports(tmp_path, capsys, head, base, reason):
+    files = {"scale.py": head + SCALE.format(base=base), "probe.py": PROBE}
+    before, after, err = convert(tmp_path, files, capsys)
+    assert f"Scale: {reason}" in err
+    assert "Packed:" in err  # refused with its base
+    assert (after / "advpkg/scale.py").read_text() == (before / "advpkg/scale.py").read_text()
+    capsys.readouterr()
+    assert main(["check", "--no-cache", str(before)]) == 1
+    out = capsys.readouterr().out
+    assert f"CM001 `Scale` derives from torch.nn.Parameter; `codemod apply` keeps it a class: {reason}" in out
+
+
+def test_a_class_named_parameter_of_the_tree_is_not_torch_s(tmp_path, capsys):
+    """A base named ``Parameter`` that is the tree's own (non-torch) class stays unseen."""
+    files = {
+        "linear.py": "class Parameter:\n    pass\n",
+        "scale.py": "from advpkg.linear import Parameter\n\n\nclass Config(Parameter):\n    pass\n",
+    }
+    before, after, err = convert(tmp_path, files, capsys)
+    assert "refused" not in err and "Config" not in err
+    capsys.readouterr()
+    assert main(["check", "--no-cache", str(before)]) == 0
