@@ -8,7 +8,8 @@ nodes apart (``parts``, ``callee``, ``is_type_call``, ``is_class_attribute``,
 
 * ``isinstance(p, C)`` and ``issubclass(A, C)`` with two positional arguments (both of
   ``issubclass``'s are read), unless the file rebinds the builtin; ``C`` a name, a
-  tuple/list/set or a union ``A | B`` (nested ones flattened, ``*x`` skipped);
+  tuple/list/set, a union ``A | B`` or ``Union[A, B]``, a concatenation, a conditional
+  expression or an assignment expression (nested ones flattened, ``*x`` skipped);
 * ``type(p)`` or ``p.__class__`` compared with ``is``/``is not``/``==``/``!=`` (either side)
   or ``in``/``not in`` (a tuple/list/set on the right);
 * a class statement's bases; the bases of a Parameter class of the plan are the
@@ -33,6 +34,8 @@ EQUALITY = frozenset({"is", "is not", "==", "!="})
 MEMBERSHIP = frozenset({"in", "not in"})
 #: The builtins the checks call (a file that binds one of them is not checked there).
 CHECK_BUILTINS = ("isinstance", "issubclass", "type")
+#: ``typing`` subscripts that name their classes as a union (``Union[A, B]``, ``Optional[A]``).
+TYPING_UNIONS = frozenset({"Union", "Optional"})
 
 
 class CheckUse(NamedTuple):
@@ -61,8 +64,10 @@ class ClassChecks:
 
     # -- what a subclass reads from its tree ----------------------------------------------
     def parts(self, expr: Any) -> list[Any] | None:
-        """The members of a tuple/list/set (``*x`` skipped) or the two sides of ``A | B``;
-        None for any other expression."""
+        """The members of a tuple/list/set (``*x`` skipped), the two sides of ``A | B``
+        and of a concatenation ``(A,) + rest``, both branches of ``A if c else B``, the
+        value of ``(k := A)``, the members of ``Union[A, B]``/``Optional[A]``; None for
+        any other expression."""
         raise NotImplementedError
 
     def callee(self, expr: Any) -> str | None:

@@ -27,11 +27,20 @@ class Target:
     module: str
     #: Its ``Features`` member (the class name, after any ``feature-prefix``).
     feature: str
+    #: The runtime module holding ``Features`` and the helpers (after migration; "" when
+    #: the target was recognised without one: they are then in ``module``).
+    runtime: str = ""
+
+    @property
+    def helpers_module(self) -> str:
+        """Where ``Features``, ``has_param_feature`` and ``param_kind_is`` are imported from."""
+        return self.runtime or self.module
 
 
-def converted_names(tree: ast.Module, defined_in: Callable[[str], ast.Module | None]) -> list[Target]:
-    """What ``apply`` left behind, read from a runtime module it wrote: a factory or a kept
-    class per member of its ``Features`` class.
+def converted_names(tree: ast.Module, runtime: str,
+                    defined_in: Callable[[str], ast.Module | None]) -> list[Target]:
+    """What ``apply`` left behind, read from a runtime module it wrote (``runtime``, its
+    name): a factory or a kept class per member of its ``Features`` class.
 
     Each member's value is the former class's qualified name; the module it names
     (``defined_in`` gives its tree) defines a function of that name (the factory) or, for a
@@ -48,10 +57,10 @@ def converted_names(tree: ast.Module, defined_in: Callable[[str], ast.Module | N
             continue
         for stmt in there.body:
             if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.name == name:
-                out.append(Target("factory", name, module, feature))
+                out.append(Target("factory", name, module, feature, runtime))
                 break
             if isinstance(stmt, ast.ClassDef) and stmt.name == name:
-                out.append(Target("shadow", name, module, feature))
+                out.append(Target("shadow", name, module, feature, runtime))
                 break
     return out
 

@@ -32,9 +32,10 @@ from codemod.check.type_findings import type_compare_findings
 from codemod.check.uses import ClassStyleUses, Resolver
 from codemod.check.uses_from_ast import AstClassStyleUses, AstResolver, Undecided
 from codemod.parallel import fewer_collections
-from codemod.pipeline.indexing import hierarchy_names
+from codemod.pipeline.indexing import file_import_targets, hierarchy_names
 from codemod.pipeline.results import RunResult
 from codemod.planning.plan import FEATURES_NAME
+from codemod.prefilters import aliased
 from codemod.scope import Scope, scope_of
 from codemod.types import Options
 
@@ -98,7 +99,7 @@ def _check_tree(paths: list[Path], options: Options, scope: Scope) -> CheckResul
             if by_features:
                 runtime_files[path] = module
             left = [] if tree is None else (
-                converted_names(tree, defined_in) if by_features else []) or factories_in(tree, module)
+                converted_names(tree, module, defined_in) if by_features else []) or factories_in(tree, module)
             for target in left:
                 if target.module not in converted_modules:
                     converted_modules.append(target.module)
@@ -113,6 +114,7 @@ def _check_tree(paths: list[Path], options: Options, scope: Scope) -> CheckResul
     # CM002/CM003/CM004: class-style uses, in the files that name a target there.
     names = frozenset(t.name for t in targets.values()) | hierarchy_names(
         plan.index, run.facts.values(), [q for q, t in targets.items() if q in plan.classes])
+    names |= _aliases(run, names)
     # The run's mention cache: the planning asked about most of these names already.
     mentioning = [p for p, s in sorted(run.sources.items()) if run.mentions.any(p, s.text, names)]
     modules = {module_name_for(p): p for p in mentioning}
@@ -192,6 +194,28 @@ def _check_tree(paths: list[Path], options: Options, scope: Scope) -> CheckResul
         else:
             result.findings.append(finding)
     return result
+
+
+def _aliases(run: RunResult, names: frozenset[str]) -> frozenset[str]:
+    """The local names imports bind one of ``names`` to under another name, followed
+    through re-exports (``from .parameter import ModelWeightParameter as WeightParam``
+    in an ``__init__.py``, then ``from pkg import WeightParam`` elsewhere): a file naming
+    only the alias uses the target too. After ``apply`` no parsed file holds such an
+    import (``hierarchy_names`` reads the parsed ones), so the imports are read here, of
+    the files whose text binds a name ``as`` another. A name taken from an unrelated
+    module under the same name only makes more files looked at: the resolver decides."""
+    found = set(names)
+    while True:
+        current = frozenset(found)
+        for path, source in sorted(run.sources.items()):
+            text = source.text
+            if not run.mentions.any(path, text, current) or not aliased(text, current):
+                continue
+            for local, target in file_import_targets(path, text) or ():
+                if local not in found and target.rpartition(".")[2] in current:
+                    found.add(local)
+        if len(found) == len(current):
+            return current - names
 
 
 def _failed(run: RunResult, path: Path) -> bool:

@@ -9,6 +9,7 @@ import functools
 import re
 from pathlib import Path
 
+from codemod.analysis import python_trees
 from codemod.analysis.classes import ClassFacts
 from codemod.analysis.names import module_name_for
 from codemod.analysis.nested_classes import NestedClass
@@ -47,7 +48,13 @@ def other_class_only_uses(run: RunResult, factories: dict[str, Target],
                 net.any_star() and any(local in names and target not in factories for local, target
                                        in file_import_targets(path, source.text) or ()))):
             continue  # only what ``ClassStyleUses`` looks at can be in it
+        unions: set[int] | None = None
         for node, kind, direct, qual, how in net.uses(path, names, lambda q: q in factories, reexports=True):
+            if kind is UseKind.ANNOTATION:
+                if unions is None:
+                    unions = evaluated_annotation_unions(python_trees.parse(source.text))
+                if id(node) in unions:
+                    kind = UseKind.UNION  # ``X | None`` evaluated at definition: raises
             rule = USE_RULES[kind]
             if rule.factory_code is None or (direct and rule.converted_code is not None):
                 continue  # still valid, or ``ClassStyleUses`` reports it
@@ -66,6 +73,45 @@ def other_class_only_uses(run: RunResult, factories: dict[str, Target],
                 path, line, col, False,
             ))
     return out
+
+
+def evaluated_annotation_unions(tree: ast.Module) -> set[int]:
+    """ids of the names and attributes that are operands of a ``|`` in an annotation
+    Python evaluates when the code runs: a function's parameters and return, and a
+    module's or class body's annotated assignment, unless the module starts with ``from
+    __future__ import annotations`` (then none is). A union with a function there raises
+    ``TypeError`` when the module is imported; ``apply`` rewrites the ones it converts."""
+    if any(isinstance(stmt, ast.ImportFrom) and stmt.module == "__future__"
+           and any(alias.name == "annotations" for alias in stmt.names) for stmt in tree.body):
+        return set()
+    out: set[int] = set()
+    stack: list[tuple[ast.AST, bool]] = [(tree, True)]  # (node, in a module or class body)
+    while stack:
+        node, evaluated_body = stack.pop()
+        annotations: list[ast.expr | None] = []
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            arguments = node.args
+            annotations = [a.annotation for a in (*arguments.posonlyargs, *arguments.args,
+                                                  arguments.vararg, *arguments.kwonlyargs,
+                                                  arguments.kwarg) if a is not None]
+            if not isinstance(node, ast.Lambda):
+                annotations.append(node.returns)
+        elif isinstance(node, ast.AnnAssign) and evaluated_body:
+            annotations = [node.annotation]
+        for annotation in annotations:
+            if isinstance(annotation, ast.BinOp) and isinstance(annotation.op, ast.BitOr):
+                out |= _union_operands(annotation)
+        inner = isinstance(node, (ast.Module, ast.ClassDef)) or (
+            evaluated_body and not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef,
+                                                     ast.Lambda)))
+        stack.extend((child, inner) for child in ast.iter_child_nodes(node))
+    return out
+
+
+def _union_operands(expr: ast.expr) -> set[int]:
+    if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.BitOr):
+        return _union_operands(expr.left) | _union_operands(expr.right)
+    return {id(expr)} if isinstance(expr, (ast.Name, ast.Attribute)) else set()
 
 
 @functools.lru_cache(maxsize=8)
@@ -124,14 +170,14 @@ def use_findings(path: Path, place: tuple[int, int], kind: UseKind, label: str,
         feature = f"Features.{target.feature}"
         if kind is not UseKind.TYPE_COMPARISON:
             effect = "raises TypeError"
-            instead = (f"`has_param_feature(obj, {feature})` (both from `{target.module}`)"
+            instead = (f"`has_param_feature(obj, {feature})` (both from `{target.helpers_module}`)"
                        if kind is UseKind.ISINSTANCE else
                        "a feature check on an instance (`has_param_feature`)")
         else:
             # A comparison with a function never matches a type.
             negated = label.endswith((" is not", " !=", " not in"))
             effect = "is always true" if negated else "is always false"
-            instead = f"`param_kind_is(obj, {feature})` (both from `{target.module}`)"
+            instead = f"`param_kind_is(obj, {feature})` (both from `{target.helpers_module}`)"
         out.append(Finding(
             rule.factory_code,
             f"`{label}` check against {_names(factories)}, a factory function now "
@@ -145,7 +191,7 @@ def use_findings(path: Path, place: tuple[int, int], kind: UseKind, label: str,
             f"`isinstance` check against {_names(shadows)}, a class `codemod apply` kept whose "
             f"converted subclasses are plain Parameters now: it misses them; write "
             f"`has_param_feature(obj, Features.{target.feature}) or isinstance(obj, {spelled})` "
-            f"(`Features`, `has_param_feature` from `{target.module}`)",
+            f"(`Features`, `has_param_feature` from `{target.helpers_module}`)",
             path, line, col, False,
         ))
     return out
@@ -195,21 +241,51 @@ def nested_allowed(path: Path, nested: NestedClass, allow: tuple[str, ...]) -> b
     return nested.node.name in allow or f"{module_name_for(path)}.{nested.qualname}" in allow
 
 
-#: ``# codemod: ignore`` or ``# codemod: ignore[CM001, CM004]``.
-_SUPPRESSION = re.compile(r"#\s*codemod\s*:\s*ignore\b(?:\[(?P<codes>[^\]]*)\])?", re.IGNORECASE)
+#: ``# codemod: ignore`` or ``# codemod: ignore[CM001, CM004]`` (case-insensitive, blanks
+#: allowed around the codes; ``ignore-this`` or ``ignored`` is no marker).
+_SUPPRESSION = re.compile(
+    r"#\s*codemod\s*:\s*ignore(?:\s*\[(?P<codes>[^\]]*)\])?(?![\w-])", re.IGNORECASE)
 
 
 def is_suppressed(finding: Finding, lines: list[str]) -> bool:
-    """Whether the finding's line carries a suppression comment that covers its code."""
+    """Whether the finding's line carries a suppression comment that covers its code:
+    a marker in a string on that line suppresses nothing."""
     if not 0 < finding.line <= len(lines):
         return False
-    text = lines[finding.line - 1]
-    if "codemod" not in text:
+    comment = comment_of(lines[finding.line - 1])
+    if comment is None or "codemod" not in comment.lower():
         return False
-    for match in _SUPPRESSION.finditer(text):
+    for match in _SUPPRESSION.finditer(comment):
         codes = match.group("codes")
         if codes is None:
             return True
         if finding.code in {c.strip().upper() for c in codes.split(",")}:
             return True
     return False
+
+
+def comment_of(line: str) -> str | None:
+    """The comment ending ``line`` (from its ``#``), None when it has none: quotes are
+    followed, single and triple, with backslash escapes. A line that closes a string
+    opened on an earlier line is read as opening one, so its comment is missed: the
+    finding is then shown, never hidden."""
+    quote = ""
+    i = 0
+    while i < len(line):
+        char = line[i]
+        if quote:
+            if char == "\\":
+                i += 2
+                continue
+            if line.startswith(quote, i):
+                i += len(quote)
+                quote = ""
+                continue
+        elif char == "#":
+            return line[i:]
+        elif char in "'\"":
+            quote = char * 3 if line.startswith(char * 3, i) else char
+            i += len(quote)
+            continue
+        i += 1
+    return None

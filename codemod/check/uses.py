@@ -8,12 +8,11 @@ from typing import Any
 
 import libcst as cst
 
-from codemod.analysis.class_specs import is_union
 from codemod.analysis.classes import FileFacts
 from codemod.analysis.index import follow_reexports
 from codemod.analysis.names import dotted
 from codemod.analysis.use_rules import UseKind
-from codemod.check.class_checks import ClassChecks
+from codemod.check.class_checks import TYPING_UNIONS, ClassChecks
 from codemod.check.converted import Target
 from codemod.check.planned import facts_of
 from codemod.pipeline.results import RunResult
@@ -84,8 +83,16 @@ class ClassStyleUses(ClassChecks, cst.CSTVisitor):
     def parts(self, expr: cst.BaseExpression) -> list[cst.BaseExpression] | None:
         if isinstance(expr, (cst.Tuple, cst.List, cst.Set)):
             return [element.value for element in expr.elements if isinstance(element, cst.Element)]
-        if is_union(expr):
-            return [expr.left, expr.right]  # type: ignore[attr-defined]
+        if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, (cst.BitOr, cst.Add)):
+            return [expr.left, expr.right]
+        if isinstance(expr, cst.IfExp):
+            return [expr.body, expr.orelse]
+        if isinstance(expr, cst.NamedExpr):
+            return [expr.value]
+        if isinstance(expr, cst.Subscript) \
+                and (dotted(expr.value) or "").rpartition(".")[2] in TYPING_UNIONS:
+            return [element.slice.value for element in expr.slice
+                    if isinstance(element.slice, cst.Index)]
         return None
 
     def callee(self, expr: cst.BaseExpression) -> str | None:

@@ -28,7 +28,7 @@ from codemod.analysis.compiles import cpython_rejects
 from codemod.analysis.index import follow_reexports
 from codemod.analysis.names import import_from_source, module_globals, module_name_for, resolve_dotted
 from codemod.analysis.python_trees import dotted_expr
-from codemod.check.class_checks import ClassChecks
+from codemod.check.class_checks import TYPING_UNIONS, ClassChecks
 from codemod.check.converted import Target
 from codemod.check.scan import AstFiles
 
@@ -237,8 +237,16 @@ class AstClassStyleUses(ClassChecks):
     def parts(self, expr: ast.expr) -> list[ast.expr] | None:
         if isinstance(expr, (ast.Tuple, ast.List, ast.Set)):
             return [element for element in expr.elts if not isinstance(element, ast.Starred)]
-        if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.BitOr):
+        if isinstance(expr, ast.BinOp) and isinstance(expr.op, (ast.BitOr, ast.Add)):
             return [expr.left, expr.right]
+        if isinstance(expr, ast.IfExp):
+            return [expr.body, expr.orelse]
+        if isinstance(expr, ast.NamedExpr):
+            return [expr.value]
+        if isinstance(expr, ast.Subscript) \
+                and (dotted_expr(expr.value) or "").rpartition(".")[2] in TYPING_UNIONS:
+            members = expr.slice
+            return list(members.elts) if isinstance(members, ast.Tuple) else [members]
         return None
 
     def callee(self, expr: ast.expr) -> str | None:

@@ -203,7 +203,7 @@ def test_clean_after_apply(converted, capsys):
         pytest.param("class Mine(Base2):\n    pass\n", "CM003", "`Base2`", id="subclass-reexport-alias"),
         pytest.param("def f(p):\n    return isinstance(p, Packed)\n", "CM004",
                      "it raises TypeError; write `has_param_feature(obj, Features.Packed)` "
-                     "(both from `pkg.params`)", id="isinstance"),
+                     "(both from `pkg.params_features`)", id="isinstance"),
         pytest.param("def f(p):\n    return isinstance(p, (int, pm.Base))\n", "CM004",
                      "`pm.Base`", id="isinstance-tuple"),
         pytest.param("def f(p):\n    return type(p) is Base2\n", "CM004",
@@ -218,18 +218,80 @@ def test_clean_after_apply(converted, capsys):
                      "`isinstance` check against `Packed`", id="isinstance-union"),
         pytest.param("def f(p):\n    return isinstance(p, (str, int | pm.Base))\n", "CM004",
                      "`pm.Base`", id="isinstance-union-in-tuple"),
+        # Review of 2026-12-06: spellings of a class spec written in the call itself.
+        pytest.param("def f(p):\n    return isinstance(p, Union[int, Packed])\n", "CM004",
+                     "`isinstance` check against `Packed`", id="typing-union"),
+        pytest.param("def f(p):\n    return isinstance(p, Optional[pm.Base])\n", "CM004",
+                     "`pm.Base`", id="typing-optional"),
+        pytest.param("def f(p):\n    return isinstance(p, (Packed,) + EXTRA)\n", "CM004",
+                     "`Packed`", id="concatenation"),
+        pytest.param("def f(p, c):\n    return isinstance(p, Packed if c else int)\n", "CM004",
+                     "`Packed`", id="conditional"),
+        pytest.param("def f(p):\n    return isinstance(p, (k := Packed))\n", "CM004",
+                     "`Packed`", id="walrus"),
+        pytest.param("def f(p, c):\n    return type(p) in ((Packed,) if c else ())\n", "CM004",
+                     "`type() in` check against `Packed`", id="type-in-conditional"),
     ],
 )
 def test_reintroduced_after_apply(converted, capsys, source, code, message):
     (converted / "pkg/new.py").write_text(
-        "import pkg.params as pm\nfrom pkg import Base as Base2\nfrom pkg.params import Packed\n\n\n"
-        + source
+        "import pkg.params as pm\nfrom pkg import Base as Base2\nfrom pkg.params import Packed\n"
+        "from typing import Optional, Union\nEXTRA = ()\n" + source
     )
     result = run(capsys, "check", converted)
     assert result.rc == 1
     assert result.findings() == [("new.py", 6 if code == "CM003" else 7, code)]
     assert message in result.out
     assert "[*]" not in result.out
+
+
+@pytest.mark.parametrize(("source", "lines"), [
+    pytest.param("def f(p: Packed | None) -> None:\n    pass\n", [6], id="parameter"),
+    pytest.param("def f(p) -> int | pm.Base:\n    pass\n", [6], id="return"),
+    pytest.param("X: Packed | None = None\n", [6], id="module-annotated-assignment"),
+    pytest.param("class C:\n    x: int | Packed = 1\n", [7], id="class-annotated-assignment"),
+    pytest.param("def f():\n    x: Packed | None = None\n", [], id="local-not-evaluated"),
+    pytest.param("def f(p: Packed) -> Packed:\n    pass\n", [], id="no-union"),
+    pytest.param("from __future__ import annotations\ndef f(p: Packed | None):\n    pass\n", [],
+                 id="postponed"),
+])
+def test_union_in_an_evaluated_annotation(converted, capsys, source, lines):
+    """``Factory | None`` in an annotation Python evaluates raises at import (review of
+    2026-12-06: ``check`` passed it, treating every annotation as harmless)."""
+    head = "import pkg.params as pm\nfrom pkg.params import Packed\n\n\n"
+    if source.startswith("from __future__"):
+        head, source = source.split("\n", 1)[0] + "\n" + head, source.split("\n", 1)[1]
+        lines = [line + 1 for line in lines]
+    (converted / "pkg/new.py").write_text(head + "\n" + source)
+    result = run(capsys, "check", converted)
+    assert [line for _, line, code in result.findings() if code == "CM004"] == lines
+    assert result.rc == (1 if lines else 0)
+
+
+def test_renamed_re_export_of_a_factory(converted, capsys):
+    """A factory re-exported under another name, then checked or subclassed through that
+    name (review of 2026-12-06: only the class names were looked for after ``apply``)."""
+    (converted / "pkg/compat").mkdir()
+    (converted / "pkg/compat/__init__.py").write_text("from pkg.params import Packed as PackedParam\n")
+    (converted / "pkg/compat/again.py").write_text("from pkg.compat import PackedParam as P2\n")
+    (converted / "pkg/compat/user.py").write_text(
+        "from pkg.compat import PackedParam\nfrom pkg.compat.again import P2\n\n\n"
+        "def f(p):\n    return isinstance(p, PackedParam), type(p) is P2\n\n\n"
+        "class Mine(PackedParam):\n    pass\n")
+    result = run(capsys, "check", converted)
+    assert sorted(result.findings()) == [("user.py", 6, "CM004"), ("user.py", 6, "CM004"),
+                                         ("user.py", 9, "CM003")]
+
+
+def test_advice_imports_resolve(converted, capsys):
+    """The module CM004's advice names holds what it says (it named the factory's module,
+    which has neither ``Features`` nor the helpers: an ``ImportError``)."""
+    (converted / "pkg/new.py").write_text(
+        "from pkg.params import Packed\n\n\ndef f(p):\n    return isinstance(p, Packed)\n")
+    out = run(capsys, "check", converted).out
+    module = re.search(r"\(both from `([\w.]+)`\)", out)[1]
+    runtime = (converted / (module.replace(".", "/") + ".py")).read_text()
+    assert "class Features" in runtime and "def has_param_feature" in runtime
 
 
 def test_unions_are_converted_and_then_clean(tmp_path, capsys):

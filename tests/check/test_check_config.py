@@ -33,11 +33,28 @@ LAZY = """
         pytest.param("# codemod: ignored", "CM001", False, id="not-the-word"),
         pytest.param("# codemod", "CM001", False, id="no-ignore"),
         pytest.param("", "CM001", False, id="none"),
+        # Review of 2026-12-06: the word test ran before the case-insensitive regex, a
+        # blank before the brackets or a hyphen after the word made a blanket ignore.
+        pytest.param("# CODEMOD: IGNORE[CM001]", "CM001", True, id="upper-case"),
+        pytest.param("# codemod: ignore [CM004]", "CM001", False, id="blank-before-codes"),
+        pytest.param("# codemod: ignore [CM001]", "CM001", True, id="blank-before-own-code"),
+        pytest.param("# codemod: ignore-this", "CM001", False, id="hyphenated"),
     ],
 )
 def test_suppression_comment_forms(comment, code, suppressed):
     finding = Finding(code, "m", Path("a.py"), 2, 1, True)
     assert is_suppressed(finding, ["x = 1", f"class A(Base):  {comment}"]) is suppressed
+
+
+@pytest.mark.parametrize(("line", "suppressed"), [
+    pytest.param('log = "# codemod: ignore"; ok = isinstance(p, Base)', False, id="in-a-string"),
+    pytest.param("log = '#'; ok = isinstance(p, Base)  # codemod: ignore", True, id="after-a-string"),
+    pytest.param('s = """# codemod: ignore"""; ok = 1', False, id="in-triple-quotes"),
+    pytest.param('s = "a\\"#"; ok = 1  # codemod: ignore', True, id="escaped-quote"),
+])
+def test_only_a_comment_suppresses(line, suppressed):
+    finding = Finding("CM002", "m", Path("a.py"), 1, 1, True)
+    assert is_suppressed(finding, [line]) is suppressed
 
 
 def test_suppression_in_a_tree(tmp_path, capsys):
