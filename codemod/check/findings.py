@@ -31,7 +31,8 @@ from codemod.types import PARAMETER_QUALNAMES
 def other_class_only_uses(run: RunResult, factories: dict[str, Target],
                            findings: list[Finding], mentioning: list[Path]) -> list[Finding]:
     """CM003/CM004 for the class-only uses of ``factories`` that ``ClassStyleUses`` does
-    not report: attribute reads, unions, ``except``, ``case``, ``super()``,
+    not report: attribute reads (not of what every function has: ``X.__doc__``), unions,
+    ``except``, ``case``, ``super()``,
     ``register()``, subscripts; and checks or bases that reach a factory through a star
     import, ``getattr(module, "X")`` or ``globals()["X"]``. One finding per line and name."""
     names = frozenset(t.name for t in factories.values())
@@ -49,12 +50,18 @@ def other_class_only_uses(run: RunResult, factories: dict[str, Target],
                                        in file_import_targets(path, source.text) or ()))):
             continue  # only what ``ClassStyleUses`` looks at can be in it
         unions: set[int] | None = None
+        attributes: dict[int, str] | None = None
         for node, kind, direct, qual, how in net.uses(path, names, lambda q: q in factories, reexports=True):
             if kind is UseKind.ANNOTATION:
                 if unions is None:
                     unions = evaluated_annotation_unions(python_trees.parse(source.text))
                 if id(node) in unions:
                     kind = UseKind.UNION  # ``X | None`` evaluated at definition: raises
+            if kind is UseKind.ATTRIBUTE:
+                if attributes is None:
+                    attributes = _attributes_read(python_trees.parse(source.text))
+                if attributes.get(id(node)) in FUNCTION_ATTRIBUTES:
+                    continue  # every function has it: reading it off a factory raises nothing
             rule = USE_RULES[kind]
             if rule.factory_code is None or (direct and rule.converted_code is not None):
                 continue  # still valid, or ``ClassStyleUses`` reports it
@@ -73,6 +80,19 @@ def other_class_only_uses(run: RunResult, factories: dict[str, Target],
                 path, line, col, False,
             ))
     return out
+
+
+#: Attributes every Python function has: ``X.__doc__`` of a factory is valid code (the
+#: class's own ``__name__``, ``__qualname__``, ``__module__`` are ``use_rules``' concern).
+FUNCTION_ATTRIBUTES = frozenset({
+    "__doc__", "__defaults__", "__kwdefaults__", "__code__", "__globals__", "__closure__",
+    "__annotations__", "__dict__", "__call__", "__get__",
+})
+
+
+def _attributes_read(tree: ast.Module) -> dict[int, str]:
+    """id of each expression read an attribute of (``X`` of ``X.attr``) -> the attribute."""
+    return {id(node.value): node.attr for node in ast.walk(tree) if isinstance(node, ast.Attribute)}
 
 
 def evaluated_annotation_unions(tree: ast.Module) -> set[int]:

@@ -15,6 +15,7 @@ import functools
 import re
 from pathlib import Path
 
+from codemod.analysis.dispatch_registrations import registrations
 from codemod.analysis.held_types import covered_names, file_held_types
 from codemod.analysis.names import import_targets, module_globals, module_name_for
 from codemod.analysis.source_lines import physical_lines
@@ -98,6 +99,7 @@ class MentionScreen:
         self.names = names
         self.text = text
         self.tree = tree
+        self.registrations = registrations(text)
         self.path = path
         self.found: list[Leftover] = []
         #: Lines that mention one of ``names``, ``isinstance`` or ``type``: only nodes spanning one
@@ -155,9 +157,11 @@ class MentionScreen:
                     self.bound.add(node.id)
                 continue
             self.identifiers(node)
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(
-                    isinstance(d, ast.Attribute) and d.attr == "register" for d in node.decorator_list):
-                raise Undecided  # ``@f.register``: its annotations are dispatch keys, not rewritten
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and (any(
+                    isinstance(d, ast.Attribute) and d.attr == "register" for d in node.decorator_list)
+                    or self.registrations.registers(node.name, [
+                        d.id if isinstance(d, ast.Name) else None for d in node.decorator_list])):
+                raise Undecided  # registered: its annotations are dispatch keys, not rewritten
             if isinstance(node, ast.Attribute) and node.attr in self.names:
                 self.attribute(node, parent, annotation)
             below = _DIRTY if annotation and isinstance(node, ast.Attribute) else annotation

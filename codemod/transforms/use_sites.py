@@ -39,6 +39,7 @@ import libcst.matchers as m
 
 from codemod.analysis.class_specs import class_spec_members
 from codemod.analysis.classes import FileFacts
+from codemod.analysis.dispatch_registrations import NONE, registrations
 from codemod.analysis.names import dotted
 from codemod.analysis.use_rules import SAME_ON_FUNCTIONS
 from codemod.planning.plan import Plan
@@ -91,6 +92,7 @@ class UseSiteTransformer(WrittenTargets, FStringQuotes, OperandGroups, HeldTypeU
         self._own_checks: set[int] = set()
         #: ids of the parameter annotations of ``@f.register`` functions (dispatch keys).
         self._dispatch_annotations: set[int] = set()
+        self._registrations = registrations(ff.text) if ff.text else NONE
         #: ids of expressions whose attribute is read (``X.m`` of ``X.m.__name__``) and of
         #: the values of ``case`` value patterns (``case X.CONST:``).
         self._attribute_objects: set[int] = set()
@@ -147,9 +149,13 @@ class UseSiteTransformer(WrittenTargets, FStringQuotes, OperandGroups, HeldTypeU
             self._method_names[-1] = "" if node.decorators else node.name.value
         self.enter_function(node)
         self.enter_held_scope(node.name.value, function=True)
-        if any(m.matches(d.decorator, m.Attribute(attr=m.Name("register"))) for d in node.decorators):
-            # ``@dispatch.register`` (``functools.singledispatch``) reads a parameter's
-            # annotation as the class to dispatch on: ``Parameter`` there would take every
+        if any(m.matches(d.decorator, m.Attribute(attr=m.Name("register"))) for d in node.decorators) \
+                or self._registrations.registers(node.name.value, [
+                    d.decorator.value if isinstance(d.decorator, cst.Name) else None
+                    for d in node.decorators]):
+            # ``@dispatch.register`` (``functools.singledispatch``; also ``dispatch.register(f)``
+            # and ``on = dispatch.register`` then ``@on``) reads a parameter's annotation
+            # as the class to dispatch on: ``Parameter`` there would take every
             # parameter. Left as it is, ``unconverted_uses`` reports it and the hierarchy
             # is refused.
             signature = node.params

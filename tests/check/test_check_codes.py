@@ -268,6 +268,21 @@ def test_union_in_an_evaluated_annotation(converted, capsys, source, lines):
     assert result.rc == (1 if lines else 0)
 
 
+@pytest.mark.parametrize(("read", "reported"), [
+    pytest.param("Packed.__doc__", False, id="doc"),
+    pytest.param("Packed.__defaults__", False, id="defaults"),
+    pytest.param("pm.Base.__code__", False, id="code"),
+    pytest.param("Packed.__mro__", True, id="mro"),
+    pytest.param("Packed.__subclasses__()", True, id="subclasses"),
+])
+def test_attributes_every_function_has(converted, capsys, read, reported):
+    """``X.__doc__`` of a factory is valid code (review of 2026-12-06: it was CM004)."""
+    (converted / "pkg/new.py").write_text(
+        f"import pkg.params as pm\nfrom pkg.params import Packed\n\nVALUE = {read}\n")
+    result = run(capsys, "check", converted)
+    assert result.findings() == ([("new.py", 4, "CM004")] if reported else [])
+
+
 def test_renamed_re_export_of_a_factory(converted, capsys):
     """A factory re-exported under another name, then checked or subclassed through that
     name (review of 2026-12-06: only the class names were looked for after ``apply``)."""
