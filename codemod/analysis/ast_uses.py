@@ -49,7 +49,8 @@ def type_name_comparisons(tree: ast.Module, names: frozenset[str]) -> Iterator[t
     converted parameter's type is ``Parameter``, so the answer would change): each
     ``type(x).__name__ == "X"`` written out (``x.__class__``, ``__qualname__``, ``!=``,
     ``in`` a literal tuple, list or set too; ``X.__name__`` for ``"X"``), and, in a file that reads a type's name
-    outside an f-string and not of a caught exception (``_reads_type_name``; a message's
+    (or its text: ``str(type(x))``) outside an f-string and not of a caught exception
+    (``_reads_type_name``; a message's
     ``f"{type(p).__name__}"`` is a documented difference, not a comparison, and
     ``type(exc).__name__`` names no parameter's type), every other string ``"X"`` (or
     ``X.__name__``) but a docstring,
@@ -134,9 +135,14 @@ def _is_type_of(node: ast.expr) -> bool:
 
 
 def _reads_type_name(node: ast.AST, caught: set[str]) -> bool:
-    """``type(x).__name__`` (``x.__class__``, ``__qualname__``) or ``getattr(type(x),
-    "__name__")``, ``x`` not one of ``caught`` (names ``except ... as`` binds)."""
-    if isinstance(node, ast.Attribute):
+    """``type(x).__name__`` (``x.__class__``, ``__qualname__``), ``getattr(type(x),
+    "__name__")`` or the type's text (``str(type(x))``, ``repr(x.__class__)``: it holds the
+    name), ``x`` not one of ``caught`` (names ``except ... as`` binds)."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
+            and node.func.id in ("str", "repr") and len(node.args) == 1 and not node.keywords:
+        subject = node.args[0]
+        named = True
+    elif isinstance(node, ast.Attribute):
         subject = node.value
         named = node.attr in ("__name__", "__qualname__")
     elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "getattr" \

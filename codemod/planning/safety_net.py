@@ -83,9 +83,10 @@ def _name_read(names: frozenset[str]) -> re.Pattern[str]:
 
 def _spells_names(text: str, names: frozenset[str]) -> bool:
     """Whether ``text`` may compare a type's name with one of ``names``: it reads a name
-    (``__name__``, ``__qualname__``) and spells one of them as a string or as
-    ``X.__name__`` (the gate of ``type_name_comparisons``)."""
-    return ("__name__" in text or "__qualname__" in text) and (
+    (``__name__``, ``__qualname__``) or a type's text (``str(type(p))``) and spells one of
+    them as a string or as ``X.__name__`` (the gate of ``type_name_comparisons``)."""
+    return ("__name__" in text or "__qualname__" in text or "type(" in text
+            or "__class__" in text) and (
         _quoted(names).search(text) is not None or _name_read(names).search(text) is not None)
 
 

@@ -120,6 +120,11 @@ ROWS = [
     Row("class_name_read_held", {"pkg/user.py": USE + "NAMES = (Packed.__qualname__,)\n\n\n"
                                  "def f(p):\n    return p.__class__.__qualname__ in NAMES\n"},
         "refused", "pkg/user.py:3"),
+    Row("class_name_in_the_type_s_text", {"pkg/user.py": USE + "def f(p):\n"
+                                          "    return 'Packed' in str(type(p))\n"},
+        "refused", "pkg/user.py:4"),
+    Row("type_text_in_an_f_string", {"pkg/user.py": USE + "def f(p):\n"
+                                     "    return f'{str(type(p))}', 'Packed'\n"}, "converted"),
     Row("class_name_read_alone", {"pkg/user.py": USE + "def f():\n    return Packed.__name__\n"},
         "converted"),
     Row("syntax_error", {"pkg/user.py": USE + "def f(p)\n    return isinstance(p, Packed)\n"},
