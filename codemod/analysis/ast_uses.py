@@ -12,6 +12,7 @@ from collections.abc import Iterator, Mapping
 from codemod.analysis.python_trees import dotted_expr
 from codemod.analysis.type_comparisons import is_type_of
 from codemod.analysis.use_rules import SAME_ON_FUNCTIONS, UseKind
+from codemod.runtime.helpers import HAS_PARAM_FEATURE, PARAM_KIND_IS
 
 #: Operators with which ``type(x) OP X`` compares a class.
 _TYPE_COMPARISONS = (ast.Is, ast.IsNot, ast.Eq, ast.NotEq, ast.In, ast.NotIn)
@@ -238,6 +239,9 @@ def use_kind(node: ast.AST, parents: dict[int, ast.AST]) -> UseKind:
     if isinstance(up, ast.Call) and isinstance(up.func, ast.Attribute) and up.func.attr == "register" \
             and up.args and up.args[0] is child:
         return UseKind.REGISTER
+    if isinstance(up, ast.Call) and child is node and child in up.args[1:] \
+            and _callee(up.func) in (HAS_PARAM_FEATURE, PARAM_KIND_IS):
+        return UseKind.FEATURE_ARGUMENT
     if isinstance(up, ast.Compare) and all(isinstance(op, _TYPE_COMPARISONS) for op in up.ops) \
             and any(is_type_of(side) for side in [up.left, *up.comparators]):
         return UseKind.TYPE_COMPARISON
@@ -249,6 +253,13 @@ def use_kind(node: ast.AST, parents: dict[int, ast.AST]) -> UseKind:
             or isinstance(up, (ast.FunctionDef, ast.AsyncFunctionDef)) and up.returns is child:
         return UseKind.ANNOTATION
     return UseKind.UNION if union else UseKind.VALUE
+
+
+def _callee(func: ast.expr) -> str | None:
+    """The last name of what a call calls (``f`` of ``f(...)`` and ``m.f(...)``)."""
+    if isinstance(func, ast.Name):
+        return func.id
+    return func.attr if isinstance(func, ast.Attribute) else None
 
 
 #: The calls whose arguments are classes: call name -> (kind, kind inside a union).

@@ -47,6 +47,9 @@ class UseKind(StrEnum):
     SUPER = "super"
     SUPER_UNION = "super union"
     REGISTER = "register"
+    #: An argument after the first of ``has_param_feature``/``param_kind_is``, where a
+    #: ``Features`` member belongs: a value for ``apply``; a factory there answers False.
+    FEATURE_ARGUMENT = "feature-argument"
 
 
 #: Attributes a converted class's factory function has with the value the class had (a
@@ -115,6 +118,7 @@ _TABLE: dict[UseKind, tuple[Outcome, str | None, str | None, bool]] = {
     UseKind.SUPER: (_L, None, "CM004", False),
     UseKind.SUPER_UNION: (_L, None, None, False),  # needs a class; ``check`` has no message
     UseKind.REGISTER: (_L, None, "CM004", False),
+    UseKind.FEATURE_ARGUMENT: (_V, None, "CM004", False),
 }
 
 #: Why a factory function fails where a class was used (the end of a CM003/CM004 message).
@@ -134,6 +138,9 @@ _FACTORY_FAILS: dict[UseKind, str] = {
     UseKind.ISSUBCLASS: "`issubclass` against a function raises TypeError",
     UseKind.TYPE_COMPARISON: "comparing a type with a function never matches",
     UseKind.BASE: "subclassing a function fails at import",
+    UseKind.FEATURE_ARGUMENT: "`has_param_feature` and `param_kind_is` take a `Features` "
+                              "member: given the function they answer False for every "
+                              "parameter",
 }
 
 USE_RULES: dict[UseKind, UseRule] = {

@@ -25,6 +25,7 @@ from codemod.pipeline.results import RunResult
 from codemod.planning.plan import Plan
 from codemod.planning.safety_net import SafetyNet
 from codemod.prefilters import prefilter
+from codemod.runtime.helpers import HAS_PARAM_FEATURE, PARAM_KIND_IS
 from codemod.types import PARAMETER_QUALNAMES
 
 
@@ -137,11 +138,13 @@ def _union_operands(expr: ast.expr) -> set[int]:
 @functools.lru_cache(maxsize=8)
 def _other_forms(names: frozenset[str]) -> re.Pattern[str]:
     """Text of a use ``ClassStyleUses`` does not report: ``X.attr``, ``X[``, ``X |``,
-    ``| X``, ``except ... X``, ``super(X``, ``register(X`` (a cheap gate: the AST decides)."""
+    ``| X``, ``except ... X``, ``super(X``, ``register(X``, ``has_param_feature(``,
+    ``param_kind_is(`` (a cheap gate: the AST decides)."""
     words = alternation(names)
     return re.compile(rf"(?<!\w)(?:{words})\s*[.\[|]|\|\s*[\w.]*(?<!\w)(?:{words})(?!\w)"
                       rf"|\bexcept\b[^\n:]*(?<!\w)(?:{words})(?!\w)|\bsuper\s*\(\s*(?:{words})(?!\w)"
-                      rf"|\bregister\s*\(\s*[\w.]*(?<!\w)(?:{words})(?!\w)")
+                      rf"|\bregister\s*\(\s*[\w.]*(?<!\w)(?:{words})(?!\w)"
+                      rf"|\b(?:{HAS_PARAM_FEATURE}|{PARAM_KIND_IS})\s*\(")
 
 
 def _names(named: list[tuple[str, Target]]) -> str:

@@ -283,6 +283,26 @@ def test_attributes_every_function_has(converted, capsys, read, reported):
     assert result.findings() == ([("new.py", 4, "CM004")] if reported else [])
 
 
+@pytest.mark.parametrize(("source", "lines"), [
+    pytest.param("has_param_feature(p, Packed)", [7], id="has-param-feature"),
+    pytest.param("pf.param_kind_is(p, pf.Features.Base, pm.Base)", [7], id="param-kind-is"),
+    pytest.param("has_param_feature(p, pf.Features.Packed)", [], id="a-features-member"),
+    pytest.param("has_param_feature(Packed(1), pf.Features.Packed)", [], id="factory-called"),
+])
+def test_a_factory_where_a_feature_belongs(converted, capsys, source, lines):
+    """``has_param_feature(p, X)`` with the factory for ``Features.X`` answers False for
+    every parameter (review of 2026-12-06: check passed it)."""
+    (converted / "pkg/new.py").write_text(
+        "import pkg.params as pm\nimport pkg.params_features as pf\n"
+        "from pkg.params import Packed\nfrom pkg.params_features import has_param_feature\n\n\n"
+        f"def f(p):\n    return {source}\n")
+    result = run(capsys, "check", converted)
+    assert [line for _, line, code in result.findings() if code == "CM004"] == [
+        line + 1 for line in lines]
+    if lines:
+        assert "take a `Features` member" in result.out
+
+
 def test_renamed_re_export_of_a_factory(converted, capsys):
     """A factory re-exported under another name, then checked or subclassed through that
     name (review of 2026-12-06: only the class names were looked for after ``apply``)."""

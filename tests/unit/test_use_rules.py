@@ -36,6 +36,7 @@ EXPECTED = {
     "super": (L, None, "CM004", False),
     "super union": (L, None, None, False),
     "register": (L, None, "CM004", False),
+    "feature-argument": (V, None, "CM004", False),
 }
 
 
@@ -68,6 +69,7 @@ SNIPPETS = {
     "super": "super(X, self)",
     "super union": "super(X | Y, self)",
     "register": "abc.register(X)",
+    "feature-argument": "has_param_feature(p, Features.A, X)",
 }
 
 
