@@ -177,9 +177,10 @@ def prefilter(text: str, names: frozenset[str]) -> bool:
 _ROOT_WORDS = ("Parameter", "UninitializedTensorMixin")
 _CLASS_HEAD = re.compile(r"class\s+\w+\s*\(")
 _PARAMETER_ALIAS = re.compile(r"Parameter\s+as\s+\w")
-#: ``Parameter`` bound to a name by an assignment (``P = nn.Parameter``), not called.
+#: ``Parameter`` bound to a name by an assignment (``P = nn.Parameter``, ``P, x =
+#: nn.Parameter, 1``), not called.
 _PARAMETER_ASSIGNED = re.compile(
-    r"=[ \t]*(?:[\w.]*\.)?(?:Uninitialized)?Parameter[ \t]*(?:$|#|;)", re.MULTILINE)
+    r"=[ \t]*(?:[\w.]*\.)?(?:Uninitialized)?Parameter[ \t]*(?:$|#|;|,)", re.MULTILINE)
 _PARENS = re.compile(r"[()]")
 #: Longest base list looked at; past it the rest of the file counts as the bases.
 _MAX_BASES = 4000

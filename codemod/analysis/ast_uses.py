@@ -45,7 +45,8 @@ def literal_key_read(node: ast.AST, parents: Mapping[int, ast.AST]) -> ast.Const
     return None
 
 
-def type_name_comparisons(tree: ast.Module, names: frozenset[str]) -> Iterator[tuple[ast.AST, str]]:
+def type_name_comparisons(tree: ast.Module, names: frozenset[str],
+                          aliases: Mapping[str, str] | None = None) -> Iterator[tuple[ast.AST, str]]:
     """Where ``tree`` may compare an object's type's name with one of ``names`` (a
     converted parameter's type is ``Parameter``, so the answer would change): each
     ``type(x).__name__ == "X"`` written out (``x.__class__``, ``__qualname__``, ``!=``,
@@ -57,8 +58,11 @@ def type_name_comparisons(tree: ast.Module, names: frozenset[str]) -> Iterator[t
     ``X.__name__``) but a docstring,
     an annotation or an ``__all__`` entry: the comparison may take another spelling
     (``match type(p).__name__: case "X":``, the name held in a constant or a variable,
-    ``getattr(type(p), "__name__")``, ``operator.eq``). A string in another module is not
-    seen (a known limit)."""
+    ``getattr(type(p), "__name__")``, ``operator.eq``). ``aliases`` maps the names the
+    file imports a class under to the class's name (``BS`` of ``import BlockScale as
+    BS``: ``BS.__name__`` is ``"BlockScale"``). A string in another module is not seen (a
+    known limit)."""
+    aliases = aliases or {}
     written_out: set[int] = set()
     in_text = {id(inner) for node in ast.walk(tree) if isinstance(node, ast.JoinedStr)
                for inner in ast.walk(node)}
@@ -75,7 +79,7 @@ def type_name_comparisons(tree: ast.Module, names: frozenset[str]) -> Iterator[t
         for operand in operands:
             items = operand.elts if isinstance(operand, (ast.Tuple, ast.List, ast.Set)) else [operand]
             for item in items:
-                name = _spelled_name(item, names)
+                name = _spelled_name(item, names, aliases)
                 if name is not None:
                     written_out.add(id(item))
                     yield node, name
@@ -83,12 +87,12 @@ def type_name_comparisons(tree: ast.Module, names: frozenset[str]) -> Iterator[t
         return
     aside = written_out | _not_compared_strings(tree)
     for node in ast.walk(tree):
-        name = _spelled_name(node, names)
+        name = _spelled_name(node, names, aliases)
         if name is not None and id(node) not in aside:
             yield node, name
 
 
-def _spelled_name(node: ast.AST, names: frozenset[str]) -> str | None:
+def _spelled_name(node: ast.AST, names: frozenset[str], aliases: Mapping[str, str]) -> str | None:
     """The one of ``names`` that ``node`` spells: a string ``"X"``, or a class's own name
     read off it (``X.__name__``, ``pkg.X.__qualname__``: a converted ``X`` keeps its
     name, while a parameter's type's name becomes ``Parameter``)."""
@@ -96,6 +100,8 @@ def _spelled_name(node: ast.AST, names: frozenset[str]) -> str | None:
         return node.value
     if isinstance(node, ast.Attribute) and node.attr in ("__name__", "__qualname__"):
         spelled = dotted_expr(node.value)
+        if spelled is not None and spelled in aliases:
+            return aliases[spelled]
         last = spelled.rpartition(".")[2] if spelled is not None else None
         if last in names:
             return last

@@ -10,7 +10,7 @@ from collections.abc import Callable, Container
 from dataclasses import dataclass, field
 
 from codemod.analysis.classes import ClassFacts, FileFacts
-from codemod.analysis.unsure_bases import unsure_parameter_base
+from codemod.analysis.unsure_bases import rebound_base, unsure_parameter_base
 from codemod.types import PARAMETER_QUALNAMES
 
 
@@ -120,12 +120,15 @@ class ClassIndex:
                 if qualname in self.param_classes:
                     continue
                 bases = self.base_qualnames(qualname)
-                if any(b in PARAMETER_QUALNAMES or b in self.param_classes for b in bases):
+                if any(b in PARAMETER_QUALNAMES or b in self.param_classes for b in bases) \
+                        or any(b is not None and _is_uninitialized(b) for b in bases):
                     self.param_classes.add(qualname)
                     changed = True
-                elif any(b is not None and _is_uninitialized(b) for b in bases):
-                    self.param_classes.add(qualname)
-                    changed = True
+                    facts = self.classes[qualname]
+                    rebound = rebound_base(facts, facts.file or self.files.get(facts.module),
+                                           self.files.get)
+                    if rebound is not None:
+                        self.unsure[qualname] = rebound
                 elif self._dynamic_parameter_base(qualname):
                     # Reported (and refused) rather than silently skipped: it may be one.
                     self.param_classes.add(qualname)
@@ -135,7 +138,8 @@ class ClassIndex:
                     reason = unsure_parameter_base(
                         facts, facts.file or self.files.get(facts.module),
                         lambda q: q in PARAMETER_QUALNAMES or _is_uninitialized(q or "")
-                        or self.canonical(q) in self.param_classes, self.classes)
+                        or self.canonical(q) in self.param_classes, self.classes,
+                        self.canonical, self.files.get)
                     if reason is not None:
                         self.unsure[qualname] = reason
                         self.param_classes.add(qualname)

@@ -17,6 +17,7 @@ import ast
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
+from codemod.analysis.names import import_aliases
 from codemod.analysis.python_trees import dotted_expr
 
 #: What a compound statement at a module's top level is called in a message.
@@ -44,62 +45,130 @@ class NestedClass:
 
 def nested_parameter_classes(
     tree: ast.Module, resolve: Callable[[str], list[str]],
-    is_parameter_class: Callable[[str], bool],
+    is_parameter_class: Callable[[str], bool], module_name: str = "", is_package: bool = False,
 ) -> list[NestedClass]:
     """The classes below ``tree``'s top level deriving from torch's Parameter, in the
     order they appear.
 
     ``resolve`` gives the qualified names a dotted name (``nn.Parameter``) may stand for
-    in this module (none: not known); ``is_parameter_class`` says whether a qualified
-    name is torch's ``Parameter`` or a Parameter class of the index.
+    in this module's scope (none: not known); ``is_parameter_class`` says whether a
+    qualified name is torch's ``Parameter`` or a Parameter class of the index. A base
+    bound in an enclosing function or class body is read there first: by that scope's
+    own imports (``module_name`` resolves relative ones), or, for a class, variable or
+    parameter it binds, as a Parameter class only when it is one found here in that
+    scope.
     """
-    statements = list(_nested_class_statements(tree))
+    statements = list(_nested_class_statements(tree, module_name, is_package))
     found: dict[int, NestedClass] = {}
-    local_names: set[str] = set()
+    found_names: set[tuple[str, str]] = set()  # (scope prefix, class name)
     changed = True
     while changed:  # a nested class may derive from one defined after it in the file
         changed = False
-        for node, qualname, where in statements:
-            if id(node) in found or not _derives(node, resolve, is_parameter_class, local_names):
+        for node, qualname, where, scopes in statements:
+            if id(node) in found or not _derives(node, scopes, resolve, is_parameter_class,
+                                                 found_names):
                 continue
             found[id(node)] = NestedClass(node, qualname, where)
-            local_names.add(node.name)
+            found_names.add((qualname[:len(qualname) - len(node.name)], node.name))
             changed = True
-    return [found[id(node)] for node, _, _ in statements if id(node) in found]
+    return [found[id(node)] for node, _, _, _ in statements if id(node) in found]
 
 
-def _derives(node: ast.ClassDef, resolve: Callable[[str], list[str]],
-             is_parameter_class: Callable[[str], bool], local_names: set[str]) -> bool:
+@dataclass(frozen=True)
+class _Scope:
+    """A function or class body enclosing a class statement: what it binds itself."""
+
+    #: The ``__qualname__`` prefix of what it defines (``make.<locals>.``, ``Holder.``).
+    prefix: str
+    #: Names its own import statements bind -> qualified name.
+    imports: dict[str, str]
+    #: Every other name it binds (definitions, assignment and loop targets, parameters).
+    bound: frozenset[str]
+
+
+def _derives(node: ast.ClassDef, scopes: tuple[_Scope, ...], resolve: Callable[[str], list[str]],
+             is_parameter_class: Callable[[str], bool], found_names: set[tuple[str, str]]) -> bool:
     for base in node.bases:
         spelled = dotted_expr(base)
         if spelled is None:
             continue
-        if spelled in local_names or any(is_parameter_class(q) for q in resolve(spelled)):
-            return True
+        head, dot, rest = spelled.partition(".")
+        for scope in reversed(scopes):
+            if head in scope.imports:
+                if is_parameter_class(scope.imports[head] + dot + rest):
+                    return True
+                break
+            if head in scope.bound:
+                if not rest and (scope.prefix, head) in found_names:
+                    return True
+                break
+        else:
+            if (not rest and ("", head) in found_names) \
+                    or any(is_parameter_class(q) for q in resolve(spelled)):
+                return True
     return False
 
 
-def _nested_class_statements(tree: ast.Module) -> Iterator[tuple[ast.ClassDef, str, str]]:
-    """Every class statement below the module's top level: (node, ``__qualname__``, where)."""
-    # (statement, qualname prefix, where; None for the module's own body)
-    stack: list[tuple[ast.stmt, str, str | None]] = [
-        (stmt, "", None) for stmt in reversed(tree.body)]
+def _nested_class_statements(tree: ast.Module, module_name: str, is_package: bool,
+                             ) -> Iterator[tuple[ast.ClassDef, str, str, tuple[_Scope, ...]]]:
+    """Every class statement below the module's top level: (node, ``__qualname__``, where,
+    the function and class bodies around it, outermost first)."""
+    # (statement, qualname prefix, where (None: the module's own body), enclosing scopes)
+    stack: list[tuple[ast.stmt, str, str | None, tuple[_Scope, ...]]] = [
+        (stmt, "", None, ()) for stmt in reversed(tree.body)]
     while stack:
-        stmt, prefix, where = stack.pop()
-        inner_prefix, inner_where = prefix, where
+        stmt, prefix, where, scopes = stack.pop()
+        inner_prefix, inner_where, inner_scopes = prefix, where, scopes
         if isinstance(stmt, ast.ClassDef):
             if where is not None:
-                yield stmt, f"{prefix}{stmt.name}", where
+                yield stmt, f"{prefix}{stmt.name}", where, scopes
             inner_prefix, inner_where = f"{prefix}{stmt.name}.", f"class `{stmt.name}`"
+            inner_scopes = scopes + (_scope_of(stmt, inner_prefix, module_name, is_package),)
         elif isinstance(stmt, _FUNCTIONS):
             inner_prefix = f"{prefix}{stmt.name}.<locals>."
             inner_where = f"function `{stmt.name}`"
+            inner_scopes = scopes + (_scope_of(stmt, inner_prefix, module_name, is_package),)
         elif where is None:
             inner_where = _BLOCKS.get(type(stmt))
             if inner_where is None:
                 continue  # a simple statement: holds no class statement
         children = [child for block in _blocks(stmt) for child in block]
-        stack.extend((child, inner_prefix, inner_where) for child in reversed(children))
+        stack.extend((child, inner_prefix, inner_where, inner_scopes) for child in reversed(children))
+
+
+def _scope_of(node: ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef, prefix: str,
+              module_name: str, is_package: bool) -> _Scope:
+    """What the body of ``node`` binds itself (not what its nested functions bind)."""
+    imports: dict[str, str] = {}
+    bound: set[str] = set()
+    if not isinstance(node, ast.ClassDef):
+        arguments = node.args
+        bound.update(a.arg for a in (*arguments.posonlyargs, *arguments.args,
+                                     *arguments.kwonlyargs, arguments.vararg, arguments.kwarg)
+                     if a is not None)
+    stack = list(node.body)
+    while stack:
+        stmt = stack.pop()
+        for local, _, full in import_aliases(stmt, module_name, is_package):
+            imports[local] = full
+        if isinstance(stmt, (ast.ClassDef, *_FUNCTIONS)):
+            bound.add(stmt.name)
+            continue
+        for target in _targets(stmt):
+            bound.update(n.id for n in ast.walk(target) if isinstance(n, ast.Name))
+        stack.extend(child for block in _blocks(stmt) for child in block)
+    return _Scope(prefix, imports, frozenset(bound - set(imports)))
+
+
+def _targets(stmt: ast.stmt) -> list[ast.expr]:
+    """The expressions ``stmt`` itself assigns to (not those of the statements inside it)."""
+    if isinstance(stmt, ast.Assign):
+        return list(stmt.targets)
+    if isinstance(stmt, (ast.AnnAssign, ast.AugAssign, ast.For, ast.AsyncFor)):
+        return [stmt.target]
+    if isinstance(stmt, (ast.With, ast.AsyncWith)):
+        return [item.optional_vars for item in stmt.items if item.optional_vars is not None]
+    return []
 
 
 def _blocks(stmt: ast.stmt) -> Iterator[list[ast.stmt]]:

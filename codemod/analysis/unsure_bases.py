@@ -1,7 +1,9 @@
 """Bases that may be torch's ``Parameter`` (or a Parameter class) through a binding the
 class index does not follow: a module-level assignment (``P = nn.Parameter``, then
-``class Scale(P)``) or a star import (``from torch.nn import *``, then
-``class Scale(Parameter)``).
+``class Scale(P)``), a star import of torch (``from torch.nn import *``, then
+``class Scale(Parameter)``; another module's star import gives its own ``Parameter``:
+``inspect``'s, the tree's own), or a name bound more than once on the way
+(``rebound_base``).
 
 Such a class may be a Parameter subclass. Skipping it would leave it a subclass with no
 word (and ``check`` silent); converting it would rest on a guess. The index counts it as
@@ -17,7 +19,8 @@ from collections.abc import Callable, Container
 
 from codemod.analysis import python_trees
 from codemod.analysis.classes import ClassFacts, FileFacts
-from codemod.analysis.names import dotted, resolve_dotted
+from codemod.analysis.names import dotted, import_aliases, resolve_dotted, statements_in_scope
+from codemod.analysis.nested_classes import nested_parameter_classes
 
 #: The last name of a base spelled as torch's Parameter classes are.
 ROOT_NAMES = frozenset({"Parameter", "UninitializedParameter"})
@@ -25,13 +28,16 @@ ROOT_NAMES = frozenset({"Parameter", "UninitializedParameter"})
 
 def unsure_parameter_base(facts: ClassFacts, ff: FileFacts | None,
                           is_parameter: Callable[[str | None], bool],
-                          is_class: Container[str]) -> str | None:
+                          is_class: Container[str],
+                          canonical: Callable[[str], str | None],
+                          file_of: Callable[[str], FileFacts | None]) -> str | None:
     """Why a base of ``facts`` (a class of ``ff``) may be a Parameter class that the index
     cannot prove; None when every base is resolved or is plainly something else.
 
     ``is_parameter`` says whether a qualified name (re-exports followed) is torch's
     ``Parameter`` or a Parameter class of the index; ``is_class`` holds the qualified
-    names of the classes the index knows (a base naming one is no assignment).
+    names of the classes the index knows (a base naming one is no assignment);
+    ``canonical`` follows re-exports and ``file_of`` gives an analysed module's facts.
     """
     if ff is None or not ff.text:
         return None
@@ -39,38 +45,78 @@ def unsure_parameter_base(facts: ClassFacts, ff: FileFacts | None,
         spelled = dotted(expr)
         if spelled is None:
             continue
-        head = spelled.partition(".")[0]
         if qualname is None:
-            if spelled.rpartition(".")[2] in ROOT_NAMES and _star_imports(ff.text):
+            if spelled.rpartition(".")[2] in ROOT_NAMES and _torch_star_import(ff.text):
                 return (f"its base `{spelled}` may be torch's Parameter through `import *`, "
                         "which the tool does not follow; import it by name")
-            continue
-        if head in ff.bindings or head not in ff.globals or qualname in is_class:
-            continue
-        for value in _assigned_names(ff.text, head):
-            if is_parameter(resolve_dotted(value, ff.bindings, ff.module_name, ff.globals)):
-                return (f"its base `{spelled}` is `{value}` bound by an assignment, which "
-                        "the tool does not follow; name the base directly")
+            block = _block_parameter_class(ff, spelled, is_parameter, canonical)
+            if block is not None:
+                return (f"its base `{spelled}` is a Parameter class defined in {block}, which "
+                        "the tool keeps as a class (only a module's top-level classes convert)")
+            where, name = ff, spelled  # maybe assigned in a module-level block
+        else:
+            target = canonical(qualname) or qualname
+            if target in is_class:
+                continue
+            module, _, name = target.rpartition(".")
+            found = file_of(module) if module else None
+            if found is None or not found.text:
+                continue
+            where = found
+        for value in _assigned_names(where.text, name):
+            if is_parameter(resolve_dotted(value, where.bindings, where.module_name, where.globals)):
+                place = "" if where is ff else f" in `{where.module_name}`"
+                return (f"its base `{spelled}` is `{value}` bound by an assignment{place}, "
+                        "which the tool does not follow; name the base directly")
     return None
 
 
-def _star_imports(text: str) -> bool:
+def _block_parameter_class(ff: FileFacts, name: str, is_parameter: Callable[[str | None], bool],
+                           canonical: Callable[[str], str | None]) -> str | None:
+    """Where ``ff`` defines the Parameter class ``name`` in a module-level block (``if
+    hasattr(torch, "float8_e4m3fn"): class Fp8Base(nn.Parameter)``), or None."""
+    if "." in name:
+        return None
+
+    def resolve(spelled: str) -> list[str]:
+        qualname = resolve_dotted(spelled, ff.bindings, ff.module_name, ff.globals)
+        return [] if qualname is None else [canonical(qualname) or qualname]
+
+    for nested in nested_parameter_classes(_tree(ff.text), resolve, is_parameter,
+                                           ff.module_name, ff.path.name == "__init__.py"):
+        if nested.qualname == name:
+            return nested.where
+    return None
+
+
+def _torch_star_import(text: str) -> bool:
+    """Whether ``text`` star-imports a module of torch (``from torch.nn import *``); a star
+    import of another module (``inspect``, the tree's own) gives its own ``Parameter``."""
     return "import" in text and "*" in text and any(
-        isinstance(node, ast.ImportFrom) and any(alias.name == "*" for alias in node.names)
+        isinstance(node, ast.ImportFrom) and not node.level and (node.module or "").split(".")[0] == "torch"
+        and any(alias.name == "*" for alias in node.names)
         for node in ast.walk(_tree(text)))
 
 
 @functools.lru_cache(maxsize=256)
 def _assigned_names(text: str, name: str) -> list[str]:
-    """The dotted names a module-level assignment binds ``name`` to (``name = a.b``)."""
+    """The dotted names an assignment run in the module's scope binds ``name`` to
+    (``name = a.b``, also in a module-level ``if``/``try`` block, and ``name, x = a.b, 1``)."""
     values = []
-    for stmt in _tree(text).body:
-        if isinstance(stmt, (ast.Assign, ast.AnnAssign)) and stmt.value is not None:
-            targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
-            if any(isinstance(t, ast.Name) and t.id == name for t in targets):
-                value = python_trees.dotted_expr(stmt.value)
-                if value is not None:
-                    values.append(value)
+    for stmt, top in statements_in_scope(_tree(text)):
+        if not top or not isinstance(stmt, (ast.Assign, ast.AnnAssign)) or stmt.value is None:
+            continue
+        targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+        for target in targets:
+            pairs = [(target, stmt.value)]
+            if isinstance(target, ast.Tuple) and isinstance(stmt.value, ast.Tuple) \
+                    and len(target.elts) == len(stmt.value.elts):
+                pairs = list(zip(target.elts, stmt.value.elts))
+            for bound, value in pairs:
+                if isinstance(bound, ast.Name) and bound.id == name:
+                    spelled = python_trees.dotted_expr(value)
+                    if spelled is not None:
+                        values.append(spelled)
     return values
 
 
@@ -79,3 +125,57 @@ def _tree(text: str) -> ast.Module:
         return python_trees.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return ast.Module(body=[], type_ignores=[])
+
+
+def rebound_base(facts: ClassFacts, ff: FileFacts | None,
+                 file_of: Callable[[str], FileFacts | None]) -> str | None:
+    """Why a base of ``facts`` that resolves to a Parameter class is not proven to be it:
+    its name is bound more than once in the module that binds it, the class's own or a
+    module re-exporting it (``from torch.nn import Parameter``, then ``try: from
+    fancylib import Parameter`` or ``Parameter = Tracked``). The index reads one of the
+    bindings; Python keeps the one that runs last. None when each is bound once."""
+    if ff is None:
+        return None
+    for expr in facts.base_exprs:
+        spelled = dotted(expr)
+        if spelled is None:
+            continue
+        head = spelled.partition(".")[0]
+        here: FileFacts | None = ff
+        seen: set[str] = set()
+        while here is not None and here.module_name not in seen:
+            seen.add(here.module_name)
+            if _module_bindings(here).get(head, 0) > 1:
+                return (f"its base `{spelled}` is bound more than once in `{here.module_name}` "
+                        "(by imports or assignments that may run in either order), which the "
+                        "tool does not follow; bind it once")
+            target = here.bindings.get(head)
+            if target is None:
+                break
+            module, _, name = target.rpartition(".")
+            here = file_of(module) if module else None
+            head = name
+    return None
+
+
+def _module_bindings(ff: FileFacts) -> dict[str, int]:
+    """How many statements run in ``ff``'s module scope bind each name (imports anywhere
+    outside functions and classes, definitions, plain assignment targets)."""
+    return _bindings_of(ff.text, ff.module_name, ff.path.name == "__init__.py") if ff.text else {}
+
+
+@functools.lru_cache(maxsize=64)
+def _bindings_of(text: str, module_name: str, is_package: bool) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for node, top in statements_in_scope(_tree(text)):
+        if not top:
+            continue
+        names = [local for local, _, _ in import_aliases(node, module_name, is_package)]
+        if isinstance(node, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+            names.append(node.name)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names += [t.id for t in targets if isinstance(t, ast.Name)]
+        for name in names:
+            counts[name] = counts.get(name, 0) + 1
+    return counts

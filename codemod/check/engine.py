@@ -17,6 +17,7 @@ from codemod.check.findings import (
     allowed,
     class_finding,
     class_place,
+    comments_by_line,
     is_suppressed,
     nested_allowed,
     nested_finding,
@@ -182,14 +183,14 @@ def _check_tree(paths: list[Path], options: Options, scope: Scope) -> CheckResul
                          converted_modules=converted_modules)
     result.errors = [f.error or f"{f.path}: failed" for f in run.failed()]
     result.warnings = list(run.warnings)
-    lines_cache: dict[Path, list[str]] = {}
+    comments_cache: dict[Path, dict[int, str]] = {}
     for finding in sorted(set(findings), key=Finding.sort_key):
         if not scope.in_focus(finding.path):
             continue
-        if finding.path not in lines_cache:
+        if finding.path not in comments_cache:
             found_in = run.sources.get(finding.path)
-            lines_cache[finding.path] = source_lines(found_in.text) if found_in is not None else []
-        if is_suppressed(finding, lines_cache[finding.path]):
+            comments_cache[finding.path] = comments_by_line(found_in.text) if found_in else {}
+        if is_suppressed(finding, comments_cache[finding.path]):
             result.suppressed.append(finding)
         else:
             result.findings.append(finding)

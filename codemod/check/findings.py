@@ -6,7 +6,10 @@ from __future__ import annotations
 
 import ast
 import functools
+import io
 import re
+import tokenize
+from collections.abc import Mapping
 from pathlib import Path
 
 from codemod.analysis import python_trees
@@ -125,8 +128,16 @@ def evaluated_annotation_unions(tree: ast.Module) -> set[int]:
         inner = isinstance(node, (ast.Module, ast.ClassDef)) or (
             evaluated_body and not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef,
                                                      ast.Lambda)))
+        if isinstance(node, ast.If) and _is_type_checking(node.test):
+            stack.extend((child, inner) for child in node.orelse)  # the body never runs
+            continue
         stack.extend((child, inner) for child in ast.iter_child_nodes(node))
     return out
+
+
+def _is_type_checking(test: ast.expr) -> bool:
+    """``TYPE_CHECKING`` or ``typing.TYPE_CHECKING``: false when the code runs."""
+    return (python_trees.dotted_expr(test) or "").rpartition(".")[2] == "TYPE_CHECKING"
 
 
 def _union_operands(expr: ast.expr) -> set[int]:
@@ -265,18 +276,17 @@ def nested_allowed(path: Path, nested: NestedClass, allow: tuple[str, ...]) -> b
 
 
 #: ``# codemod: ignore`` or ``# codemod: ignore[CM001, CM004]`` (case-insensitive, blanks
-#: allowed around the codes; ``ignore-this`` or ``ignored`` is no marker).
+#: allowed around the codes). ``ignore-this``, ``ignored`` and an unclosed ``ignore[CM006``
+#: are no marker; text after the closing bracket does not widen the codes.
 _SUPPRESSION = re.compile(
-    r"#\s*codemod\s*:\s*ignore(?:\s*\[(?P<codes>[^\]]*)\])?(?![\w-])", re.IGNORECASE)
+    r"#\s*codemod\s*:\s*ignore(?:\s*\[(?P<codes>[^\]]*)\]|(?!\s*\[)(?![\w-]))", re.IGNORECASE)
 
 
-def is_suppressed(finding: Finding, lines: list[str]) -> bool:
-    """Whether the finding's line carries a suppression comment that covers its code:
-    a marker in a string on that line suppresses nothing."""
-    if not 0 < finding.line <= len(lines):
-        return False
-    comment = comment_of(lines[finding.line - 1])
-    if comment is None or "codemod" not in comment.lower():
+def is_suppressed(finding: Finding, comments: Mapping[int, str]) -> bool:
+    """Whether the finding's line carries a suppression comment that covers its code
+    (``comments``: ``comments_by_line`` of its file)."""
+    comment = comments.get(finding.line)
+    if comment is None:
         return False
     for match in _SUPPRESSION.finditer(comment):
         codes = match.group("codes")
@@ -287,11 +297,30 @@ def is_suppressed(finding: Finding, lines: list[str]) -> bool:
     return False
 
 
+def comments_by_line(text: str) -> dict[int, str]:
+    """The comments of ``text`` that mention ``codemod`` (any case), by line, read by
+    Python's tokenizer: a marker inside a string, one-line or triple-quoted, is no
+    comment. A text the tokenizer rejects is read line by line (``comment_of``)."""
+    if "codemod" not in text.lower():
+        return {}
+    found: dict[int, str] = {}
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(text).readline):
+            if token.type == tokenize.COMMENT and "codemod" in token.string.lower():
+                found[token.start[0]] = token.string
+    except (tokenize.TokenError, SyntaxError, ValueError):
+        found = {}
+        for number, line in enumerate(physical_lines(text), 1):
+            comment = comment_of(line.rstrip("\r\n"))
+            if comment is not None and "codemod" in comment.lower():
+                found[number] = comment
+    return found
+
+
 def comment_of(line: str) -> str | None:
     """The comment ending ``line`` (from its ``#``), None when it has none: quotes are
-    followed, single and triple, with backslash escapes. A line that closes a string
-    opened on an earlier line is read as opening one, so its comment is missed: the
-    finding is then shown, never hidden."""
+    followed, single and triple, with backslash escapes (the reading of a file Python's
+    tokenizer rejects; a line that closes a string opened earlier is misread)."""
     quote = ""
     i = 0
     while i < len(line):

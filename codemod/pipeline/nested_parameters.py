@@ -39,7 +39,8 @@ def nested_parameter_classes_of(result: RunResult, index: ClassIndex,
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             continue  # LibCST read it; CPython's compile check reports the file
         found += [(path, nested) for nested in nested_parameter_classes(
-            tree, _resolver(ff, index), is_parameter_class)]
+            tree, _resolver(ff, index), is_parameter_class, ff.module_name,
+            path.name == "__init__.py")]
     return found
 
 

@@ -76,9 +76,9 @@ def _quoted(names: frozenset[str]) -> re.Pattern[str]:
     return names_pattern(r"[\"'](?:[\w.]*\.)?(?:{names})[\"']", names)
 
 
-def _name_read(names: frozenset[str]) -> re.Pattern[str]:
-    """A class's own name read off it: ``X.__name__``, ``X.__qualname__``."""
-    return names_pattern(r"(?<![\w])(?:{names})\s*\.\s*__(?:qual)?name__", names)
+#: A name read off an object (``X.__name__``, ``BS.__qualname__``): the class may be
+#: imported under another name, so any spelling opens the file.
+_NAME_READ = re.compile(r"\w\s*\.\s*__(?:qual)?name__")
 
 
 def _spells_names(text: str, names: frozenset[str]) -> bool:
@@ -87,7 +87,7 @@ def _spells_names(text: str, names: frozenset[str]) -> bool:
     them as a string or as ``X.__name__`` (the gate of ``type_name_comparisons``)."""
     return ("__name__" in text or "__qualname__" in text or "type(" in text
             or "__class__" in text) and (
-        _quoted(names).search(text) is not None or _name_read(names).search(text) is not None)
+        _quoted(names).search(text) is not None or _NAME_READ.search(text) is not None)
 
 
 def _case_pattern(names: frozenset[str]) -> re.Pattern[str]:
@@ -258,7 +258,11 @@ class SafetyNet:
                 out.append(_escape(node, found, how))
         out += self._made_at_run_time(path, plan, names)
         tree = self.tree(path) if _spells_names(self.texts[path], names) else None
-        for node, name in type_name_comparisons(tree, names) if tree is not None else ():
+        aliases = {} if tree is None else {
+            local: full.rpartition(".")[2]
+            for local, full in import_targets(tree, module_name_for(path), path.name == "__init__.py")
+            if full.rpartition(".")[2] in names and local != full.rpartition(".")[2]}
+        for node, name in type_name_comparisons(tree, names, aliases) if tree is not None else ():
             how = ("the type's name is compared with the class's name, which a converted "
                    "parameter's type no longer has") if isinstance(node, ast.Compare) else (
                 "the class's name (a string, or `X.__name__`) in a file that reads a type's name "

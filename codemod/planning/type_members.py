@@ -91,9 +91,11 @@ def named_read_lines(text: str, quoted: re.Pattern[str]) -> list[int]:
     return lines_at(text, sorted(hits))
 
 
-#: The builtins that read or write a member by its name.
-_NAMED_CALLS = ("getattr", "hasattr", "setattr", "delattr")
-_VERBS = {"setattr": "writes", "delattr": "deletes"}
+#: The calls that read or write a member by its name: the builtins, also as a method
+#: (``monkeypatch.setattr(type(p), "X", v)``) and the dunders (``type.__setattr__``).
+_NAMED_CALLS = ("getattr", "hasattr", "setattr", "delattr", "__setattr__", "__delattr__")
+_VERBS = {"setattr": "writes", "delattr": "deletes", "__setattr__": "writes",
+          "__delattr__": "deletes"}
 
 #: What follows ``getattr``/``hasattr`` in ``getattr(type(`` / ``hasattr(x.__class__``
 #: (over blanks and line breaks).
@@ -155,12 +157,14 @@ class _Walker(MethodSelves):
     def visit_Call(self, node: ast.Call) -> None:
         """``getattr(type(x), "name", ...)``, ``hasattr(x.__class__, "name")``,
         ``setattr(type(x), "name", v)``, ``delattr(type(x), "name")``."""
-        if isinstance(node.func, ast.Name) and node.func.id in _NAMED_CALLS \
+        callee = node.func.id if isinstance(node.func, ast.Name) else \
+            node.func.attr if isinstance(node.func, ast.Attribute) else None
+        if callee in _NAMED_CALLS and (isinstance(node.func, ast.Name) or callee in _VERBS) \
                 and len(node.args) >= 2 and isinstance(node.args[1], ast.Constant) \
                 and isinstance(name := node.args[1].value, str) and name in self.names:
             subject = _type_subject(node.args[0])
             if subject is not None and not self.is_self(subject):
-                self.found.append((node.lineno, name, _VERBS.get(node.func.id, "reads")))
+                self.found.append((node.lineno, name, _VERBS.get(callee, "reads")))
         self.generic_visit(node)
 
 

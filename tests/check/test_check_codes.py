@@ -252,6 +252,9 @@ def test_reintroduced_after_apply(converted, capsys, source, code, message):
     pytest.param("class C:\n    x: int | Packed = 1\n", [7], id="class-annotated-assignment"),
     pytest.param("def f():\n    x: Packed | None = None\n", [], id="local-not-evaluated"),
     pytest.param("def f(p: Packed) -> Packed:\n    pass\n", [], id="no-union"),
+    pytest.param("if TYPE_CHECKING:\n    def f(p: Packed | None): ...\n", [], id="type-checking"),
+    pytest.param("if typing.TYPE_CHECKING:\n    pass\nelse:\n    def f(p: Packed | None): ...\n",
+                 [9], id="type-checking-else"),
     pytest.param("from __future__ import annotations\ndef f(p: Packed | None):\n    pass\n", [],
                  id="postponed"),
 ])
@@ -259,6 +262,8 @@ def test_union_in_an_evaluated_annotation(converted, capsys, source, lines):
     """``Factory | None`` in an annotation Python evaluates raises at import (review of
     2026-12-06: ``check`` passed it, treating every annotation as harmless)."""
     head = "import pkg.params as pm\nfrom pkg.params import Packed\n\n\n"
+    if "TYPE_CHECKING" in source:
+        head = "import typing\nfrom typing import TYPE_CHECKING\n" + head[:-2]
     if source.startswith("from __future__"):
         head, source = source.split("\n", 1)[0] + "\n" + head, source.split("\n", 1)[1]
         lines = [line + 1 for line in lines]

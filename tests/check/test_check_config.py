@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from codemod.check.findings import is_suppressed
+from codemod.check.findings import comments_by_line, is_suppressed
 from codemod.check.rules import Finding
 
 from .helpers import BASE_TREE, run, write_tree
@@ -39,22 +39,35 @@ LAZY = """
         pytest.param("# codemod: ignore [CM004]", "CM001", False, id="blank-before-codes"),
         pytest.param("# codemod: ignore [CM001]", "CM001", True, id="blank-before-own-code"),
         pytest.param("# codemod: ignore-this", "CM001", False, id="hyphenated"),
+        # The review of that fix: text after the codes made a blanket ignore again.
+        pytest.param("# codemod: ignore[CM006]-until-v2", "CM001", False, id="text-after-codes"),
+        pytest.param("# codemod: ignore[CM006]x", "CM001", False, id="letter-after-codes"),
+        pytest.param("# codemod: ignore[CM001]-until-v2", "CM001", True, id="own-code-then-text"),
+        pytest.param("# codemod: ignore[CM006", "CM001", False, id="unclosed-codes"),
     ],
 )
 def test_suppression_comment_forms(comment, code, suppressed):
     finding = Finding(code, "m", Path("a.py"), 2, 1, True)
-    assert is_suppressed(finding, ["x = 1", f"class A(Base):  {comment}"]) is suppressed
+    text = f"x = 1\nclass A(Base):  {comment}\n    pass\n"
+    assert is_suppressed(finding, comments_by_line(text)) is suppressed
 
 
-@pytest.mark.parametrize(("line", "suppressed"), [
-    pytest.param('log = "# codemod: ignore"; ok = isinstance(p, Base)', False, id="in-a-string"),
-    pytest.param("log = '#'; ok = isinstance(p, Base)  # codemod: ignore", True, id="after-a-string"),
-    pytest.param('s = """# codemod: ignore"""; ok = 1', False, id="in-triple-quotes"),
-    pytest.param('s = "a\\"#"; ok = 1  # codemod: ignore', True, id="escaped-quote"),
+CLOSING = "x = f('''first\nhe said \"hi''', isinstance(p, B), \"# codemod: ignore\")\n"
+
+
+@pytest.mark.parametrize(("text", "line", "suppressed"), [
+    pytest.param('log = "# codemod: ignore"; ok = isinstance(p, Base)\n', 1, False, id="in-a-string"),
+    pytest.param("log = '#'; ok = isinstance(p, Base)  # codemod: ignore\n", 1, True,
+                 id="after-a-string"),
+    pytest.param('s = """# codemod: ignore"""; ok = 1\n', 1, False, id="in-triple-quotes"),
+    pytest.param('s = "a\\"#"; ok = 1  # codemod: ignore\n', 1, True, id="escaped-quote"),
+    pytest.param(CLOSING, 2, False, id="closing-a-triple-quoted-string"),
+    pytest.param("x = f'{a}'  # codemod: ignore\n", 1, True, id="after-an-f-string"),
+    pytest.param("def f(:  # codemod: ignore\n", 1, True, id="does-not-tokenize"),
 ])
-def test_only_a_comment_suppresses(line, suppressed):
-    finding = Finding("CM002", "m", Path("a.py"), 1, 1, True)
-    assert is_suppressed(finding, [line]) is suppressed
+def test_only_a_comment_suppresses(text, line, suppressed):
+    finding = Finding("CM002", "m", Path("a.py"), line, 1, True)
+    assert is_suppressed(finding, comments_by_line(text)) is suppressed
 
 
 def test_suppression_in_a_tree(tmp_path, capsys):

@@ -204,10 +204,21 @@ def test_converted_tree_with_a_new_nested_subclass(tmp_path, capsys):
     pytest.param("def f():\n    class A(make()): pass\n", [], id="computed-base"),
     pytest.param("def f():\n    class A(P): pass\n    class B(A): pass\n",
                  [("f.<locals>.A", "function `f`"), ("f.<locals>.B", "function `f`")], id="chain"),
+    # Review of 2026-12-06: names were matched across scopes, and a function's own
+    # import was not read.
+    pytest.param("def f():\n    class A(P): pass\ndef g():\n    class A: pass\n    class B(A): pass\n",
+                 [("f.<locals>.A", "function `f`")], id="same-name-in-another-function"),
+    pytest.param("def f():\n    from inspect import P\n    class A(P): pass\n", [], id="local-import"),
+    pytest.param("def f():\n    from torch import P\n    class A(P): pass\n",
+                 [("f.<locals>.A", "function `f`")], id="local-import-of-a-parameter"),
+    pytest.param("def f(P):\n    class A(P): pass\n", [], id="parameter-shadows"),
+    pytest.param("if x:\n    class A(P): pass\ndef f():\n    class B(A): pass\n",
+                 [("A", "an `if` block"), ("f.<locals>.B", "function `f`")], id="module-block-base"),
 ])
 def test_finder_table(source, expected):
     tree = ast.parse(source)
-    found = nested_parameter_classes(tree, lambda spelled: [spelled], lambda q: q == "P")
+    found = nested_parameter_classes(tree, lambda spelled: [spelled],
+                                     lambda q: q in ("P", "torch.P"))
     assert [(n.qualname, n.where) for n in found] == expected
 
 

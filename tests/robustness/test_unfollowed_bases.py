@@ -96,3 +96,54 @@ def test_a_class_named_parameter_of_the_tree_is_not_torch_s(tmp_path, capsys):
     assert "refused" not in err and "Config" not in err
     capsys.readouterr()
     assert main(["check", "--no-cache", str(before)]) == 0
+
+
+#: The review of these rules (2026-12-06): bindings the first version missed or read wrong.
+@pytest.mark.parametrize(("files", "reason"), [
+    pytest.param({
+        "fancy.py": "import torch\n\n\nclass Parameter(torch.nn.Parameter):\n"
+                    "    def describe(self):\n        return 'fancy'\n",
+        "hub.py": "from torch.nn import Parameter\n\ntry:\n    from advpkg.fancy import Parameter\n"
+                  "except ImportError:\n    pass\n",
+        "scale.py": "from advpkg.hub import Parameter\n" + SCALE.format(base="Parameter"),
+    }, "its base `Parameter` is bound more than once in `advpkg.hub`", id="hub-binds-twice"),
+    pytest.param({
+        "hub.py": "from torch.nn import Parameter\n\nfrom advpkg.tracked import Tracked\n\n"
+                  "Parameter = Tracked\n",
+        "tracked.py": "import torch\n\n\nclass Tracked(torch.nn.Parameter):\n    pass\n",
+        "scale.py": "from advpkg.hub import Parameter\n" + SCALE.format(base="Parameter"),
+    }, "its base `Parameter` is bound more than once in `advpkg.hub`", id="hub-rebinds"),
+    pytest.param({
+        "compat.py": "from torch import nn\n\nParameter = nn.Parameter\n",
+        "scale.py": "from advpkg.compat import Parameter\n" + SCALE.format(base="Parameter"),
+    }, "its base `Parameter` is `nn.Parameter` bound by an assignment in `advpkg.compat`",
+        id="hub-assigns"),
+    pytest.param({
+        "scale.py": "from torch import nn\n\ntry:\n    P = nn.Parameter\nexcept ImportError:\n"
+                    "    P = None\n" + SCALE.format(base="P"),
+    }, "its base `P` is `nn.Parameter` bound by an assignment", id="assigned-in-a-block"),
+    pytest.param({
+        "scale.py": "from torch import nn\n\nP, other = nn.Parameter, 1\n" + SCALE.format(base="P"),
+    }, "its base `P` is `nn.Parameter` bound by an assignment", id="tuple-assignment"),
+    pytest.param({
+        "scale.py": "import torch\nfrom torch import nn\n\nif hasattr(torch, 'float32'):\n"
+                    "    class Root(nn.Parameter):\n        pass\n" + SCALE.format(base="Root"),
+    }, "its base `Root` is a Parameter class defined in an `if` block", id="base-in-a-block"),
+])
+def test_bindings_the_review_found(tmp_path, capsys, files, reason):
+    before, after, err = convert(tmp_path, {**files, "probe.py": PROBE}, capsys)
+    assert f"Scale: {reason}" in err
+    assert (after / "advpkg/scale.py").read_text() == (before / "advpkg/scale.py").read_text()
+
+
+@pytest.mark.parametrize("head", [
+    pytest.param("from inspect import *\n", id="inspect"),
+    pytest.param("from advpkg.config import *\n", id="the-tree-s-own"),
+])
+def test_a_star_import_of_another_parameter_is_not_torch_s(tmp_path, capsys, head):
+    files = {"config.py": "class Parameter:\n    pass\n",
+             "knobs.py": head + "\n\nclass Knob(Parameter):\n    pass\n"}
+    before, _, err = convert(tmp_path, files, capsys)
+    assert "Knob" not in err
+    capsys.readouterr()
+    assert main(["check", "--no-cache", str(before)]) == 0

@@ -300,6 +300,7 @@ def test_alias_re_export_is_rewritten(tmp_path):
         ("kind = 'Parameter'\n", False),
         ("param_cls = PackedvLLMParameter\n", False),
         ("U = nn.parameter.UninitializedParameter\n", True),
+        ("P, other = nn.Parameter, 1\n", True),
     ],
 )
 def test_may_define_root(text, expected):

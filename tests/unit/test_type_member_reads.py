@@ -51,6 +51,8 @@ READS = [
     # Written by name (review of 2026-12-06: set the constant on torch's Parameter).
     "setattr(type(p), 'PACK', 2)",
     "delattr(p.__class__, 'PACK')",
+    "monkeypatch.setattr(type(p), 'PACK', 2)",
+    "type.__setattr__(type(p), 'PACK', 2)",
 ]
 
 
