@@ -143,25 +143,32 @@ def _is_type_of(node: ast.expr) -> bool:
 
 def _reads_type_name(node: ast.AST, caught: set[str]) -> bool:
     """``type(x).__name__`` (``x.__class__``, ``__qualname__``), ``getattr(type(x),
-    "__name__")`` or the type's text (``str(type(x))``, ``repr(x.__class__)``: it holds the
-    name), ``x`` not one of ``caught`` (names ``except ... as`` binds)."""
+    "__name__")`` or the type's text, which holds the name (``str(type(x))``,
+    ``repr(x.__class__)``, ``format(type(x))``, ``"{}".format(type(x))``, ``"%s" %
+    type(x)``), ``x`` not one of ``caught`` (names ``except ... as`` binds)."""
+    subjects: list[ast.expr] = []
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
-            and node.func.id in ("str", "repr") and len(node.args) == 1 and not node.keywords:
-        subject = node.args[0]
-        named = True
+            and node.func.id in ("str", "repr", "format") and node.args:
+        subjects = [node.args[0]]
+    elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+            and node.func.attr == "format":
+        subjects = [*node.args, *(keyword.value for keyword in node.keywords)]
+    elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod):
+        subjects = list(node.right.elts) if isinstance(node.right, ast.Tuple) else [node.right]
     elif isinstance(node, ast.Attribute):
-        subject = node.value
-        named = node.attr in ("__name__", "__qualname__")
+        if node.attr in ("__name__", "__qualname__"):
+            subjects = [node.value]
     elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "getattr" \
             and len(node.args) >= 2 and isinstance(node.args[1], ast.Constant):
-        subject = node.args[0]
-        named = node.args[1].value in ("__name__", "__qualname__")
-    else:
-        return False
-    if not (named and _is_type_of(subject)):
-        return False
+        if node.args[1].value in ("__name__", "__qualname__"):
+            subjects = [node.args[0]]
+    return any(_is_type_of(subject) and not _caught(subject, caught) for subject in subjects)
+
+
+def _caught(subject: ast.expr, caught: set[str]) -> bool:
+    """Whether the type ``subject`` reads is of a name ``except ... as`` binds."""
     inner = subject.args[0] if isinstance(subject, ast.Call) else subject.value  # type: ignore[attr-defined]
-    return not (isinstance(inner, ast.Name) and inner.id in caught)
+    return isinstance(inner, ast.Name) and inner.id in caught
 
 
 def dict_get(node: ast.AST) -> tuple[ast.AST, str] | None:

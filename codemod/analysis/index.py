@@ -126,7 +126,7 @@ class ClassIndex:
                     changed = True
                     facts = self.classes[qualname]
                     rebound = rebound_base(facts, facts.file or self.files.get(facts.module),
-                                           self.files.get)
+                                           self.files.get, self.canonical)
                     if rebound is not None:
                         self.unsure[qualname] = rebound
                 elif self._dynamic_parameter_base(qualname):

@@ -19,8 +19,15 @@ from collections.abc import Callable, Container
 
 from codemod.analysis import python_trees
 from codemod.analysis.classes import ClassFacts, FileFacts
-from codemod.analysis.names import dotted, import_aliases, resolve_dotted, statements_in_scope
+from codemod.analysis.names import (
+    dotted,
+    import_aliases,
+    import_from_source,
+    resolve_dotted,
+    statements_in_scope,
+)
 from codemod.analysis.nested_classes import nested_parameter_classes
+from codemod.types import PARAMETER_QUALNAMES
 
 #: The last name of a base spelled as torch's Parameter classes are.
 ROOT_NAMES = frozenset({"Parameter", "UninitializedParameter"})
@@ -46,7 +53,8 @@ def unsure_parameter_base(facts: ClassFacts, ff: FileFacts | None,
         if spelled is None:
             continue
         if qualname is None:
-            if spelled.rpartition(".")[2] in ROOT_NAMES and _torch_star_import(ff.text):
+            if spelled.rpartition(".")[2] in ROOT_NAMES and _star_parameter(
+                    ff, spelled.partition(".")[0], is_parameter, canonical, file_of):
                 return (f"its base `{spelled}` may be torch's Parameter through `import *`, "
                         "which the tool does not follow; import it by name")
             block = _block_parameter_class(ff, spelled, is_parameter, canonical)
@@ -89,13 +97,31 @@ def _block_parameter_class(ff: FileFacts, name: str, is_parameter: Callable[[str
     return None
 
 
-def _torch_star_import(text: str) -> bool:
-    """Whether ``text`` star-imports a module of torch (``from torch.nn import *``); a star
-    import of another module (``inspect``, the tree's own) gives its own ``Parameter``."""
-    return "import" in text and "*" in text and any(
-        isinstance(node, ast.ImportFrom) and not node.level and (node.module or "").split(".")[0] == "torch"
-        and any(alias.name == "*" for alias in node.names)
-        for node in ast.walk(_tree(text)))
+def _star_parameter(ff: FileFacts, name: str, is_parameter: Callable[[str | None], bool],
+                    canonical: Callable[[str], str | None],
+                    file_of: Callable[[str], FileFacts | None]) -> bool:
+    """Whether a star import of ``ff`` may bind ``name`` to torch's Parameter: one of
+    torch's modules, or a module of the tree that binds it so (followed when the index
+    parsed it: ``star_sources``, asked by the index stage). A star import of another
+    module (``inspect``) gives its own ``Parameter``."""
+    for source in star_sources(ff.text, ff.module_name, ff.path.name == "__init__.py"):
+        if source.split(".")[0] == "torch":
+            return True
+        there = file_of(source)
+        target = there.bindings.get(name) if there is not None else None
+        if target is not None and is_parameter(canonical(target) or target):
+            return True
+    return False
+
+
+@functools.lru_cache(maxsize=64)
+def star_sources(text: str, module_name: str, is_package: bool) -> tuple[str, ...]:
+    """The modules ``text`` star-imports (``from m import *``), relative ones resolved."""
+    if "import" not in text or "*" not in text:
+        return ()
+    return tuple(import_from_source(node, module_name, is_package)
+                 for node, _ in statements_in_scope(_tree(text))
+                 if isinstance(node, ast.ImportFrom) and any(a.name == "*" for a in node.names))
 
 
 @functools.lru_cache(maxsize=256)
@@ -128,14 +154,23 @@ def _tree(text: str) -> ast.Module:
 
 
 def rebound_base(facts: ClassFacts, ff: FileFacts | None,
-                 file_of: Callable[[str], FileFacts | None]) -> str | None:
+                 file_of: Callable[[str], FileFacts | None],
+                 canonical: Callable[[str], str | None]) -> str | None:
     """Why a base of ``facts`` that resolves to a Parameter class is not proven to be it:
-    its name is bound more than once in the module that binds it, the class's own or a
-    module re-exporting it (``from torch.nn import Parameter``, then ``try: from
+    its name is bound to different objects in the module that binds it, the class's own
+    or a module re-exporting it (``from torch.nn import Parameter``, then ``try: from
     fancylib import Parameter`` or ``Parameter = Tracked``). The index reads one of the
-    bindings; Python keeps the one that runs last. None when each is bound once."""
+    bindings; Python keeps the one that runs last. Bindings of the same object are one
+    (``import torch`` and ``import torch.distributed``; ``torch.nn.Parameter`` and
+    ``torch.nn.parameter.Parameter``; the same import twice). None when each is bound
+    to one object."""
     if ff is None:
         return None
+
+    def same(target: str) -> str:
+        target = canonical(target) or target
+        return "torch.nn.Parameter" if target in PARAMETER_QUALNAMES else target
+
     for expr in facts.base_exprs:
         spelled = dotted(expr)
         if spelled is None:
@@ -145,10 +180,11 @@ def rebound_base(facts: ClassFacts, ff: FileFacts | None,
         seen: set[str] = set()
         while here is not None and here.module_name not in seen:
             seen.add(here.module_name)
-            if _module_bindings(here).get(head, 0) > 1:
-                return (f"its base `{spelled}` is bound more than once in `{here.module_name}` "
-                        "(by imports or assignments that may run in either order), which the "
-                        "tool does not follow; bind it once")
+            bound = _module_bindings(here).get(head, ())
+            if len({same(target) for target in bound}) > 1:
+                return (f"its base `{spelled}` is bound to different objects in "
+                        f"`{here.module_name}` (by imports or assignments that may run in "
+                        "either order), which the tool does not follow; bind it once")
             target = here.bindings.get(head)
             if target is None:
                 break
@@ -158,24 +194,34 @@ def rebound_base(facts: ClassFacts, ff: FileFacts | None,
     return None
 
 
-def _module_bindings(ff: FileFacts) -> dict[str, int]:
-    """How many statements run in ``ff``'s module scope bind each name (imports anywhere
-    outside functions and classes, definitions, plain assignment targets)."""
-    return _bindings_of(ff.text, ff.module_name, ff.path.name == "__init__.py") if ff.text else {}
+def _module_bindings(ff: FileFacts) -> dict[str, tuple[str, ...]]:
+    """What each name is bound to by the statements run in ``ff``'s module scope: an
+    import's qualified name, an assignment's dotted value resolved through the module's
+    imports, and a token of its own for a definition or any other value."""
+    if not ff.text:
+        return {}
+    return _bindings_of(ff.text, ff.module_name, ff.path.name == "__init__.py",
+                        tuple(sorted(ff.bindings.items())), ff.globals)
 
 
 @functools.lru_cache(maxsize=64)
-def _bindings_of(text: str, module_name: str, is_package: bool) -> dict[str, int]:
-    counts: dict[str, int] = {}
+def _bindings_of(text: str, module_name: str, is_package: bool,
+                 bindings: tuple[tuple[str, str], ...], module_globals: frozenset[str],
+                 ) -> dict[str, tuple[str, ...]]:
+    imported = dict(bindings)
+    found: dict[str, list[str]] = {}
     for node, top in statements_in_scope(_tree(text)):
         if not top:
             continue
-        names = [local for local, _, _ in import_aliases(node, module_name, is_package)]
+        pairs = [(local, full) for local, _, full in import_aliases(node, module_name, is_package)]
+        own = f"<line {getattr(node, 'lineno', 0)}>"
         if isinstance(node, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
-            names.append(node.name)
+            pairs.append((node.name, own))
         elif isinstance(node, (ast.Assign, ast.AnnAssign)):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            names += [t.id for t in targets if isinstance(t, ast.Name)]
-        for name in names:
-            counts[name] = counts.get(name, 0) + 1
-    return counts
+            value = python_trees.dotted_expr(node.value) if node.value is not None else None
+            resolved = resolve_dotted(value, imported, module_name, module_globals) if value else None
+            pairs += [(t.id, resolved or own) for t in targets if isinstance(t, ast.Name)]
+        for local, target in pairs:
+            found.setdefault(local, []).append(target)
+    return {local: tuple(targets) for local, targets in found.items()}

@@ -15,9 +15,9 @@ from codemod import parallel
 from codemod.analysis import python_trees, roots
 from codemod.analysis.classes import FileFacts
 from codemod.analysis.index import ClassIndex
-from codemod.analysis.names import import_targets, module_name_for
+from codemod.analysis.names import dotted, import_targets, module_name_for
 from codemod.analysis.text_search import unjoined
-from codemod.analysis.unsure_bases import ROOT_NAMES
+from codemod.analysis.unsure_bases import ROOT_NAMES, star_sources
 from codemod.fileio import SourceFile
 from codemod.pipeline.nested_parameters import nested_parameter_classes_of
 from codemod.pipeline.reading import parse_file
@@ -118,14 +118,25 @@ def _index(sources: dict[Path, SourceFile], result: RunResult,
 
 def _root_hubs(index: ClassIndex, hubs: _ModuleFiles) -> set[Path]:
     """The files of the tree's modules through which a class's base may name torch's
-    Parameter (``from .linear import Parameter``, then ``class Scale(Parameter)``): parsed,
-    so that the index follows the re-export as it follows one of a Parameter class."""
+    Parameter (``from .linear import Parameter``, or ``from .linear import *``, then
+    ``class Scale(Parameter)``): parsed, so that the index follows the re-export as it
+    follows one of a Parameter class."""
     out: set[Path] = set()
-    for qualname in index.classes:
+    for qualname, facts in index.classes.items():
         if qualname in index.param_classes:
             continue
-        for base in index.base_qualnames(qualname):
-            if base is None or base in PARAMETER_QUALNAMES:
+        for base, expr in zip(index.base_qualnames(qualname), facts.base_exprs):
+            if base is None:
+                # ``from .compat import *``, then ``class Scale(Parameter)``: the modules
+                # star-imported may bind it.
+                spelled = dotted(expr) or ""
+                ff = facts.file
+                if spelled.rpartition(".")[2] in ROOT_NAMES and ff is not None and ff.text:
+                    out.update(path for source in star_sources(
+                        ff.text, ff.module_name, ff.path.name == "__init__.py")
+                        if (path := hubs.locate(source)) is not None)
+                continue
+            if base in PARAMETER_QUALNAMES:
                 continue
             module, _, name = base.rpartition(".")
             path = hubs.locate(module) if module and name in ROOT_NAMES else None

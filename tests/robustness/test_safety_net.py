@@ -123,6 +123,12 @@ ROWS = [
     Row("class_name_in_the_type_s_text", {"pkg/user.py": USE + "def f(p):\n"
                                           "    return 'Packed' in str(type(p))\n"},
         "refused", "pkg/user.py:4"),
+    Row("class_name_in_the_type_s_format", {"pkg/user.py": USE + "def f(p):\n"
+                                            "    return 'Packed' in '{}'.format(type(p))\n"},
+        "refused", "pkg/user.py:4"),
+    Row("class_name_in_the_type_s_percent", {"pkg/user.py": USE + "def f(p):\n"
+                                             "    return 'Packed' in '%s' % (type(p),)\n"},
+        "refused", "pkg/user.py:4"),
     Row("type_text_in_an_f_string", {"pkg/user.py": USE + "def f(p):\n"
                                      "    return f'{str(type(p))}', 'Packed'\n"}, "converted"),
     Row("class_name_read_alone", {"pkg/user.py": USE + "def f():\n    return Packed.__name__\n"},

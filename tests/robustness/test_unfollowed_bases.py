@@ -106,13 +106,17 @@ def test_a_class_named_parameter_of_the_tree_is_not_torch_s(tmp_path, capsys):
         "hub.py": "from torch.nn import Parameter\n\ntry:\n    from advpkg.fancy import Parameter\n"
                   "except ImportError:\n    pass\n",
         "scale.py": "from advpkg.hub import Parameter\n" + SCALE.format(base="Parameter"),
-    }, "its base `Parameter` is bound more than once in `advpkg.hub`", id="hub-binds-twice"),
+    }, "its base `Parameter` is bound to different objects in `advpkg.hub`", id="hub-binds-twice"),
     pytest.param({
         "hub.py": "from torch.nn import Parameter\n\nfrom advpkg.tracked import Tracked\n\n"
                   "Parameter = Tracked\n",
         "tracked.py": "import torch\n\n\nclass Tracked(torch.nn.Parameter):\n    pass\n",
         "scale.py": "from advpkg.hub import Parameter\n" + SCALE.format(base="Parameter"),
-    }, "its base `Parameter` is bound more than once in `advpkg.hub`", id="hub-rebinds"),
+    }, "its base `Parameter` is bound to different objects in `advpkg.hub`", id="hub-rebinds"),
+    pytest.param({
+        "compat.py": "from torch.nn import Parameter\n\n__all__ = ['Parameter']\n",
+        "scale.py": "from advpkg.compat import *\n" + SCALE.format(base="Parameter"),
+    }, "its base `Parameter` may be torch's Parameter through `import *`", id="star-re-export"),
     pytest.param({
         "compat.py": "from torch import nn\n\nParameter = nn.Parameter\n",
         "scale.py": "from advpkg.compat import Parameter\n" + SCALE.format(base="Parameter"),
@@ -147,3 +151,22 @@ def test_a_star_import_of_another_parameter_is_not_torch_s(tmp_path, capsys, hea
     assert "Knob" not in err
     capsys.readouterr()
     assert main(["check", "--no-cache", str(before)]) == 0
+
+
+#: The second review of these rules: one object bound twice is one binding (each of
+#: these was refused as "bound more than once").
+@pytest.mark.parametrize("head", [
+    pytest.param("import torch\nimport torch.distributed\n", id="torch-and-a-submodule"),
+    pytest.param("try:\n    from torch.nn import Parameter\nexcept ImportError:\n"
+                 "    from torch.nn.parameter import Parameter\nimport torch\n", id="try-the-same"),
+    pytest.param("import typing\nfrom torch.nn import Module, Parameter\nimport torch\n"
+                 "if typing.TYPE_CHECKING:\n    from torch.nn import Parameter\n", id="twice"),
+    pytest.param("import torch\nfrom torch import nn\nimport torch.nn as nn\n", id="nn-twice"),
+])
+def test_one_object_bound_twice_converts(tmp_path, capsys, head):
+    base = "torch.nn.Parameter" if "distributed" in head else (
+        "nn.Parameter" if "nn as nn" in head else "Parameter")
+    err = same_behaviour(tmp_path, {"scale.py": head + SCALE.format(base=base), "probe.py": PROBE},
+                         capsys)
+    assert "refused" not in err
+    assert "def Scale(" in (tmp_path / "after/advpkg/scale.py").read_text()
