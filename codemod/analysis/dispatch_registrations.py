@@ -6,15 +6,18 @@ f.register``, then ``@on``).
 An annotation rewritten to ``Parameter`` there would make the handler take every
 parameter: the rewrite leaves such annotations as they are, and the class they name is
 refused (a leftover). ``@x.register`` is recognised by its form alone; the call and the
-alias forms are found here, once per file, on CPython's tree.
+alias forms are found here, once per file, on CPython's tree: a statement of its own
+(``f.register(handler)``, ``h = f.register(handler)``, ``on = f.register``).
 """
 
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass
 
 from codemod.analysis import python_trees
+from codemod.analysis.names import statements_in_scope
 
 
 @dataclass(frozen=True)
@@ -34,11 +37,15 @@ class Registrations:
 
 NONE = Registrations()
 
+#: ``.register`` read or called (not ``register_buffer``): a file without one registers
+#: nothing this module looks for, and is not walked.
+_REGISTER = re.compile(r"\.\s*register\b")
+
 
 def registrations(text: str) -> Registrations:
     """The call and alias registrations of the module ``text`` (none for a text that
     does not say ``register`` or does not parse)."""
-    if "register" not in text:
+    if "register" not in text or _REGISTER.search(text) is None:
         return NONE
     try:
         tree = python_trees.parse(text)
@@ -46,12 +53,15 @@ def registrations(text: str) -> Registrations:
         return NONE
     functions: set[str] = set()
     aliases: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and _is_register(node.func) and len(node.args) == 1 \
-                and not node.keywords and isinstance(node.args[0], ast.Name):
-            functions.add(node.args[0].id)
-        elif isinstance(node, ast.Assign) and _is_register(node.value):
-            aliases.update(t.id for t in node.targets if isinstance(t, ast.Name))
+    # Statements only (a call of its own, or an assignment's value): walking every
+    # expression of each file that says ``.register`` cost ~0.1 s on vLLM 0.34.
+    for stmt, _ in statements_in_scope(tree):
+        value = stmt.value if isinstance(stmt, (ast.Expr, ast.Assign)) else None
+        if isinstance(value, ast.Call) and _is_register(value.func) and len(value.args) == 1 \
+                and not value.keywords and isinstance(value.args[0], ast.Name):
+            functions.add(value.args[0].id)
+        elif isinstance(stmt, ast.Assign) and _is_register(stmt.value):
+            aliases.update(t.id for t in stmt.targets if isinstance(t, ast.Name))
     return Registrations(frozenset(functions), frozenset(aliases)) if functions or aliases else NONE
 
 

@@ -83,7 +83,7 @@ def _block_parameter_class(ff: FileFacts, name: str, is_parameter: Callable[[str
                            canonical: Callable[[str], str | None]) -> str | None:
     """Where ``ff`` defines the Parameter class ``name`` in a module-level block (``if
     hasattr(torch, "float8_e4m3fn"): class Fp8Base(nn.Parameter)``), or None."""
-    if "." in name:
+    if "." in name or name not in _block_class_names(ff.text):
         return None
 
     def resolve(spelled: str) -> list[str]:
@@ -112,6 +112,15 @@ def _star_parameter(ff: FileFacts, name: str, is_parameter: Callable[[str | None
         if target is not None and is_parameter(canonical(target) or target):
             return True
     return False
+
+
+@functools.lru_cache(maxsize=64)
+def _block_class_names(text: str) -> frozenset[str]:
+    """The classes ``text`` defines in a module-level block (not its top level)."""
+    tree = _tree(text)
+    top = {id(stmt) for stmt in tree.body}
+    return frozenset(node.name for node, in_scope in statements_in_scope(tree)
+                     if in_scope and isinstance(node, ast.ClassDef) and id(node) not in top)
 
 
 @functools.lru_cache(maxsize=64)

@@ -55,7 +55,7 @@ from codemod.analysis.text_search import names_pattern, star_import, unjoined
 from codemod.analysis.use_rules import USE_RULES, Outcome, UseKind
 from codemod.planning.made_at_run_time import made_at_run_time
 from codemod.planning.plan import Plan
-from codemod.prefilters import prefilter
+from codemod.prefilters import aliased, prefilter
 
 #: (line, 1-based column, class qualname, source text, how the use was reached).
 Escape = tuple[int, int, str, str, str]
@@ -76,18 +76,25 @@ def _quoted(names: frozenset[str]) -> re.Pattern[str]:
     return names_pattern(r"[\"'](?:[\w.]*\.)?(?:{names})[\"']", names)
 
 
-#: A name read off an object (``X.__name__``, ``BS.__qualname__``): the class may be
-#: imported under another name, so any spelling opens the file.
+#: A name read off an object (``X.__name__``, ``BS.__qualname__``): with an import of a
+#: class under another name (``aliased``), any spelling opens the file.
 _NAME_READ = re.compile(r"\w\s*\.\s*__(?:qual)?name__")
+
+
+def _name_read(names: frozenset[str]) -> re.Pattern[str]:
+    """A class's own name read off it: ``X.__name__``, ``X.__qualname__``."""
+    return names_pattern(r"(?<![\w])(?:{names})\s*\.\s*__(?:qual)?name__", names)
 
 
 def _spells_names(text: str, names: frozenset[str]) -> bool:
     """Whether ``text`` may compare a type's name with one of ``names``: it reads a name
     (``__name__``, ``__qualname__``) or a type's text (``str(type(p))``) and spells one of
-    them as a string or as ``X.__name__`` (the gate of ``type_name_comparisons``)."""
+    them as a string or as ``X.__name__``, also under a name it imports the class as
+    (the gate of ``type_name_comparisons``)."""
     return ("__name__" in text or "__qualname__" in text or "type(" in text
             or "__class__" in text) and (
-        _quoted(names).search(text) is not None or _NAME_READ.search(text) is not None)
+        _quoted(names).search(text) is not None or _name_read(names).search(text) is not None
+        or (_NAME_READ.search(text) is not None and aliased(text, names)))
 
 
 def _case_pattern(names: frozenset[str]) -> re.Pattern[str]:
