@@ -108,6 +108,13 @@ class ClassIndex:
         """The bases of a class that are themselves Parameter classes (converted kinds)."""
         return [q for q in self.base_qualnames(qualname) if q in self.param_classes]
 
+    def is_parameter(self, qualname: str | None) -> bool:
+        """Whether ``qualname`` is torch's Parameter (or ``UninitializedParameter``) or,
+        re-exports followed, a Parameter class of the index found so far."""
+        return qualname is not None and (
+            qualname in PARAMETER_QUALNAMES or _is_uninitialized(qualname)
+            or self.canonical(qualname) in self.param_classes)
+
     def is_param_root_base(self, qualname: str | None) -> bool:
         """Whether a base is torch.nn.Parameter itself."""
         return qualname in PARAMETER_QUALNAMES
@@ -137,8 +144,7 @@ class ClassIndex:
                     facts = self.classes[qualname]
                     reason = unsure_parameter_base(
                         facts, facts.file or self.files.get(facts.module),
-                        lambda q: q in PARAMETER_QUALNAMES or _is_uninitialized(q or "")
-                        or self.canonical(q) in self.param_classes, self.classes,
+                        self.is_parameter, self.classes,
                         self.canonical, self.files.get)
                     if reason is not None:
                         self.unsure[qualname] = reason

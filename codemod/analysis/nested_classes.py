@@ -17,7 +17,8 @@ import ast
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from codemod.analysis.names import import_aliases
+from codemod.analysis.classes import FileFacts
+from codemod.analysis.names import import_aliases, resolve_dotted
 from codemod.analysis.python_trees import dotted_expr
 
 #: What a compound statement at a module's top level is called in a message.
@@ -72,6 +73,21 @@ def nested_parameter_classes(
             found_names.add((qualname[:len(qualname) - len(node.name)], node.name))
             changed = True
     return [found[id(node)] for node, _, _, _ in statements if id(node) in found]
+
+
+def nested_parameter_classes_of_file(
+    tree: ast.Module, ff: FileFacts, canonical: Callable[[str], str | None],
+    is_parameter_class: Callable[[str], bool],
+) -> list[NestedClass]:
+    """``nested_parameter_classes`` of an analysed file: names resolved through its
+    imports and module-level names, then re-exports (``canonical``), as the index
+    resolves a top-level class's bases."""
+    def resolve(spelled: str) -> list[str]:
+        qualname = resolve_dotted(spelled, ff.bindings, ff.module_name, ff.globals)
+        return [] if qualname is None else [canonical(qualname) or qualname]
+
+    return nested_parameter_classes(tree, resolve, is_parameter_class, ff.module_name,
+                                    ff.path.name == "__init__.py")
 
 
 @dataclass(frozen=True)

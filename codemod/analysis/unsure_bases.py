@@ -26,7 +26,7 @@ from codemod.analysis.names import (
     resolve_dotted,
     statements_in_scope,
 )
-from codemod.analysis.nested_classes import nested_parameter_classes
+from codemod.analysis.nested_classes import nested_parameter_classes_of_file
 from codemod.types import PARAMETER_QUALNAMES
 
 #: The last name of a base spelled as torch's Parameter classes are.
@@ -85,13 +85,7 @@ def _block_parameter_class(ff: FileFacts, name: str, is_parameter: Callable[[str
     hasattr(torch, "float8_e4m3fn"): class Fp8Base(nn.Parameter)``), or None."""
     if "." in name or name not in _block_class_names(ff.text):
         return None
-
-    def resolve(spelled: str) -> list[str]:
-        qualname = resolve_dotted(spelled, ff.bindings, ff.module_name, ff.globals)
-        return [] if qualname is None else [canonical(qualname) or qualname]
-
-    for nested in nested_parameter_classes(_tree(ff.text), resolve, is_parameter,
-                                           ff.module_name, ff.path.name == "__init__.py"):
+    for nested in nested_parameter_classes_of_file(_tree(ff.text), ff, canonical, is_parameter):
         if nested.qualname == name:
             return nested.where
     return None

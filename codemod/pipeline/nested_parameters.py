@@ -6,16 +6,12 @@ class in their bases is among them (``indexing.analyse``)."""
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from pathlib import Path
 
 from codemod.analysis import python_trees
-from codemod.analysis.classes import FileFacts
 from codemod.analysis.index import ClassIndex
-from codemod.analysis.names import resolve_dotted
-from codemod.analysis.nested_classes import NestedClass, nested_parameter_classes
+from codemod.analysis.nested_classes import NestedClass, nested_parameter_classes_of_file
 from codemod.pipeline.results import RunResult
-from codemod.types import PARAMETER_QUALNAMES, UNINITIALIZED_QUALNAMES
 
 #: A class statement that is indented: the only kind below a module's top level.
 _INDENTED_CLASS = re.compile(r"^[ \t]+class\s", re.MULTILINE)
@@ -25,11 +21,6 @@ def nested_parameter_classes_of(result: RunResult, index: ClassIndex,
                                 ) -> list[tuple[Path, NestedClass]]:
     """(path, class) for every Parameter class below a module's top level, in path order."""
     found: list[tuple[Path, NestedClass]] = []
-
-    def is_parameter_class(qualname: str) -> bool:
-        return (qualname in PARAMETER_QUALNAMES or qualname in UNINITIALIZED_QUALNAMES
-                or qualname in index.param_classes)
-
     for path, ff in sorted(result.facts.items()):
         text = result.sources[path].text if path in result.sources else ff.text
         if "class" not in text or not _INDENTED_CLASS.search(text):
@@ -38,19 +29,9 @@ def nested_parameter_classes_of(result: RunResult, index: ClassIndex,
             tree = python_trees.parse(text)
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             continue  # LibCST read it; CPython's compile check reports the file
-        found += [(path, nested) for nested in nested_parameter_classes(
-            tree, _resolver(ff, index), is_parameter_class, ff.module_name,
-            path.name == "__init__.py")]
+        found += [(path, nested) for nested in nested_parameter_classes_of_file(
+            tree, ff, index.canonical, index.is_parameter)]
     return found
-
-
-def _resolver(ff: FileFacts, index: ClassIndex) -> Callable[[str], list[str]]:
-    """What a dotted name of ``ff`` stands for: through its imports and module-level
-    names, then re-exports (as the index resolves a top-level class's bases)."""
-    def resolve(spelled: str) -> list[str]:
-        qualname = resolve_dotted(spelled, ff.bindings, ff.module_name, ff.globals)
-        return [] if qualname is None else [index.canonical(qualname) or qualname]
-    return resolve
 
 
 def kept_message(nested: NestedClass) -> str:
