@@ -91,6 +91,27 @@ class UseForm(enum.Enum):
 
 
 @dataclass(frozen=True)
+class ChainStep:
+    """One step of a value chain: what happens to the class's value there, in words
+    (``table `T` read at w8a8.py:124``), and the place it happens (None where a step
+    names no place of its own, ``a chain too long to follow``). Reports link each step
+    to its place; a reason joins the words (``chain_text``)."""
+
+    text: str
+    path: Path | None = None
+    line: int | None = None
+
+
+#: A value chain: the steps from a use of a class to the use no rewrite covers.
+Chain = tuple[ChainStep, ...]
+
+
+def chain_text(chain: Chain) -> str:
+    """The chain in words, its steps joined by `` -> ``."""
+    return " -> ".join(step.text for step in chain)
+
+
+@dataclass(frozen=True)
 class BlockingUse:
     """The use of a class that no rewrite covers, which a USE_SITE refusal names: the
     place (``path:line`` and its code), how it blocks, and for a value the chain of steps
@@ -101,8 +122,8 @@ class BlockingUse:
     code: str
     form: UseForm
     #: VALUE: each step from the use to the use no rewrite covers (``utils.py:29``,
-    #: ``table `T` read at w8a8.py:124``, ``isinstance at fp8.py:14``).
-    chain: tuple[str, ...] = ()
+    #: ``table `T` read at w8a8.py:124``, ``isinstance at fp8.py:14``), with its place.
+    chain: Chain = ()
     #: ESCAPE: how the use escapes the rewrites, in the safety net's words.
     escape: str = ""
 
@@ -112,7 +133,7 @@ class BlockingUse:
         place = f"{self.path}:{self.line} (`{self.code}`)"
         if self.form is UseForm.VALUE:
             return (f"used as a value at {place} that reaches a use no rewrite covers: "
-                    f"{' -> '.join(self.chain)}; converting it would break that use")
+                    f"{chain_text(self.chain)}; converting it would break that use")
         if self.form is UseForm.CLASS:
             return (f"used as a class at {place}, a use no rewrite covers; "
                     "converting it would break that line")

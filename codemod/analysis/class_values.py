@@ -64,6 +64,7 @@ from codemod.analysis.type_comparisons import held_type, is_type_of
 from codemod.analysis.type_registries import reads_registries, registers_by_exact_type
 from codemod.analysis.value_callees import CallTargets, transforming_decorator
 from codemod.analysis.value_modules import SCOPES, ParsedModule, short_code
+from codemod.types import Chain, ChainStep, chain_text
 
 #: Verdict key: (line, 1-based column in characters), LibCST's position of the mention.
 Position = tuple[int, int]
@@ -78,20 +79,16 @@ class ClassValues:
     """Per file, per mention of a class name: None when every use it reaches is proven,
     else the chain of the first use that is not."""
 
-    verdicts: dict[Path, dict[Position, str | None]] = field(default_factory=dict)
+    verdicts: dict[Path, dict[Position, Chain | None]] = field(default_factory=dict)
 
     def proven(self, path: Path, line: int, column: int) -> bool:
         """Whether the mention at ``path:line:column`` is a value use proven harmless."""
         return self.verdicts.get(path, {}).get((line, column), "") is None
 
-    def why_not(self, path: Path, line: int, column: int) -> str | None:
-        """The chain that refuses the mention at ``path:line:column`` (None: none known)."""
+    def why_not(self, path: Path, line: int, column: int) -> Chain | None:
+        """The chain that refuses the mention at ``path:line:column``, one step each, from
+        the mention to the use no rewrite covers (None: none known)."""
         return self.verdicts.get(path, {}).get((line, column))
-
-    def steps_to_refusal(self, path: Path, line: int, column: int) -> tuple[str, ...] | None:
-        """``why_not``'s chain, one step each (the proof joins its steps with `` -> ``)."""
-        chain = self.why_not(path, line, column)
-        return tuple(chain.split(" -> ")) if chain is not None else None
 
 
 def _parameter_of(f: ParsedModule, side: ast.expr) -> ast.AST | None:
@@ -172,7 +169,7 @@ class _Prover(CallTargets):
 
     def __init__(self, texts: dict[Path, str], modules: dict[Path, str]) -> None:
         super().__init__(texts, modules)
-        self._memo: dict[tuple, str | None] = {}
+        self._memo: dict[tuple, Chain | None] = {}
         self._active: set[tuple] = set()
         #: Whether a file of the tree reads torch's registries of tensor subclasses back.
         self._registries_read: bool | None = None
@@ -184,20 +181,23 @@ class _Prover(CallTargets):
         self._depth = 0
 
     # -- one value ----------------------------------------------------------------------
-    def reach(self, f: ParsedModule, expr: ast.AST) -> str | None:
+    def reach(self, f: ParsedModule, expr: ast.AST) -> Chain | None:
         """None when every use the value of ``expr`` reaches is proven, else the chain."""
         parent = f.up(expr)
         where = f.where(expr)
+
+        def ends(text: str) -> Chain:
+            return (f.step(expr, text),)
         if isinstance(parent, ast.Call):
             if parent.func is expr or self.registered(f, parent, expr):
                 return None
             if any(a is expr for a in parent.args):
                 return self.passed(f, parent, index=parent.args.index(expr))  # type: ignore[arg-type]
-            return f"`{short_code(parent)}` at {where}"
+            return ends(f"`{short_code(parent)}` at {where}")
         if isinstance(parent, ast.keyword):
             call = f.up(parent)
             if parent.arg is None or not isinstance(call, ast.Call):
-                return f"a `**` spread at {where}"
+                return ends(f"a `**` spread at {where}")
             if self.registered(f, call, expr):
                 return None
             return self.passed(f, call, keyword=parent.arg)
@@ -210,25 +210,25 @@ class _Prover(CallTargets):
                 return self.compared(f, holder, expr)
             if isinstance(holder, ast.Call) and isinstance(holder.func, ast.Name) \
                     and holder.func.id in ("isinstance", "issubclass"):
-                return f"{holder.func.id} at {where}"
+                return ends(f"{holder.func.id} at {where}")
             if isinstance(holder, ast.keyword):
                 holder = f.up(holder)
             if isinstance(holder, ast.Call) and self.registered(f, holder, parent):
                 return None  # torch's registries of tensor subclasses (``type_registries``)
-            return f"an element of `{short_code(parent)}` at {where}"
+            return ends(f"an element of `{short_code(parent)}` at {where}")
         if isinstance(parent, ast.Dict):
             if any(v is expr and k is not None for k, v in zip(parent.keys, parent.values)):
                 return self.table(f, parent)
-            return f"a key of a dict at {where}"
+            return ends(f"a key of a dict at {where}")
         if isinstance(parent, (ast.Assign, ast.AnnAssign)) and parent.value is expr:
             targets = parent.targets if isinstance(parent, ast.Assign) else [parent.target]
             for target in targets:
                 if isinstance(target, ast.Name):
                     found = self.bound(f, parent, target.id, table=False)
                 elif isinstance(target, ast.Attribute):
-                    found = f"stored in an attribute (`{short_code(target)}`) at {where}"
+                    found = ends(f"stored in an attribute (`{short_code(target)}`) at {where}")
                 else:
-                    found = f"stored in `{short_code(target)}` at {where}"
+                    found = ends(f"stored in `{short_code(target)}` at {where}")
                 if found is not None:
                     return found
             return None
@@ -243,18 +243,18 @@ class _Prover(CallTargets):
         if isinstance(parent, ast.FormattedValue) and self.in_raise(f, parent):
             return None
         if isinstance(parent, ast.Attribute):
-            return f"attribute `.{parent.attr}` at {where}"
+            return ends(f"attribute `.{parent.attr}` at {where}")
         if isinstance(parent, ast.BinOp):
-            return f"`{short_code(parent)}` at {where}"
+            return ends(f"`{short_code(parent)}` at {where}")
         if isinstance(parent, ast.Subscript) and parent.value is expr:
-            return f"subscripted (`{short_code(parent)}`) at {where}"
+            return ends(f"subscripted (`{short_code(parent)}`) at {where}")
         if isinstance(parent, ast.Starred):
-            return f"a `*` spread at {where}"
+            return ends(f"a `*` spread at {where}")
         if isinstance(parent, ast.ClassDef):
-            return f"a base of class `{parent.name}` at {where}"
-        return f"`{short_code(parent)}` at {where}" if parent is not None else f"unknown use at {where}"
+            return ends(f"a base of class `{parent.name}` at {where}")
+        return ends(f"`{short_code(parent)}` at {where}" if parent is not None else f"unknown use at {where}")
 
-    def compared(self, f: ParsedModule, compare: ast.Compare, followed: ast.AST) -> str | None:
+    def compared(self, f: ParsedModule, compare: ast.Compare, followed: ast.AST) -> Chain | None:
         """A comparison answers as before unless another side can hold an object's type
         (which is ``Parameter`` for a converted parameter, where it was the class): a
         ``type(x)``/``x.__class__`` in it (``type(p).__mro__``, ``(t := type(p))``), a
@@ -262,25 +262,28 @@ class _Prover(CallTargets):
         proof does not follow (``unfollowed``: ``kind(p) is X``, ``self.t is X``), unless
         it is the ``followed`` value itself."""
         sides = [compare.left, *compare.comparators]
+
+        def ends(text: str) -> Chain:
+            return (f.step(compare, text),)
         if any(is_type_of(s) for s in sides):
-            return f"`type(...)` comparison at {f.where(compare)}"
+            return ends(f"`type(...)` comparison at {f.where(compare)}")
         if not all(isinstance(op, _EQUALITY) for op in compare.ops):
-            return f"`{short_code(compare)}` at {f.where(compare)}"
+            return ends(f"`{short_code(compare)}` at {f.where(compare)}")
         for side in sides:
             held = _type_held(f, side)
             if held is not None and self.held_rewritten(f, side, held, followed):
                 return None
             if held is not None:
-                return (f"`{short_code(compare)}` at {f.where(compare)}, where "
-                        f"`{short_code(side)}` holds `{short_code(held)}` ({f.where(held)}): an "
-                        "object's type, Parameter for a converted parameter")
+                return ends(f"`{short_code(compare)}` at {f.where(compare)}, where "
+                            f"`{short_code(side)}` holds `{short_code(held)}` ({f.where(held)}): an "
+                            "object's type, Parameter for a converted parameter")
             function = _parameter_of(f, side)
             if function is not None:
                 assert isinstance(side, ast.Name)
                 fed = self.fed(f, function, side.id)
                 if fed is not None:
-                    return (f"`{short_code(compare)}` at {f.where(compare)}, where `{side.id}` is a "
-                            f"parameter of `{getattr(function, 'name', 'lambda')}`: {fed}")
+                    return ends(f"`{short_code(compare)}` at {f.where(compare)}, where `{side.id}` is a "
+                                f"parameter of `{getattr(function, 'name', 'lambda')}`: {chain_text(fed)}")
         for side in sides:
             if side is followed:
                 continue
@@ -288,8 +291,8 @@ class _Prover(CallTargets):
                 side = type(side)(elts=[e for e in side.elts if e is not followed])
             unfollowed = self.unfollowed(f, side, frozenset())
             if unfollowed is not None:
-                return (f"`{short_code(compare)}` at {f.where(compare)}, where {unfollowed}, "
-                        "which may be an object's type (Parameter for a converted parameter)")
+                return ends(f"`{short_code(compare)}` at {f.where(compare)}, where {unfollowed}, "
+                            "which may be an object's type (Parameter for a converted parameter)")
         return None
 
     def registered(self, f: ParsedModule, call: ast.Call, argument: ast.AST) -> bool:
@@ -421,7 +424,7 @@ class _Prover(CallTargets):
             return f, name.id, values
         return holder, local, bound_values(local, holder.tree.body)
 
-    def fed(self, f: ParsedModule, function: ast.AST, parameter: str) -> str | None:
+    def fed(self, f: ParsedModule, function: ast.AST, parameter: str) -> Chain | None:
         """None when no call of ``function`` in the tree can pass an object's type to
         ``parameter`` (its callers found by its name, as for a returned value), else how
         one can: ``type(x)`` or a name holding one passed, a parameter of the caller that
@@ -429,13 +432,13 @@ class _Prover(CallTargets):
         function used other than by calling it, a call the proof cannot resolve, a ``*``
         or ``**`` spread where the argument may be)."""
         if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            return "the callers of a lambda are not followed"
+            return (ChainStep("the callers of a lambda are not followed", f.path, getattr(function, "lineno", None)),)
         name = function.name
 
-        def through(g: ParsedModule, call: ast.Call) -> str | None:
+        def through(g: ParsedModule, call: ast.Call) -> Chain | None:
             callees = self.callees(g, call)
             if isinstance(callees, str):
-                return f"a call of `{name}` at {g.where(call)} is not followed ({callees})"
+                return (g.step(call, f"a call of `{name}` at {g.where(call)} is not followed ({callees})"),)
             for _, callee, shift in callees:
                 if callee is function:
                     found = self._argument_fed(g, call, function, parameter, shift)
@@ -446,10 +449,13 @@ class _Prover(CallTargets):
             name, through, lambda used: f"`{name}` used as {used}, so its callers are not known"))
 
     def _argument_fed(self, g: ParsedModule, call: ast.Call, function: ast.FunctionDef | ast.AsyncFunctionDef,
-                      parameter: str, shift: int) -> str | None:
+                      parameter: str, shift: int) -> Chain | None:
         """How ``call`` may pass an object's type to ``parameter`` of ``function`` (None:
-        it cannot)."""
+        it cannot): one step, at the call."""
         where = g.where(call)
+
+        def ends(text: str) -> Chain:
+            return (g.step(call, text),)
         arguments = function.args
         positional = [a.arg for a in (*arguments.posonlyargs, *arguments.args)]
         value: ast.expr | None = None
@@ -458,33 +464,33 @@ class _Prover(CallTargets):
             if at < 0:
                 return None  # the bound ``self``
             if any(isinstance(a, ast.Starred) for a in call.args[:at + 1]):
-                return f"a `*` spread in the call at {where}"
+                return ends(f"a `*` spread in the call at {where}")
             if at < len(call.args):
                 value = call.args[at]
         if value is None:
             value = next((k.value for k in call.keywords if k.arg == parameter), None)
         if value is None:
             if any(k.arg is None for k in call.keywords):
-                return f"a `**` spread in the call at {where}"
+                return ends(f"a `**` spread in the call at {where}")
             return None  # the default: a value of the function's own, followed where written
         if is_type_of(value):
-            return f"`{short_code(call)}` at {where} passes `{short_code(value)}`, an object's type"
+            return ends(f"`{short_code(call)}` at {where} passes `{short_code(value)}`, an object's type")
         held = _type_held(g, value)
         if held is not None:
-            return (f"`{short_code(call)}` at {where} passes `{short_code(value)}`, which holds "
-                    f"`{short_code(held)}` ({g.where(held)}), an object's type")
+            return ends(f"`{short_code(call)}` at {where} passes `{short_code(value)}`, which holds "
+                        f"`{short_code(held)}` ({g.where(held)}), an object's type")
         caller = _parameter_of(g, value)
         if caller is not None:
             assert isinstance(value, ast.Name)
             found = self.fed(g, caller, value.id)
             if found is not None:
-                return f"`{short_code(call)}` at {where} passes `{value.id}`, a parameter of " \
-                       f"`{getattr(caller, 'name', 'lambda')}`: {found}"
+                return ends(f"`{short_code(call)}` at {where} passes `{value.id}`, a parameter of "
+                            f"`{getattr(caller, 'name', 'lambda')}`: {chain_text(found)}")
             return None
         unfollowed = self.unfollowed(g, value, frozenset())
         if unfollowed is not None:
-            return (f"`{short_code(call)}` at {where} passes `{short_code(value)}`, where "
-                    f"{unfollowed}, which may be an object's type")
+            return ends(f"`{short_code(call)}` at {where} passes `{short_code(value)}`, where "
+                        f"{unfollowed}, which may be an object's type")
         return None
 
     def in_raise(self, f: ParsedModule, node: ast.AST) -> bool:
@@ -497,31 +503,32 @@ class _Prover(CallTargets):
         return isinstance(call, ast.Call) and any(a is text for a in call.args) \
             and isinstance(statement, ast.Raise) and statement.exc is call
 
-    def bound(self, f: ParsedModule, statement: ast.AST, name: str, table: bool) -> str | None:
+    def bound(self, f: ParsedModule, statement: ast.AST, name: str, table: bool) -> Chain | None:
         """A value bound to ``name`` by ``statement``: a local, or a module-level name."""
         up = f.up(statement)
         while up is not None and not isinstance(up, (*SCOPES, ast.ClassDef, ast.Module)):
             up = f.up(up)
         if isinstance(up, ast.ClassDef):
-            return f"stored in class attribute `{up.name}.{name}` at {f.where(statement)}"
+            return (f.step(statement, f"stored in class attribute `{up.name}.{name}` at {f.where(statement)}"),)
         if up is None or isinstance(up, ast.Module):
             return self.global_name(f, name, table)
         return self.local(f, up, name, table)
 
-    def table(self, f: ParsedModule, literal: ast.Dict) -> str | None:
+    def table(self, f: ParsedModule, literal: ast.Dict) -> Chain | None:
         holder = f.up(literal)
         if isinstance(holder, (ast.Assign, ast.AnnAssign)) and holder.value is literal:
             targets = holder.targets if isinstance(holder, ast.Assign) else [holder.target]
             if len(targets) == 1 and isinstance(targets[0], ast.Name):
                 return self.bound(f, holder, targets[0].id, table=True)
-        return f"a dict (`{short_code(literal)}`) at {f.where(literal)}"
+        return (f.step(literal, f"a dict (`{short_code(literal)}`) at {f.where(literal)}"),)
 
-    def table_read(self, f: ParsedModule, read: ast.expr, name: str) -> str | None:
+    def table_read(self, f: ParsedModule, read: ast.expr, name: str) -> Chain | None:
         """A read of table ``name``: its elements reach where ``T[k]``/``T.get(k)`` goes."""
         parent = f.up(read)
+        step = f.step(read, f"table `{name}` read at {f.where(read)}")
         if isinstance(parent, ast.Subscript) and parent.value is read and isinstance(parent.ctx, ast.Load):
             found = self.reach(f, parent)
-            return None if found is None else f"table `{name}` read at {f.where(read)} -> {found}"
+            return None if found is None else (step, *found)
         if isinstance(parent, ast.Subscript) and parent.value is read:
             return None  # ``T[k] = v``, ``del T[k]``: another value, followed where it is written
         if isinstance(parent, ast.Compare) and any(c is read for c in parent.comparators) \
@@ -533,10 +540,10 @@ class _Prover(CallTargets):
                 if parent.attr == "keys":
                     return None
                 found = self.reach(f, call)
-                return None if found is None else f"table `{name}` read at {f.where(read)} -> {found}"
-        return f"table `{name}` used as `{short_code(parent or read)}` at {f.where(read)}"
+                return None if found is None else (step, *found)
+        return (f.step(read, f"table `{name}` used as `{short_code(parent or read)}` at {f.where(read)}"),)
 
-    def read(self, f: ParsedModule, node: ast.expr, name: str, table: bool) -> str | None:
+    def read(self, f: ParsedModule, node: ast.expr, name: str, table: bool) -> Chain | None:
         if self.in_annotation(f, node):
             return None
         if table:
@@ -553,14 +560,14 @@ class _Prover(CallTargets):
             (isinstance(up, (ast.FunctionDef, ast.AsyncFunctionDef)) and up.returns is child)
 
     # -- names, memoised ------------------------------------------------------------------
-    def _memoised(self, key: tuple, compute) -> str | None:
+    def _memoised(self, key: tuple, compute: Callable[[], Chain | None]) -> Chain | None:
         if key in self._memo:
             return self._memo[key]
         if key in self._active:
             self._assumed += 1
             return None  # proven unless another use says otherwise
         if self._depth >= _MAX_DEPTH:
-            return "a chain too long to follow"
+            return (ChainStep("a chain too long to follow"),)
         assumed = self._assumed
         self._active.add(key)
         self._depth += 1
@@ -573,14 +580,14 @@ class _Prover(CallTargets):
             self._memo[key] = found
         return found
 
-    def local(self, f: ParsedModule, scope: ast.AST, name: str, table: bool) -> str | None:
+    def local(self, f: ParsedModule, scope: ast.AST, name: str, table: bool) -> Chain | None:
         """Every read of local ``name`` in ``scope`` (nested functions included) is proven."""
         body = scope.body if isinstance(scope, ast.Lambda) else ast.Module(body=scope.body, type_ignores=[])  # type: ignore[attr-defined]
 
-        def compute() -> str | None:
+        def compute() -> Chain | None:
             for node in ast.walk(body):
                 if isinstance(node, (ast.Global, ast.Nonlocal)) and name in node.names:
-                    return f"`{name}` declared {type(node).__name__.lower()} at {f.where(node)}"
+                    return (f.step(node, f"`{name}` declared {type(node).__name__.lower()} at {f.where(node)}"),)
                 if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load):
                     found = self.read(f, node, name, table)
                     if found is not None:
@@ -588,11 +595,11 @@ class _Prover(CallTargets):
             return None
         return self._memoised(("local", f.path, id(scope), name, table), compute)
 
-    def global_name(self, f: ParsedModule, name: str, table: bool) -> str | None:
+    def global_name(self, f: ParsedModule, name: str, table: bool) -> Chain | None:
         """Every read of module-level ``name`` of ``f``, in ``f`` and wherever it is imported."""
         qualname = f"{f.module}.{name}"
 
-        def compute() -> str | None:
+        def compute() -> Chain | None:
             # A module that imports it under another name (``from m import T as U``)
             # re-exports it as ``U``: files that import ``U`` from there mention only that.
             spellings, pending, seen = {name}, [name], set()
@@ -614,32 +621,35 @@ class _Prover(CallTargets):
 
     # -- calls ----------------------------------------------------------------------------
     def passed(self, f: ParsedModule, call: ast.Call, index: int | None = None,
-               keyword: str | None = None) -> str | None:
+               keyword: str | None = None) -> Chain | None:
         """The value passed to ``call`` (positional ``index`` or ``keyword``)."""
         func = call.func
         where = f.where(call)
+
+        def ends(text: str) -> Chain:
+            return (f.step(call, text),)
         if isinstance(func, ast.Name) and func.id in ("isinstance", "issubclass", "type", "super"):
-            return f"{func.id} at {where}"
+            return ends(f"{func.id} at {where}")
         if index is not None and any(isinstance(a, ast.Starred) for a in call.args[:index]):
-            return f"passed after a `*` spread at {where}"
+            return ends(f"passed after a `*` spread at {where}")
         callees = self.callees(f, call)
         if isinstance(callees, str):
-            return callees
+            return ends(callees)
         for g, function, shift in callees:
             decorator = transforming_decorator(function)
             if decorator is not None:
-                return (f"passed to `{function.name}` at {where}, decorated with "
-                        f"`@{decorator}`, which may not hand it on unchanged")
+                return ends(f"passed to `{function.name}` at {where}, decorated with "
+                            f"`@{decorator}`, which may not hand it on unchanged")
             parameter = self.parameter(function, shift, index, keyword)
             if parameter.startswith("!"):
-                return f"{function.name}() at {g.where(function)}: {parameter[1:]}"
+                return (g.step(function, f"{function.name}() at {g.where(function)}: {parameter[1:]}"),)
             found = self.local(g, function, parameter, table=False)
             if found is not None:
-                return f"{function.name}({parameter}) -> {found}"
+                return (g.step(function, f"{function.name}({parameter})"), *found)
         return None
 
 
-    def default(self, f: ParsedModule, arguments: ast.arguments, expr: ast.AST) -> str | None:
+    def default(self, f: ParsedModule, arguments: ast.arguments, expr: ast.AST) -> Chain | None:
         """A default argument: the value reaches the parameter's reads."""
         function = f.up(arguments)
         positional = [*arguments.posonlyargs, *arguments.args]
@@ -651,10 +661,10 @@ class _Prover(CallTargets):
             if kw_value is expr:
                 parameter = arg.arg
         if parameter is None or function is None:
-            return f"an argument default at {f.where(expr)}"
+            return (f.step(expr, f"an argument default at {f.where(expr)}"),)
         found = self.local(f, function, parameter, table=False)
         name = getattr(function, "name", "lambda")
-        return None if found is None else f"{name}({parameter}) -> {found}"
+        return None if found is None else (f.step(function, f"{name}({parameter})"), *found)
 
     def calls_of(self, name: str) -> Iterator[tuple[ParsedModule, ast.expr, ast.Call | None]]:
         """Every read of ``name`` in the tree (by name: a superset of the function's), with
@@ -664,27 +674,29 @@ class _Prover(CallTargets):
                 call = g.up(node)
                 yield g, node, call if isinstance(call, ast.Call) and call.func is node else None
 
-    def returned(self, f: ParsedModule, scope: ast.AST | None) -> str | None:
+    def returned(self, f: ParsedModule, scope: ast.AST | None) -> Chain | None:
         """A returned value reaches wherever each call of the function puts its result."""
         if not isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            return f"returned from a lambda at {f.where(scope) if scope else f.path.name}"
+            if scope is None:
+                return (ChainStep(f"returned from a lambda at {f.path.name}", f.path),)
+            return (f.step(scope, f"returned from a lambda at {f.where(scope)}"),)
         name = scope.name
 
-        def through(g: ParsedModule, call: ast.Call) -> str | None:
+        def through(g: ParsedModule, call: ast.Call) -> Chain | None:
             found = self.reach(g, call)
-            return None if found is None else f"returned by {name}() at {g.where(call)} -> {found}"
+            return None if found is None else (g.step(call, f"returned by {name}() at {g.where(call)}"), *found)
         return self._memoised(("return", f.path, id(scope)), lambda: self._first_of_calls(
             name, through, lambda used: f"`{name}` (which returns it) used as {used}"))
 
-    def _first_of_calls(self, name: str, through: Callable[[ParsedModule, ast.Call], str | None],
-                        used_otherwise: Callable[[str], str]) -> str | None:
+    def _first_of_calls(self, name: str, through: Callable[[ParsedModule, ast.Call], Chain | None],
+                        used_otherwise: Callable[[str], str]) -> Chain | None:
         """The first answer ``through`` gives for a call of the function ``name`` in the
         tree (None: none gives one); where ``name`` is read other than by calling it, the
         calls are not all known: ``used_otherwise`` says so of that read
         (``"`code` at path:line"``)."""
         for g, node, call in self.calls_of(name):
             if call is None:
-                return used_otherwise(f"`{short_code(g.up(node) or node)}` at {g.where(node)}")
+                return (g.step(node, used_otherwise(f"`{short_code(g.up(node) or node)}` at {g.where(node)}")),)
             found = through(g, call)
             if found is not None:
                 return found
@@ -703,7 +715,7 @@ def prove_class_values(texts: dict[Path, str], modules: dict[Path, str],
         f = prover.file(path)
         if f is None:
             continue
-        verdicts: dict[Position, str | None] = {}
+        verdicts: dict[Position, Chain | None] = {}
         prover.mentions.update(id(node) for name in wanted for node in f.reads.get(name, ()))
         for name in wanted:
             for node in f.reads.get(name, ()):
@@ -715,8 +727,9 @@ def prove_class_values(texts: dict[Path, str], modules: dict[Path, str],
                     found = prover.reach(f, node)
                 except (RecursionError, TypeError, AttributeError, ValueError) as exc:
                     # A shape the proof does not model: refused, never a failed run.
-                    found = f"not followed ({type(exc).__name__}) at {f.where(node)}"
-                verdicts[(node.lineno, f.column(node))] = None if found is None else f"{f.where(node)} -> {found}"
+                    found = (f.step(node, f"not followed ({type(exc).__name__}) at {f.where(node)}"),)
+                verdicts[(node.lineno, f.column(node))] = None if found is None else (
+                    f.step(node, f.where(node)), *found)
         if verdicts:
             values.verdicts[path] = verdicts
     return values

@@ -17,6 +17,7 @@ from pathlib import Path
 from codemod.analysis import python_trees
 from codemod.analysis.names import import_targets
 from codemod.analysis.source_lines import char_column, physical_lines
+from codemod.types import ChainStep
 
 FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
 #: The nodes whose body is a scope of its own for the proofs.
@@ -71,6 +72,10 @@ class ParsedModule:
 
     def where(self, node: ast.AST) -> str:
         return f"{self.path.name}:{getattr(node, 'lineno', 0)}"
+
+    def step(self, node: ast.AST, text: str) -> ChainStep:
+        """A step of a value chain (``class_values``) that happens at ``node`` of this module."""
+        return ChainStep(text, self.path, getattr(node, "lineno", 0))
 
     def column(self, node: ast.AST) -> int:
         """LibCST's 1-based column in characters (CPython counts UTF-8 bytes)."""

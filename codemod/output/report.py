@@ -21,7 +21,6 @@ The schema
 from __future__ import annotations
 
 import json
-import re
 from collections import Counter
 from collections.abc import Iterator, Mapping
 from importlib import metadata
@@ -182,11 +181,11 @@ def _class_entry(qualname: str, plan: Plan, result: RunResult) -> dict[str, Any]
             "typeIs": f"param_kind_is(p, {member})" if status == "converted" else None,
             "checks": {"isinstance": 0, "type-check": 0},
         },
-        "refusal": _refusal_entry(cp.refusal, plan, result) if cp.refusal else None,
+        "refusal": _refusal_entry(cp.refusal, plan) if cp.refusal else None,
     }
 
 
-def _refusal_entry(refusal: Refusal, plan: Plan, result: RunResult) -> dict[str, Any]:
+def _refusal_entry(refusal: Refusal, plan: Plan) -> dict[str, Any]:
     """The refusal's kind and reason, and its chain of sites (``_chain``)."""
     return {
         "kind": refusal.kind.value,
@@ -194,11 +193,11 @@ def _refusal_entry(refusal: Refusal, plan: Plan, result: RunResult) -> dict[str,
         "chosen": refusal.chosen,
         "reason": refusal.reason,
         "follows": refusal.follows,
-        "chain": list(_chain(refusal, plan, result)),
+        "chain": list(_chain(refusal, plan)),
     }
 
 
-def _chain(refusal: Refusal, plan: Plan, result: RunResult) -> Iterator[dict[str, Any]]:
+def _chain(refusal: Refusal, plan: Plan) -> Iterator[dict[str, Any]]:
     """Every site the refusal follows from, from the class to the use that decided it.
 
     A kept class links to the class its reason names (``Refusal.follows``), and so on to a
@@ -222,7 +221,7 @@ def _chain(refusal: Refusal, plan: Plan, result: RunResult) -> Iterator[dict[str
         if current.kind is RefusalKind.USE_SITE:
             yield _link(current.path, current.line,
                         f"{current.subject} is used where no rewrite reaches")
-            yield from _use_site_links(current.use, result)
+            yield from _use_site_links(current.use)
         else:
             yield _link(current.path, current.line, f"{current.subject}: {current.reason}")
         return
@@ -232,40 +231,21 @@ def _link(path: Path | str | None, line: int | None, message: str) -> dict[str, 
     return {"path": str(path) if path is not None else None, "line": line, "message": message}
 
 
-#: A site inside a step of the value chain (``file.py:12``).
-_SITE = re.compile(r"([^\s`'\"():,]+\.pyi?):(\d+)")
 #: How each form of use is named in the chain's first link.
 _USED_AS = {UseForm.VALUE: "as a value ", UseForm.CLASS: "as a class "}
 
 
-def _use_site_links(use: BlockingUse | None, result: RunResult) -> Iterator[dict[str, Any]]:
+def _use_site_links(use: BlockingUse | None) -> Iterator[dict[str, Any]]:
     """The use a USE_SITE refusal names (``Refusal.use``), then each step of its value
-    chain, read from the values (the reason is only their rendering)."""
+    chain at the place the step records (the reason is only their rendering). The chain's
+    first step is the use itself, linked already."""
     if use is None:
         return
     yield _link(use.path, use.line, f"used {_USED_AS.get(use.form, '')}(`{use.code}`)")
-    previous = use.path
     for index, step in enumerate(use.chain):
-        sites = _SITE.findall(step)
-        if index == 0 and sites and _SITE.fullmatch(step.strip()):
-            continue  # the use itself, linked above
-        if not sites:
-            yield _link(None, None, step)
+        if index == 0 and (step.path, step.line) == (use.path, use.line):
             continue
-        name, line = sites[-1]
-        path = _resolve(name, previous, result)
-        previous = path
-        yield _link(path, int(line), step)
-
-
-def _resolve(name: str, near: Path, result: RunResult) -> Path:
-    """The file a chain step names by its file name: the one beside ``near`` (the step
-    before), else the only file of the tree of that name, else the name as written."""
-    beside = near.parent / name
-    if beside in result.sources:
-        return beside
-    same = [p for p in result.sources if p.name == name]
-    return same[0] if len(same) == 1 else Path(name)
+        yield _link(step.path, step.line, step.text)
 
 
 # -- files --------------------------------------------------------------------------------

@@ -182,7 +182,7 @@ def settle_plan(result: RunResult, index: ClassIndex, options: Options,
             # The first leftover of a class in path, line and column order names it,
             # whichever way (and in which worker) the file was scanned.
             for line, col, qual, code in sorted(conversions[path].leftovers):
-                chain = values.steps_to_refusal(path, line, col)
+                chain = values.why_not(path, line, col)
                 new_forced.setdefault(qual, BlockingUse(path, line, code, UseForm.VALUE, chain)
                                       if chain is not None
                                       else BlockingUse(path, line, code, UseForm.CLASS))

@@ -8,6 +8,7 @@ parameter; otherwise the class is refused with the chain that reached the bad us
 
 from __future__ import annotations
 
+import json
 import shutil
 import textwrap
 from pathlib import Path
@@ -315,3 +316,59 @@ def test_the_safety_net_accepts_a_proven_value_reached_through_a_star_import(tmp
     checked = proven.replace("return kind(p)", "return isinstance(p, kind)")
     found = _decisions(_tree(tmp_path / "b", {"pkg/use.py": checked}))["Kind"]
     assert found is not None and "use.py:7" in found, found
+
+
+# -- the chain as steps, each with its place ---------------------------------------------
+
+
+def _use_chain(root: Path, name: str = "Kind"):
+    """The steps of the value chain that refuses ``name`` (``Refusal.use.chain``)."""
+    plan = api.run([root], Options()).plan
+    assert plan is not None
+    refusal = next(p.refusal for q, p in plan.classes.items() if q.endswith("." + name))
+    assert refusal is not None and refusal.use is not None
+    return refusal.use.chain
+
+
+def test_a_step_whose_code_holds_an_arrow_stays_one_step(tmp_path):
+    """The proof hands its steps on as steps: code holding `` -> `` (a string here) is
+    not read as a boundary between two steps (the chain was a string split on it)."""
+    root = _tree(tmp_path, {"pkg/use.py": """
+        from pkg.params import Kind
+        PAIR = (Kind, "a -> b")
+    """})
+    chain = _use_chain(root)
+    assert [step.text for step in chain] == [
+        "use.py:2", "an element of `(Kind, 'a -> b')` at use.py:2"]
+    assert [(step.path, step.line) for step in chain] == [(root / "use.py", 2)] * 2
+
+
+def test_each_step_records_its_own_file_when_file_names_repeat(tmp_path, capsys):
+    """Two modules named ``helpers.py``: the report links each step to the file the proof
+    followed the value into, not to a file guessed from the step's words (the guess found
+    two files of that name and gave the bare name)."""
+    root = _tree(tmp_path, {
+        "pkg/a/__init__.py": "",
+        "pkg/a/helpers.py": "def describe(kind):\n    return repr(kind)\n",
+        "pkg/b/__init__.py": "",
+        "pkg/b/helpers.py": "def matches(param, kind):\n    return isinstance(param, kind)\n",
+        "pkg/use.py": """
+            from pkg.b.helpers import matches
+            from pkg.params import Kind
+
+
+            def is_kind(param):
+                return matches(param, Kind)
+        """,
+    })
+    chain = _use_chain(root)
+    assert [(step.text, step.path, step.line) for step in chain] == [
+        ("use.py:6", root / "use.py", 6),
+        ("matches(kind)", root / "b" / "helpers.py", 1),
+        ("isinstance at helpers.py:2", root / "b" / "helpers.py", 2)]
+    report = tmp_path / "report.json"
+    main(["apply", "--dry-run", "--report", str(report), str(root)])
+    capsys.readouterr()
+    entry = next(c for c in json.loads(report.read_text())["classes"] if c["qualname"] == "pkg.params.Kind")
+    assert [(link["path"], link["line"]) for link in entry["refusal"]["chain"]][-2:] == [
+        (str(root / "b" / "helpers.py"), 1), (str(root / "b" / "helpers.py"), 2)]

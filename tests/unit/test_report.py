@@ -165,13 +165,15 @@ def test_refusal_report_names_reason_and_site_chain(tmp_path: Path) -> None:
     assert refusal["kind"] == "use-site" and refusal["chosen"] is False
     assert "reaches a use no rewrite covers" in refusal["reason"]
     eng = work / "eng"
+    # A step into a function links to the function's definition (``def matches`` at
+    # checks.py:6, ``def __init__`` at holders.py:9).
     assert [(link["path"], link["line"]) for link in refusal["chain"]] == [
         (str(eng / "params.py"), 6), (str(eng / "tables.py"), 3), (str(eng / "checks.py"), 11),
-        (None, None), (str(eng / "checks.py"), 7)]
+        (str(eng / "checks.py"), 6), (str(eng / "checks.py"), 7)]
     assert refusal["chain"][3]["message"] == "matches(kind)"
     stored = classes["eng.params.StoredKind"]["refusal"]["chain"]
     assert [(link["path"], link["line"]) for link in stored] == [
-        (str(eng / "params.py"), 11), (str(eng / "holders.py"), 9), (None, None),
+        (str(eng / "params.py"), 11), (str(eng / "holders.py"), 9), (str(eng / "holders.py"), 9),
         (str(eng / "holders.py"), 10)]
     assert classes["eng.params.PlainKind"]["status"] == "converted"
     assert report["totals"]["classes"] == {"converted": 1, "shadow": 0, "refused": 3}
