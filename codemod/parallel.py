@@ -14,9 +14,8 @@ from __future__ import annotations
 import contextlib
 import gc
 import multiprocessing
-import threading
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any, Protocol, TypeVar
+from typing import Any, TypeVar
 
 S = TypeVar("S")
 T = TypeVar("T")
@@ -28,25 +27,6 @@ MIN_PARALLEL_WEIGHT = 200_000
 
 # What the forked workers inherit: (function, state). Set only while a pool is alive.
 _INHERITED: tuple[Callable[[Any, Any], Any], Any] | None = None
-
-
-class _Flag(Protocol):
-    def is_set(self) -> bool: ...
-    def set(self) -> None: ...
-
-
-# Set by ``pmap`` once ``stop_when`` held for a result; read by ``stopping()``.
-_STOP: _Flag = threading.Event()
-
-
-def stopping() -> bool:
-    """Whether the current ``pmap`` has seen a result that makes the rest optional.
-
-    Work items may check it to skip work whose result would be thrown away (in the
-    parent or a worker alike). It must not change what an item's *required* part of the
-    result is, or the results would depend on timing.
-    """
-    return _STOP.is_set()
 
 
 def fork_available() -> bool:
@@ -98,19 +78,15 @@ def pmap(
     jobs: int,
     weight: Callable[[T], int] | None = None,
     progress: Callable[[int], None] | None = None,
-    stop_when: Callable[[R], bool] | None = None,
 ) -> list[R]:
     """``[fn(state, item) for item in items]``, computed by up to ``jobs`` processes.
 
     ``fn`` must be pure (its result depends only on ``state`` and ``item``) and its
     result picklable. ``weight`` estimates an item's cost: the heaviest items start first
-    (so one large file does not finish last, alone; in one process too, so that
-    ``stop_when`` holds as early), and the total decides whether forking pays.
-    ``progress(done)`` is called in the parent after each item. ``stop_when(result)``:
-    once it is true for a result, ``stopping()`` answers True to the items that start
-    (or check) afterwards.
+    (so one large file does not finish last, alone), and the total decides whether
+    forking pays. ``progress(done)`` is called in the parent after each item.
     """
-    global _INHERITED, _STOP
+    global _INHERITED
     total = sum(weight(item) for item in items) if weight is not None else None
     workers = min(jobs, len(items))
     serial = (
@@ -123,31 +99,23 @@ def pmap(
         order.sort(key=lambda i: -weight(items[i]))  # stable: ties keep input order
     out: list[Any] = [None] * len(items)
     if serial:
-        _STOP = threading.Event()
         for done, index in enumerate(order, 1):
             out[index] = fn(state, items[index])
-            if stop_when is not None and stop_when(out[index]):
-                _STOP.set()
             if progress is not None:
                 progress(done)
-        _STOP = threading.Event()
         return out
 
     context = multiprocessing.get_context("fork")
     _INHERITED = (fn, state)
-    _STOP = context.Event()  # in shared memory: the workers see the parent set it
     try:
         with context.Pool(workers, initializer=_without_collector) as pool:
             tasks = [(i, items[i]) for i in order]
             for done, (index, value) in enumerate(pool.imap_unordered(_call, tasks, chunksize=1), 1):
                 out[index] = value
-                if stop_when is not None and stop_when(value):
-                    _STOP.set()
                 if progress is not None:
                     progress(done)
     finally:
         _INHERITED = None
-        _STOP = threading.Event()
     return out
 
 

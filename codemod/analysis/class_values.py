@@ -277,13 +277,10 @@ class _Prover(CallTargets):
                 return ends(f"`{short_code(compare)}` at {f.where(compare)}, where "
                             f"`{short_code(side)}` holds `{short_code(held)}` ({f.where(held)}): an "
                             "object's type, Parameter for a converted parameter")
-            function = _parameter_of(f, side)
-            if function is not None:
-                assert isinstance(side, ast.Name)
-                fed = self.fed(f, function, side.id)
-                if fed is not None:
-                    return ends(f"`{short_code(compare)}` at {f.where(compare)}, where `{side.id}` is a "
-                                f"parameter of `{getattr(function, 'name', 'lambda')}`: {chain_text(fed)}")
+            fed = self.fed_parameter(f, side)
+            if fed is not None:
+                return ends(f"`{short_code(compare)}` at {f.where(compare)}, where `{short_code(side)}` "
+                            f"is a parameter of {fed}")
         for side in sides:
             if side is followed:
                 continue
@@ -424,6 +421,18 @@ class _Prover(CallTargets):
             return f, name.id, values
         return holder, local, bound_values(local, holder.tree.body)
 
+    def fed_parameter(self, f: ParsedModule, side: ast.expr) -> str | None:
+        """Where ``side`` is a parameter of a function around it (``_parameter_of``) that a
+        call may pass an object's type (``fed``): the function and that chain, in words
+        (``"`check`: ..."``); else None (``unfollowed`` proves such a parameter when no
+        call can)."""
+        function = _parameter_of(f, side)
+        if function is None:
+            return None
+        assert isinstance(side, ast.Name)
+        found = self.fed(f, function, side.id)
+        return None if found is None else f"`{getattr(function, 'name', 'lambda')}`: {chain_text(found)}"
+
     def fed(self, f: ParsedModule, function: ast.AST, parameter: str) -> Chain | None:
         """None when no call of ``function`` in the tree can pass an object's type to
         ``parameter`` (its callers found by its name, as for a returned value), else how
@@ -479,14 +488,9 @@ class _Prover(CallTargets):
         if held is not None:
             return ends(f"`{short_code(call)}` at {where} passes `{short_code(value)}`, which holds "
                         f"`{short_code(held)}` ({g.where(held)}), an object's type")
-        caller = _parameter_of(g, value)
-        if caller is not None:
-            assert isinstance(value, ast.Name)
-            found = self.fed(g, caller, value.id)
-            if found is not None:
-                return ends(f"`{short_code(call)}` at {where} passes `{value.id}`, a parameter of "
-                            f"`{getattr(caller, 'name', 'lambda')}`: {chain_text(found)}")
-            return None
+        fed = self.fed_parameter(g, value)
+        if fed is not None:
+            return ends(f"`{short_code(call)}` at {where} passes `{short_code(value)}`, a parameter of {fed}")
         unfollowed = self.unfollowed(g, value, frozenset())
         if unfollowed is not None:
             return ends(f"`{short_code(call)}` at {where} passes `{short_code(value)}`, where "

@@ -13,7 +13,6 @@ from pathlib import Path
 import libcst as cst
 from libcst.codemod import CodemodContext
 
-from codemod import parallel
 from codemod.analysis.classes import FileFacts
 from codemod.analysis.compiles import needs_newer_python
 from codemod.analysis.type_comparisons import HELPER as TYPE_HELPER
@@ -59,9 +58,8 @@ def convert_with_leftovers(ff: FileFacts, plan: Plan, stop_at_leftovers: bool,
                            screened: Leftovers | None = None,
                            ) -> tuple[FileConversion | None, Leftovers]:
     """``convert_file`` and its leftovers; with ``stop_at_leftovers``, no conversion as
-    soon as this file, or another of the round (``parallel.stopping()``), is known to
-    hold a use no rewrite covers (the plan is then made again: the rest of the work
-    would be thrown away). ``screened``: the leftovers ``screen_leftovers`` decided for
+    soon as this file is known to hold a use no rewrite covers (the plan is then made
+    again: the rest of the work would be thrown away). ``screened``: the leftovers ``screen_leftovers`` decided for
     this file and plan, the same list LibCST's scan would give (not scanned again)."""
     package = ff.module_name if ff.is_package else ff.module_name.rpartition(".")[0]
     context = CodemodContext(
@@ -76,7 +74,7 @@ def convert_with_leftovers(ff: FileFacts, plan: Plan, stop_at_leftovers: bool,
     tree = visit_mentioning(ff.module, uses, names | uses.held_names, ff.statement_codes,
                             descend=True, made=made)
     leftovers = screened if screened is not None else unconverted_uses(ff, plan, uses.handled, names)
-    if leftovers_only or (stop_at_leftovers and (leftovers or parallel.stopping())):
+    if leftovers_only or (stop_at_leftovers and leftovers):
         return None, leftovers
     definitions = DefinitionsTransformer(ff, plan, refs, context)
     if definitions.mine or definitions.shadows:

@@ -1,9 +1,10 @@
-"""``check``'s leftover scan of a planning round: each candidate file's uses of a
-converted class that no rewrite covers, from CPython's tree wherever the mention screen
-decides the file (``leftover_screen.screen_leftovers``), else from LibCST's conversion
-path (``workers.convert_all`` without converting). That path's machinery (LibCST's
-matchers and codemods, the transforms: ~0.3 s of imports) is imported only for a file
-the screen leaves undecided; on vLLM 0.34 there is none."""
+"""The leftover scan of a planning round, for ``apply`` and ``check`` alike: each
+candidate file's uses of a converted class that no rewrite covers, from CPython's tree
+wherever the mention screen decides the file (``leftover_screen.screen_leftovers``),
+else from LibCST's conversion path (``workers.convert_all``, which ``apply`` lets
+convert the file in the same pass). That path's machinery (LibCST's matchers and
+codemods, the transforms: ~0.3 s of imports) is imported only for a file the screen
+leaves undecided; on vLLM 0.34 there is none."""
 
 from __future__ import annotations
 
@@ -18,12 +19,18 @@ from codemod.transforms.leftover_screen import leftovers_without_values, screen_
 
 def scan_leftovers(paths: list[Path], plan: Plan, result: RunResult,
                    shape_only: frozenset[Path] = frozenset(),
-                   early: dict[Path, Converted] | None = None) -> dict[Path, Converted]:
+                   early: dict[Path, Converted] | None = None,
+                   convert_undecided: bool = False,
+                   loaded_by: dict[str, frozenset[Path]] | None = None) -> dict[Path, Converted]:
     """The leftovers of each of ``paths`` (``Converted`` without a conversion), keyed by
     path in the order given: what ``convert_all(..., convert=False)`` answers, in this
     process. ``shape_only``: files chosen only for a rewrite not tied to a class name,
     which ``convert_all`` screens first. ``early``: the answers
-    ``leftovers_before_proofs`` gave for this plan (not asked again)."""
+    ``leftovers_before_proofs`` gave for this plan (not asked again).
+    ``convert_undecided``: a file the screen leaves undecided is converted too, by the
+    same LibCST pass that finds its leftovers (``apply``: if the plan settles, that
+    conversion is the one it carries out, not parsed and converted again), with
+    ``loaded_by`` as ``convert_all`` takes it."""
     names = class_spellings(plan)
     found: dict[Path, Converted] = dict(early or {})
     undecided: list[Path] = []
@@ -39,8 +46,8 @@ def scan_leftovers(paths: list[Path], plan: Plan, result: RunResult,
     if undecided:
         from codemod.pipeline.workers import convert_all
 
-        found.update(convert_all(undecided, plan, result, 1, None, convert=False,
-                                 shape_only=shape_only))
+        found.update(convert_all(undecided, plan, result, 1, None, convert=convert_undecided,
+                                 loaded_by=loaded_by, shape_only=shape_only))
     return {path: found[path] for path in paths}
 
 

@@ -1,8 +1,9 @@
 """Stages 3 and 4, classify uses and plan: plan every class, then refuse each class used
-where no rewrite reaches (a leftover the round's conversions find, or an escape the
-safety net finds) and plan again, until nothing changes (``settle_plan``); the value
-proofs every round shares, the candidate files a rewrite can touch, and the verdict on
-undecodable files once the plan is known."""
+where no rewrite reaches (a leftover the round's scan finds, or an escape the safety net
+finds) and plan again, until nothing changes (``settle_plan``), the same rounds for
+``apply`` and ``check``; then, for ``apply``, the one conversion of the settled plan.
+Also the value proofs every round shares, the candidate files a rewrite can touch, and
+the verdict on undecodable files once the plan is known."""
 
 from __future__ import annotations
 
@@ -133,10 +134,10 @@ def settle_plan(result: RunResult, index: ClassIndex, options: Options,
             _import_conversion()
             if values is None:
                 values = class_value_proofs(result, index, texts)
-            candidates, shape_only, loaded_by, answers = searching.result()
+            candidates, shape_only, nameless, loaded_by, answers = searching.result()
             imported.adopt(answers)
         else:
-            candidates, shape_only, loaded_by = _rewrite_targets(plan, result, False)
+            candidates, shape_only, nameless, loaded_by = _rewrite_targets(plan, result, False)
         # Asked before waiting for the screens and the proofs (``check`` has nothing else
         # to do meanwhile).
         cyclic = cyclic_runtime_uses(plan, result, candidates, loaded_by)
@@ -160,32 +161,21 @@ def settle_plan(result: RunResult, index: ClassIndex, options: Options,
             continue
         plan.values = values
         plan.imported_elsewhere = imported.kept
-        # Asked only if the round finds no leftover; a forked process looks for them
-        # while the candidates are converted.
+        # Asked only if the round finds no leftover; forked processes look for them
+        # while this one scans the candidates for leftovers.
         if reading_heads is not None:
             heads, reading_heads = reading_heads.result(), None
         escaping = [parallel.Background(functools.partial(escaped_list, plan, result, net), options.jobs),
                     parallel.Background(functools.partial(looked_up_list, plan, result, net, heads,
                                                           imported.star_importer_paths()),
                                         options.jobs)]
-        # ``check`` only screens for leftovers (CPython's trees, parsed above): one process
-        # does that while the forked one looks for escapes; ``apply`` converts in a pool.
-        if convert:
-            conversions = convert_all(candidates, plan, result, options.jobs, progress,
-                                      loaded_by=loaded_by, shape_only=shape_only)
-        else:
-            conversions = scan_leftovers(candidates, plan, result, shape_only, early)
-        candidates = [p for p in candidates if not conversions[p].not_candidate]
-        conversions = {p: conversions[p] for p in candidates}
-        new_forced = dict(forced)
-        for path in candidates:
-            # The first leftover of a class in path, line and column order names it,
-            # whichever way (and in which worker) the file was scanned.
-            for line, col, qual, code in sorted(conversions[path].leftovers):
-                chain = values.why_not(path, line, col)
-                new_forced.setdefault(qual, BlockingUse(path, line, code, UseForm.VALUE, chain)
-                                      if chain is not None
-                                      else BlockingUse(path, line, code, UseForm.CLASS))
+        # The leftovers, for both commands from the same scan (CPython's trees where the
+        # mention screen decides a file, LibCST's leftover scan elsewhere) of the same
+        # files: a file chosen only for a backing field or a shape rewrite names no
+        # class and cannot hold one.
+        scanned = scan_leftovers([p for p in candidates if p not in nameless], plan, result,
+                                 early=early, convert_undecided=convert, loaded_by=loaded_by)
+        new_forced = _with_leftovers(forced, scanned, values)
         if new_forced == forced:
             for path, (line, _col, qual, code, how) in by_file(escaping):
                 new_forced.setdefault(qual, BlockingUse(path, line, code, UseForm.ESCAPE, escape=how))
@@ -196,7 +186,23 @@ def settle_plan(result: RunResult, index: ClassIndex, options: Options,
             if plan.name_clashes:
                 check_names = True  # every other reason is known: refuse the clashes
                 continue
-            break
+            if not convert:
+                conversions = scanned
+                break
+            # The plan is settled: the transforms run, once, on every candidate (a file
+            # the screen left to LibCST was converted by the scan, under this plan).
+            # Their own leftover scan confirms the screen's answer; a use only it finds
+            # (never seen on the test trees or the release trees) refuses its class and
+            # the plan is made again, as for any leftover.
+            done = {p: c for p, c in scanned.items() if c.conversion is not None}
+            conversions = {**done, **convert_all([p for p in candidates if p not in done], plan,
+                                                 result, options.jobs, progress,
+                                                 loaded_by=loaded_by, shape_only=shape_only)}
+            candidates = [p for p in candidates if not conversions[p].not_candidate]
+            conversions = {p: conversions[p] for p in candidates}
+            new_forced = _with_leftovers(forced, conversions, values)
+            if new_forced == forced:
+                break
         forced = new_forced
     else:
         # Cannot happen (see ``_SPARE_ROUNDS``): converting with leftovers would leave
@@ -206,10 +212,27 @@ def settle_plan(result: RunResult, index: ClassIndex, options: Options,
     return plan, candidates, conversions
 
 
+def _with_leftovers(forced: dict[str, BlockingUse], found: dict[Path, Converted],
+                    values: ClassValues) -> dict[str, BlockingUse]:
+    """``forced`` and, for each class with a leftover in ``found`` that it does not hold
+    yet, the use that refuses it: the first leftover of the class in path, line and
+    column order, whichever way (and in which process) its file was scanned; a value
+    use with the chain the proof gives it."""
+    out = dict(forced)
+    for path in sorted(found):
+        for line, col, qual, code in sorted(found[path].leftovers):
+            chain = values.why_not(path, line, col)
+            out.setdefault(qual, BlockingUse(path, line, code, UseForm.VALUE, chain)
+                           if chain is not None else BlockingUse(path, line, code, UseForm.CLASS))
+    return out
+
+
 def _rewrite_targets(plan: Plan, result: RunResult, convert: bool,
-                     ) -> tuple[list[Path], frozenset[Path], dict[str, frozenset[Path]] | None]:
-    """The candidate files of a round and those chosen only for a rewrite not tied to a
-    class name (``_candidate_files``), and with ``convert``, where a runtime's helpers
+                     ) -> tuple[list[Path], frozenset[Path], frozenset[Path],
+                                dict[str, frozenset[Path]] | None]:
+    """The candidate files of a round, those chosen only for a rewrite not tied to a
+    class name and those that name no class (``_candidate_files``), and with
+    ``convert``, where a runtime's helpers
     cannot be imported at the top (``rewrite_reach.loaded_by_runtime``, when a candidate may
     hold a shape rewrite; else None).
 
@@ -220,22 +243,21 @@ def _rewrite_targets(plan: Plan, result: RunResult, convert: bool,
     map, and again only if the plan changes. Whether a file that only copies an
     attribute dict can be changed at all (``may_rewrite_attr_dict``) is asked by the
     worker that converts it."""
-    candidates, shape_only = _candidate_files(plan, result, fields=convert)
+    candidates, shape_only, nameless = _candidate_files(plan, result, fields=convert)
     loaded_by = None
     if convert and plan.runtime_modules and any(
             may_hold_shapes(result.sources[p].text) for p in candidates):
         loaded_by = loaded_by_runtime(plan, result)
-    return candidates, shape_only, loaded_by
+    return candidates, shape_only, nameless, loaded_by
 
 
 def _rewrite_targets_and_imports(plan: Plan, result: RunResult, imported: ImportedNames,
-                                 ) -> tuple[list[Path], frozenset[Path], dict[str, frozenset[Path]] | None,
-                                            tuple[object, ...]]:
+                                 ) -> tuple[list[Path], frozenset[Path], frozenset[Path],
+                                            dict[str, frozenset[Path]] | None, tuple[object, ...]]:
     """``_rewrite_targets`` for ``apply``, and ``imported``'s answers (``prepared``; in a
     later round the forked process inherits them, already computed): both text searches
     over the tree, in one forked process."""
-    candidates, shape_only, loaded_by = _rewrite_targets(plan, result, True)
-    return candidates, shape_only, loaded_by, imported.prepared()
+    return (*_rewrite_targets(plan, result, True), imported.prepared())
 
 
 def _parse_while(waiting: list[parallel.Background], texts: list[str]) -> None:
@@ -313,20 +335,22 @@ def rewrite_candidates(plan: Plan, result: RunResult, progress: Progress | None 
     tied to a class name screened)."""
     from codemod.pipeline.conversion import may_rewrite_shapes
 
-    chosen, shape_only = _candidate_files(plan, result, fields)
+    chosen, shape_only, _ = _candidate_files(plan, result, fields)
     return [path for path in chosen
             if path not in shape_only or may_rewrite_shapes(result.sources[path].text, plan)]
 
 
-def _candidate_files(plan: Plan, result: RunResult,
-                     fields: bool = True) -> tuple[list[Path], frozenset[Path]]:
+def _candidate_files(plan: Plan, result: RunResult, fields: bool = True,
+                     ) -> tuple[list[Path], frozenset[Path], frozenset[Path]]:
     """Files a rewrite can touch: they define Parameter classes, or name a converted
     class (or an alias of one) or, with ``fields``, a backing field, in a way that is
     not ``inert``, or (also with ``fields``: never a leftover) copy or read an attribute
     dict, or compare two objects' types. Those the analysis did not parse are parsed where
-    they are converted. Returns them in path order, and those chosen only for a rewrite
+    they are converted. Returns them in path order; those chosen only for a rewrite
     not tied to a class name, which ``may_rewrite_shapes`` has yet to screen (the caller
-    does)."""
+    does); and those chosen without naming a class (those, and the files chosen for a
+    backing field alone), which hold no leftover: the others are the files chosen
+    without ``fields``."""
     names = hierarchy_names(plan.index, result.facts.values(), rewritten_classes(plan))
     backing = frozenset(plan.fields) if fields else frozenset()
     either = names | backing
@@ -334,13 +358,19 @@ def _candidate_files(plan: Plan, result: RunResult,
     failed = {f.path for f in result.failed()}
     chosen: list[Path] = []
     shape_only: set[Path] = set()
+    field_only: set[Path] = set()
     for path, source in sorted(result.sources.items()):
         if path in failed:
             continue
         if path in defining or (result.mentions.any(path, source.text, either)
                                 and not inert(source.text, names, backing)):
             chosen.append(path)
+            # ``inert`` with fields implies ``inert`` without: the files chosen without
+            # ``fields`` are these, less those chosen for a backing field alone.
+            if backing and path not in defining and not (
+                    result.mentions.any(path, source.text, names) and not inert(source.text, names)):
+                field_only.add(path)
         elif fields and plan.runtime_modules and may_hold_shapes(source.text):
             chosen.append(path)
             shape_only.add(path)
-    return chosen, frozenset(shape_only)
+    return chosen, frozenset(shape_only), frozenset(shape_only | field_only)

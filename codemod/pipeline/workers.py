@@ -33,11 +33,9 @@ def _convert_one(state: tuple[dict[Path, FileFacts], Plan, dict[Path, SourceFile
                  path: Path) -> Converted:
     """Convert one file (in a worker process or not) and verify a changed text.
 
-    A file with leftovers starts another planning round: its conversion stops there,
-    and once any file of the round had some (``parallel.stopping()``), the files that
-    follow only look for theirs: the round's conversions will be thrown away. The
-    leftovers themselves are always computed, so the next plan never depends on timing.
-    The parent completes and verifies whatever reaches the result unfinished.
+    A file with leftovers is not converted (the plan, settled on the leftover scan's
+    answers, expected none: ``plan_rounds.settle_plan`` plans again); its leftovers
+    are always computed.
 
     The leftovers come from ``screen_leftovers`` (CPython's parser) when it decides the
     file exactly; LibCST then runs only to convert, and not at all when the round
@@ -48,7 +46,7 @@ def _convert_one(state: tuple[dict[Path, FileFacts], Plan, dict[Path, SourceFile
     if path in shape_only and not may_rewrite_shapes(text, plan, param_classes_of(path, plan)):
         return Converted(None, [], not_candidate=True)
     screened, untouched = screen_file(path, text, plan, class_names)
-    if screened is not None and (screened or not convert or parallel.stopping()):
+    if screened is not None and (screened or not convert):
         return Converted(None, screened)  # all that is needed, from CPython's parser
     if untouched and only_use_sites(path, text, plan):
         # Parsed (by CPython's parser) and proven unchanged: LibCST would rebuild the
@@ -119,7 +117,6 @@ def convert_all(paths: list[Path], plan: Plan, result: RunResult, jobs: int,
         _convert_one, (result.facts, plan, sources, rewritable_names(plan), class_spellings(plan),
                        convert, loaded_by or {}, shape_only), paths, jobs,
         weight=lambda path: len(sources[path].text), progress=report,
-        stop_when=lambda done: bool(done.leftovers),
     )
     failed = {f.path for f in result.failed()}
     for path, done in zip(paths, converted):

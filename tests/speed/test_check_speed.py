@@ -35,7 +35,8 @@ def test_check_forks_the_proofs_and_escapes_and_screens_in_one_process(monkeypat
     pool, and no LibCST where the screen decides every file, as here). ``apply``
     forks the screens and the candidate search, makes the proofs itself (so that the
     escape search and the conversion pool, forked after, inherit the trees the proofs
-    parsed) and converts in a pool."""
+    parsed), scans for leftovers in this process as ``check`` does, and converts the
+    settled plan in a pool."""
     tree = FIXTURES / "engine"
     backgrounds: list[tuple[str, int]] = []
     pools: list[int] = []
@@ -81,7 +82,7 @@ def test_check_forks_the_proofs_and_escapes_and_screens_in_one_process(monkeypat
         assert backgrounds[:len(forked[convert])] == forked[convert]
         if convert:
             assert pools and set(pools) == {2}
-            assert proofs_here == [True] and not scanned
+            assert proofs_here == [True] and scanned == [True]
         else:
             assert not pools and scanned and all(scanned)
 

@@ -132,25 +132,6 @@ def _square_with_pid(factor: int, item: int) -> tuple[int, int]:
     return factor * item * item, os.getpid()
 
 
-def test_pmap_stop_when_reaches_the_items_that_follow():
-    out = parallel.pmap(_seen_stop, None, list(range(6)), jobs=1,
-                        weight=lambda i: 10 - i, stop_when=lambda result: result[0] == 0)
-    assert out[0] == (0, False)  # heaviest first: item 0 runs first and stops the rest
-    assert all(stopped for _, stopped in out[1:])
-    assert parallel.stopping() is False  # reset for the next map
-
-
-def test_pmap_stop_when_in_workers_keeps_every_result():
-    out = parallel.pmap(_seen_stop, None, list(range(8)), jobs=2,
-                        stop_when=lambda result: True)
-    assert [i for i, _ in out] == list(range(8))
-    assert parallel.stopping() is False
-
-
-def _seen_stop(state: None, item: int) -> tuple[int, bool]:
-    return item, parallel.stopping()
-
-
 @pytest.mark.parametrize("jobs", [1, 2])
 @pytest.mark.parametrize("tree", TREES, ids=IDS)
 def test_settle_plan_without_converting_plans_as_run(tree, jobs):

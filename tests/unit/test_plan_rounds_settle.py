@@ -9,6 +9,7 @@ unsettled plan (which a fixed count of 8 rounds used to do).
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -57,3 +58,77 @@ def test_a_plan_that_cannot_settle_stops_the_run_and_writes_nothing(
     assert main(["apply", str(package)]) == 2
     assert "did not settle" in capsys.readouterr().err
     assert {p.name: p.read_text() for p in package.iterdir()} == before
+
+
+# -- the transforms run once, on the settled plan -------------------------------------------
+
+OTHER = '''
+
+class Other(Parameter):
+    def __new__(cls, data, **kwargs):
+        return super().__new__(cls, data=data, requires_grad=False)
+'''
+
+
+def _two_classes(root: Path) -> Path:
+    """``Kind``, kept by a use no rewrite covers, and ``Other``, which converts."""
+    root.mkdir(exist_ok=True)
+    package = _tree(root)
+    (package / "params.py").write_text(PARAMS + OTHER)
+    (package / "other.py").write_text(
+        "from pkg.params import Other\n\n\ndef is_other(p):\n    return isinstance(p, Other)\n")
+    return package
+
+
+def _recording(monkeypatch: pytest.MonkeyPatch, name: str) -> list[list[str]]:
+    """Record the files of each call of ``plan_rounds.<name>``, and the classes the plan
+    given to it converts."""
+    calls: list[list[str]] = []
+    real = getattr(plan_rounds, name)
+
+    def recording(paths, plan, *args, **kwargs):  # type: ignore[no-untyped-def]
+        converted = sorted(q.rpartition(".")[2] for q, p in plan.classes.items() if p.converted)
+        calls.append([*converted, "|", *sorted(p.name for p in paths)])
+        return real(paths, plan, *args, **kwargs)
+
+    monkeypatch.setattr(plan_rounds, name, recording)
+    return calls
+
+
+def test_the_transforms_run_once_on_the_settled_plan(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The rounds settle on the leftover scan's answers; the transforms run after, once.
+    (They ran in every round: the first round converted ``Kind`` too, found its leftover
+    and threw the conversions away.)"""
+    package = _two_classes(tmp_path)
+    converted = _recording(monkeypatch, "convert_all")
+    scanned = _recording(monkeypatch, "scan_leftovers")
+    result = api.run([package], Options())
+    assert [r.subject for r in result.refusals] == ["Kind"]
+    assert sorted(f.path.name for f in result.changed()) == ["other.py", "params.py", "params_features.py"]
+    assert scanned == [["Kind", "Other", "|", "other.py", "params.py", "use.py"],
+                       ["Other", "|", "other.py", "params.py"]]
+    assert converted == [["Other", "|", "other.py", "params.py"]]
+
+
+def test_a_leftover_only_the_transforms_find_refuses_its_class(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The transforms' own leftover scan checks the screen's: were the screen blind to a
+    use, the conversion finds it, its class is refused with the same reason and the
+    plan is made again; nothing of the discarded conversion reaches the result."""
+    expected = api.run([_two_classes(tmp_path / "a")], Options())
+    real = plan_rounds.scan_leftovers
+
+    def blind(*args, **kwargs):  # type: ignore[no-untyped-def]
+        return {path: dataclasses.replace(done, leftovers=[])
+                for path, done in real(*args, **kwargs).items()}
+
+    monkeypatch.setattr(plan_rounds, "scan_leftovers", blind)
+    converted = _recording(monkeypatch, "convert_all")
+    package = _two_classes(tmp_path / "b")
+    result = api.run([package], Options())
+    assert [(r.subject, r.reason.replace(str(tmp_path / "b"), "")) for r in result.refusals] == \
+        [(r.subject, r.reason.replace(str(tmp_path / "a"), "")) for r in expected.refusals]
+    assert converted == [["Kind", "Other", "|", "other.py", "params.py", "use.py"],
+                         ["Other", "|", "other.py", "params.py"]]
+    assert {f.path.name: f.new_text for f in result.changed()} == \
+        {f.path.name: f.new_text for f in expected.changed()}
