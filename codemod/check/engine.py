@@ -4,11 +4,13 @@ code, sort them, keep those in focus and set the suppressed ones apart (prints n
 from __future__ import annotations
 
 import ast
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import libcst as cst
 
 from codemod.analysis import roots
+from codemod.analysis.index import ClassIndex
 from codemod.analysis.names import module_name_for
 from codemod.analysis.source_lines import char_column
 from codemod.check.class_checks import CheckUse
@@ -25,7 +27,7 @@ from codemod.check.findings import (
     use_findings,
 )
 from codemod.check.locate import Locator, source_lines
-from codemod.check.planned import facts_of, plan_tree
+from codemod.check.planned import facts_of, indexed_tree, settled_plan, unplanned
 from codemod.check.result import EXIT_CLEAN, EXIT_ERROR, EXIT_FINDINGS, CheckResult
 from codemod.check.rules import Finding
 from codemod.check.scan import AstFiles
@@ -36,7 +38,7 @@ from codemod.parallel import fewer_collections
 from codemod.pipeline.indexing import file_import_targets, hierarchy_names
 from codemod.pipeline.results import RunResult
 from codemod.planning.plan import FEATURES_NAME
-from codemod.prefilters import aliased
+from codemod.prefilters import aliased, inert
 from codemod.scope import Scope, scope_of
 from codemod.types import Options
 
@@ -56,10 +58,13 @@ def check_tree(paths: list[Path], options: Options) -> CheckResult:
 
 
 def _check_tree(paths: list[Path], options: Options, scope: Scope) -> CheckResult:
-    run = plan_tree(paths, options, scope)
+    run, index = indexed_tree(paths, options, scope)
     asts = AstFiles(run.sources)
-    plan = run.plan
-    assert plan is not None
+    converted = _converted_targets(run, asts)
+    if _plan_can_matter(run, index, scope, converted):
+        plan = run.plan = settled_plan(run, index, options)
+    else:
+        plan = run.plan = unplanned(index)
     findings: list[Finding] = []
     locator = Locator(asts)
 
@@ -80,36 +85,15 @@ def _check_tree(paths: list[Path], options: Options, scope: Scope) -> CheckResul
             targets[q] = Target("class" if p.converted else "kept", p.name, p.facts.module,
                                  p.name)
     converted_modules: list[str] = []
-    runtime_files: dict[Path, str] = {}
-    module_paths: dict[str, Path] = {}
-
-    def defined_in(module: str) -> ast.Module | None:
-        """The tree of ``module`` (a file of the run), for a runtime module's members."""
-        if not module_paths:
-            module_paths.update((module_name_for(p), p) for p in run.sources)
-        path = module_paths.get(module)
-        return asts.tree(path) if path is not None else None
-
-    for path, source in sorted(run.sources.items()):
-        by_features = FEATURES_NAME in source.text and FEATURES_CLASS.search(source.text)
-        # The substring test first: a multi-line regex over every file costs ~0.4 s on a
-        # 3,600-file tree.
-        if by_features or ("def wrap_" in source.text and WRAP_DEF.search(source.text)):
-            tree = asts.tree(path)
-            module = module_name_for(path)
-            if by_features:
-                runtime_files[path] = module
-            left = [] if tree is None else (
-                converted_names(tree, module, defined_in) if by_features else []) or factories_in(tree, module)
-            for target in left:
-                if target.module not in converted_modules:
-                    converted_modules.append(target.module)
-                qual = f"{target.module}.{target.name}" if target.module else target.name
-                # A shadow is also a Parameter class of the plan: "kept" wins; a runtime
-                # module's member names the factory's ``Features`` member exactly.
-                if by_features and qual in targets and targets[qual].kind == "factory":
-                    targets[qual] = target
-                targets.setdefault(qual, target)
+    runtime_files = converted.runtime_files
+    for qual, target, by_features in converted.targets:
+        if target.module not in converted_modules:
+            converted_modules.append(target.module)
+        # A shadow is also a Parameter class of the plan: "kept" wins; a runtime
+        # module's member names the factory's ``Features`` member exactly.
+        if by_features and qual in targets and targets[qual].kind == "factory":
+            targets[qual] = target
+        targets.setdefault(qual, target)
     converted_modules.sort()
 
     # CM002/CM003/CM004: class-style uses, in the files that name a target there.
@@ -195,6 +179,72 @@ def _check_tree(paths: list[Path], options: Options, scope: Scope) -> CheckResul
         else:
             result.findings.append(finding)
     return result
+
+
+@dataclass
+class _Converted:
+    """What an earlier ``apply`` left in the tree: each factory (or runtime member) as a
+    target, with its qualified name and whether a runtime module named it, in path
+    order; and the runtime modules' files."""
+
+    targets: list[tuple[str, Target, bool]] = field(default_factory=list)
+    runtime_files: dict[Path, str] = field(default_factory=dict)
+
+
+def _converted_targets(run: RunResult, asts: AstFiles) -> _Converted:
+    """The factories and runtime modules of the tree (``factories_in``,
+    ``converted_names``): read from the texts, whatever the plan."""
+    found = _Converted()
+    module_paths: dict[str, Path] = {}
+
+    def defined_in(module: str) -> ast.Module | None:
+        """The tree of ``module`` (a file of the run), for a runtime module's members."""
+        if not module_paths:
+            module_paths.update((module_name_for(p), p) for p in run.sources)
+        path = module_paths.get(module)
+        return asts.tree(path) if path is not None else None
+
+    for path, source in sorted(run.sources.items()):
+        by_features = bool(FEATURES_NAME in source.text and FEATURES_CLASS.search(source.text))
+        # The substring test first: a multi-line regex over every file costs ~0.4 s on a
+        # 3,600-file tree.
+        if by_features or ("def wrap_" in source.text and WRAP_DEF.search(source.text)):
+            tree = asts.tree(path)
+            module = module_name_for(path)
+            if by_features:
+                found.runtime_files[path] = module
+            left = [] if tree is None else (
+                converted_names(tree, module, defined_in) if by_features else []) or factories_in(tree, module)
+            for target in left:
+                qual = f"{target.module}.{target.name}" if target.module else target.name
+                found.targets.append((qual, target, by_features))
+    return found
+
+
+def _plan_can_matter(run: RunResult, index: ClassIndex, scope: Scope, converted: _Converted) -> bool:
+    """Whether the findings in the given paths can depend on the plan. They cannot when
+    no given file defines a Parameter class (at its top level or below) nor names one
+    (by any name the tree binds it to, re-exports included) other than in an import or
+    as the callee of a call (``prefilters.inert``: no class-style use), no Parameter
+    class shares
+    its qualified name with a factory, and no file waits for the plan's verdict on its
+    encoding: then ``check`` reports what the whole run would for those files (the
+    findings on factories and on type comparisons do not read the plan) without
+    planning. A pre-commit file list that touches no parameter code costs reading the
+    tree and the class index. Errors of other files that only the plan's rounds parse
+    are not reported then."""
+    if scope.focus is None or run.undecodable:
+        return True
+    classes = frozenset(index.param_classes)
+    if any(qual in classes for qual, _, _ in converted.targets):
+        return True
+    if any(scope.in_focus(path) for path in {index.classes[q].path for q in classes}) \
+            or any(scope.in_focus(path) for path, _ in run.nested_classes):
+        return True
+    names = hierarchy_names(index, run.facts.values())
+    names |= _aliases(run, names)
+    return any(scope.in_focus(path) and run.mentions.any(path, source.text, names)
+               and not inert(source.text, names) for path, source in run.sources.items())
 
 
 def _aliases(run: RunResult, names: frozenset[str]) -> frozenset[str]:

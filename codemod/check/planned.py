@@ -6,10 +6,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from codemod.analysis.classes import FileFacts
+from codemod.analysis.index import ClassIndex
 from codemod.pipeline.indexing import analyse
 from codemod.pipeline.plan_rounds import settle_plan
 from codemod.pipeline.reading import parse_file, read_tree
 from codemod.pipeline.results import RunResult
+from codemod.planning.model import Plan
 from codemod.scope import Scope
 from codemod.types import Options
 
@@ -23,10 +25,28 @@ def plan_tree(paths: list[Path], options: Options, scope: Scope | None = None) -
     imported directly, not through ``api``: the conversion machinery then loads while
     the proofs are made elsewhere (``plan_rounds.convert_all``).
     """
-    result = read_tree(paths, options, scope)
-    index = analyse(result.sources, result)
-    result.plan, _, _ = settle_plan(result, index, options, convert=False)
+    result, index = indexed_tree(paths, options, scope)
+    result.plan = settled_plan(result, index, options)
     return result
+
+
+def indexed_tree(paths: list[Path], options: Options,
+                 scope: Scope | None = None) -> tuple[RunResult, ClassIndex]:
+    """The first two stages: the tree read, and its class index."""
+    result = read_tree(paths, options, scope)
+    return result, analyse(result.sources, result)
+
+
+def settled_plan(result: RunResult, index: ClassIndex, options: Options) -> Plan:
+    """The plan ``apply`` would carry out (``settle_plan``, leftovers only)."""
+    plan, _, _ = settle_plan(result, index, options, convert=False)
+    return plan
+
+
+def unplanned(index: ClassIndex) -> Plan:
+    """A plan that decides nothing: no class planned, no field, no runtime module (for a
+    check whose findings do not depend on the plan)."""
+    return Plan(index, {}, {}, set())
 
 
 def facts_of(path: Path, result: RunResult) -> FileFacts | None:

@@ -132,3 +132,40 @@ def test_a_leftover_only_the_transforms_find_refuses_its_class(
                          ["Other", "|", "other.py", "params.py"]]
     assert {f.path.name: f.new_text for f in result.changed()} == \
         {f.path.name: f.new_text for f in expected.changed()}
+
+
+LOADER = '''
+
+class Loader(Parameter):
+    def __new__(cls, data, **kwargs):
+        return super().__new__(cls, data=data, requires_grad=False)
+
+    def __init__(self, data, loader=None):
+        self._loader = loader
+
+    @property
+    def loader(self):
+        return self._loader
+'''
+
+
+@pytest.mark.parametrize("heavier", ["fields.py", "kinds.py"])
+def test_a_file_only_a_discarded_plan_touches_is_never_converted(tmp_path: Path, heavier: str) -> None:
+    """``fields.py`` writes ``Loader``'s backing field and does not compile; ``Loader`` is
+    refused (a leftover in ``kinds.py``), so the settled plan does not touch it and the
+    run converts ``Kind``, whichever file is larger. (When each round converted, the
+    first round converted ``fields.py`` before the leftover was seen if it was the
+    larger file, and the run failed on it; if ``kinds.py`` was larger, it did not.)"""
+    package = tmp_path / "pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "params.py").write_text(PARAMS + LOADER)
+    pad = "# " + "x" * 400 + "\n"
+    (package / "kinds.py").write_text("from pkg.params import Loader\nLS = [Loader] + [int]\n"
+                                      + (pad if heavier == "kinds.py" else ""))
+    (package / "fields.py").write_text("def swap(p, loader):\n    p._loader = loader\n\n\nnonlocal y\n"
+                                       + (pad if heavier == "fields.py" else ""))
+    result = api.run([package], Options())
+    assert [r.subject for r in result.refusals] == ["Loader"]
+    assert result.failed() == []
+    assert sorted(f.path.name for f in result.changed()) == ["params.py", "params_features.py"]
