@@ -10,6 +10,7 @@ from pathlib import Path
 import libcst as cst
 
 from codemod.analysis import roots
+from codemod.analysis.compiles import cpython_rejects
 from codemod.analysis.index import ClassIndex
 from codemod.analysis.names import module_name_for
 from codemod.analysis.source_lines import char_column
@@ -223,16 +224,16 @@ def _converted_targets(run: RunResult, asts: AstFiles) -> _Converted:
 
 def _plan_can_matter(run: RunResult, index: ClassIndex, scope: Scope, converted: _Converted) -> bool:
     """Whether the findings in the given paths can depend on the plan. They cannot when
-    no given file defines a Parameter class (at its top level or below) nor names one
-    (by any name the tree binds it to, re-exports included) other than in an import or
-    as the callee of a call (``prefilters.inert``: no class-style use), no Parameter
-    class shares
-    its qualified name with a factory, and no file waits for the plan's verdict on its
-    encoding: then ``check`` reports what the whole run would for those files (the
-    findings on factories and on type comparisons do not read the plan) without
-    planning. A pre-commit file list that touches no parameter code costs reading the
-    tree and the class index. Errors of other files that only the plan's rounds parse
-    are not reported then."""
+    no given file defines a Parameter class (at its top level or below) or names one (by
+    any name the tree binds it to, re-exports included) other than in an import or as
+    the callee of a call (``prefilters.inert``: no class-style use), no given file that
+    names one is rejected by CPython (whether the run reports it depends on the plan),
+    no Parameter class shares its qualified name with a factory, and no file waits for
+    the plan's verdict on its encoding. ``check`` then reports for those files what a run
+    that plans reports (the findings on factories and on type comparisons do not read the
+    plan), and a pre-commit file list that touches no parameter code costs reading the
+    tree and the class index. Not the same: the errors of other files that only the
+    plan's rounds would have read, and the summary's count of files parsed."""
     if scope.focus is None or run.undecodable:
         return True
     classes = frozenset(index.param_classes)
@@ -243,8 +244,11 @@ def _plan_can_matter(run: RunResult, index: ClassIndex, scope: Scope, converted:
         return True
     names = hierarchy_names(index, run.facts.values())
     names |= _aliases(run, names)
-    return any(scope.in_focus(path) and run.mentions.any(path, source.text, names)
-               and not inert(source.text, names) for path, source in run.sources.items())
+    for path, source in run.sources.items():
+        if scope.in_focus(path) and run.mentions.any(path, source.text, names) and (
+                not inert(source.text, names) or cpython_rejects(path, source.text) is not None):
+            return True
+    return False
 
 
 def _aliases(run: RunResult, names: frozenset[str]) -> frozenset[str]:

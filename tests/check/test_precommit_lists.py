@@ -97,3 +97,27 @@ def test_factory_findings_need_no_plan(tmp_path, capsys, monkeypatch):
     assert planned == [False]
     assert (fast.rc, fast.out, fast.err) == (slow.rc, slow.out, slow.err)
     assert fast.codes() == ["CM004"] and fast.rc == 1
+
+
+def test_a_given_file_that_names_a_class_and_does_not_compile_is_planned(tmp_path, capsys, monkeypatch):
+    """Whether a run reports such a file (exit 2) depends on the plan (it is read when a
+    class it names is converted): the run plans, and says what a planned run says."""
+    tree = write_tree(tmp_path, FILES) / "pkg"
+    (tree / "broken.py").write_text("from pkg.params import Packed\nP = Packed(1)\nZ = (\n")
+    fast, slow, planned = _runs(capsys, monkeypatch, tree / "broken.py")
+    assert planned == [True]
+    assert (fast.rc, fast.out, fast.err) == (slow.rc, slow.out, slow.err)
+    assert fast.rc == 2 and "syntax error" in fast.err
+
+
+def test_another_files_error_is_not_read_without_a_plan(tmp_path, capsys, monkeypatch):
+    """The documented difference: a file outside the list that does not parse is reported
+    by a run that plans (its rounds read it), not by one that does not plan; the
+    findings in the given files are the same."""
+    tree = write_tree(tmp_path, FILES) / "pkg"
+    (tree / "broken.py").write_text("from pkg.params import Base\n\n\ndef f(p):\n"
+                                    "    return isinstance(p, Base\n")
+    fast, slow, planned = _runs(capsys, monkeypatch, tree / "plain.py")
+    assert planned == [False]
+    assert fast.out == slow.out and fast.findings() == []
+    assert (fast.rc, slow.rc) == (0, 2) and "syntax error" in slow.err and "syntax error" not in fast.err
