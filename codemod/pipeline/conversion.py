@@ -139,8 +139,7 @@ def convert_with_leftovers(ff: FileFacts, plan: Plan, stop_at_leftovers: bool,
         if removable:
             tree = remove_imports(tree, removable, context, ff.code_of(tree, made),
                                   functools.partial(ff.statement_code, made=made))
-        tree = group_added_imports(ff.module, format_imports(ff.module, tree, ff.statement_codes,
-                                                             ff.source_code()),
+        tree = group_added_imports(ff.module, format_imports(ff.module, tree, ff.statement_codes),
                                    ff.statement_codes, ff.module_name.split(".")[0],
                                    frozenset(plan.runtime_modules))
         tree = lay_out_long_defs(ff.module, tree)

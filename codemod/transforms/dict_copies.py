@@ -39,7 +39,7 @@ from codemod.planning.plan import Plan
 from codemod.runtime.helpers import PARAM_ATTR_DICT, REBIND_PARAM_METHODS
 from codemod.transforms.dict_copy_screen import may_rewrite as may_rewrite
 from codemod.transforms.dict_forms import DICT_VIEWS, attr_dict_of, copied_object, copy_target, setattr_copy
-from codemod.transforms.import_edits import with_import_first
+from codemod.transforms.local_imports import with_import_first
 from codemod.transforms.refs import FileRefs
 
 _HELPER = REBIND_PARAM_METHODS

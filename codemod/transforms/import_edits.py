@@ -40,7 +40,7 @@ from libcst.codemod import CodemodContext
 from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
 
 from codemod.analysis import python_trees
-from codemod.analysis.classes import FileFacts, docstring_and_body
+from codemod.analysis.classes import FileFacts
 from codemod.analysis.statement_text import same_lines
 from codemod.transforms.import_format import NameComments, module_path, name_comments, one_per_line
 
@@ -88,7 +88,7 @@ def add_imports(tree: cst.Module, context: CodemodContext) -> cst.Module:
             stmt = cst.SimpleStatementLine(body=[cst.Import(names=[cst.ImportAlias(placeholder)])],
                                            leading_lines=stmt.leading_lines)
         shallow.append(stmt)
-        if index and not _one_import(stmt):
+        if index and not one_import(stmt):
             break  # the first statement after the imports at the top: the last one read
     done = AddImportsVisitor(context).transform_module(tree.with_changes(body=shallow))
     body: list[cst.BaseStatement] = []
@@ -104,20 +104,7 @@ def add_imports(tree: cst.Module, context: CodemodContext) -> cst.Module:
     return done.with_changes(body=body)
 
 
-def with_import_first(node: cst.FunctionDef, runtime: str, names: list[str]) -> cst.FunctionDef:
-    """``node`` with ``from <runtime> import <names>`` as its first statement (after its
-    docstring): a helper imported where it is called, in a file the runtime module loads
-    while it is imported."""
-    docstring, body = docstring_and_body(node)
-    imported = cst.SimpleStatementLine(body=[cst.ImportFrom(
-        module=cst.parse_expression(runtime),  # type: ignore[arg-type]
-        names=[cst.ImportAlias(cst.Name(name)) for name in names])])
-    block = node.body if isinstance(node.body, cst.IndentedBlock) else cst.IndentedBlock(body=[])
-    return node.with_changes(body=block.with_changes(
-        body=[*([docstring] if docstring is not None else []), imported, *body]))
-
-
-def _one_import(stmt: cst.BaseStatement) -> bool:
+def one_import(stmt: cst.BaseStatement) -> bool:
     """A line of one ``import`` statement: what ``AddImportsVisitor`` counts as an import
     at the top (``m.SimpleStatementLine(body=[m.ImportFrom() | m.Import()])``)."""
     return isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 and \

@@ -4,8 +4,9 @@ What it does
     ``AddImportsVisitor`` merges new names into an existing ``from m import (...)`` on one
     line, and ``RemoveImportsVisitor`` may leave a parenthesised list ragged. Every
     top-level ``from ... import`` that is new or changed is laid out again: on one line
-    when it fits the file's line length, else one name per line in parentheses with a
-    trailing comma (the layout ruff/black produce); an import that spanned lines before
+    when it fits the line length the file's own imports were laid out for
+    (``_line_limit``: ruff's default, 88, unless they say otherwise), else one name per
+    line in parentheses with a trailing comma (the layout ruff/black produce); an import that spanned lines before
     keeps one name per line, and so does one with comments between its brackets (each
     stays with its name: ``name_comments``). Names the file already imported keep their
     order, and the names the tool added follow them.
@@ -48,10 +49,38 @@ def own_code(code: str, stmt: cst.BaseStatement) -> str:
     return code[at:]
 
 
-def _line_limit(text: str) -> int:
-    """The file's own line length: its longest line, between 79 and 100."""
-    longest = max((len(line) for line in text.splitlines()), default=79)
-    return max(79, min(longest, 100))
+#: The line length of ruff's and black's defaults, where a file's imports do not say.
+DEFAULT_LINE_LENGTH = 88
+#: No formatter wraps at fewer columns (PEP 8's 79): an import wrapped although its one
+#: line fits in as many was wrapped by choice, and says nothing of the line length.
+_SHORTEST_LIMIT = 79
+
+
+def _line_limit(module: cst.Module, codes: list[str]) -> int:
+    """The line length the file's own ``from`` imports were laid out for, as isort (or
+    ruff's ``I`` rules) wraps them: at least its longest one-line import, less than the
+    one-line form of any import it wrapped (in brackets, no comment; longer than 79
+    columns, else the wrap was a choice, kept by its trailing comma). Within what they
+    allow, ruff's default (88); a file whose imports say nothing more gets that too. (Its
+    longest line of any kind says more about its comments and strings than about its
+    imports.) ``codes``: the code of each top-level statement."""
+    fits, wrapped = 0, None
+    for stmt, code in zip(module.body, codes):
+        if not isinstance(stmt, cst.SimpleStatementLine) or len(stmt.body) != 1 \
+                or not isinstance(stmt.body[0], cst.ImportFrom):
+            continue
+        own = own_code(code, stmt).rstrip("\r\n")
+        if "\n" not in own:
+            fits = max(fits, len(own))
+        elif "#" not in own and "(" in own:
+            one_line = " ".join(own.replace("(", " ").replace(")", " ").split()).rstrip(",")
+            length = len(one_line.replace(" ,", ","))
+            if length > _SHORTEST_LIMIT:  # shorter: wrapped by choice (a trailing comma)
+                wrapped = length if wrapped is None else min(wrapped, length)
+    limit = max(fits, DEFAULT_LINE_LENGTH)
+    if wrapped is not None and wrapped - 1 >= fits:
+        limit = min(limit, wrapped - 1)
+    return limit
 
 
 def _one_line(node: cst.ImportFrom) -> cst.ImportFrom:
@@ -167,12 +196,11 @@ def _source(module: cst.Module, node: cst.ImportFrom) -> str:
     return dots + (module_path(node.module) if node.module is not None else "")
 
 
-def format_imports(original: cst.Module, tree: cst.Module, codes: list[str] | None = None,
-                   original_code: str | None = None) -> cst.Module:
+def format_imports(original: cst.Module, tree: cst.Module, codes: list[str] | None = None) -> cst.Module:
     """``tree`` with its new or changed top-level ``from`` imports laid out (see module doc).
 
-    ``codes``: ``original.code_for_node`` of each of its top-level statements, and
-    ``original_code``: ``original.code``, when the caller knows them."""
+    ``codes``: ``original.code_for_node`` of each of its top-level statements, when the
+    caller knows them."""
     if codes is None:
         codes = [original.code_for_node(stmt) if isinstance(stmt, cst.SimpleStatementLine) else ""
                  for stmt in original.body]
@@ -193,7 +221,7 @@ def format_imports(original: cst.Module, tree: cst.Module, codes: list[str] | No
                 own_lines = original.code_for_node(stmt.with_changes(leading_lines=[]))
                 was[key] = ([_alias_text(original, a) for a in node.names],
                             "\n" in own_lines.rstrip("\r\n"))
-    limit = _line_limit(original.code if original_code is None else original_code)
+    limit = _line_limit(original, codes)
     indent = original.default_indent
     body: list[cst.BaseStatement] = []
     changed = False

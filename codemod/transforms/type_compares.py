@@ -43,7 +43,7 @@ from codemod.analysis.held_types import file_parameter_aliases
 from codemod.analysis.type_comparisons import HELPER
 from codemod.transforms.builtin_scopes import BuiltinScopes, Comprehension
 from codemod.transforms.held_type_uses import CONTAINERS, EQUALITY, MEMBERSHIP, HeldTypeUses, type_subject
-from codemod.transforms.import_edits import with_import_first
+from codemod.transforms.local_imports import with_import_first
 from codemod.transforms.refs import FileRefs
 from codemod.types import PARAMETER_QUALNAMES
 

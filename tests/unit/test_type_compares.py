@@ -16,7 +16,7 @@ import libcst as cst
 import pytest
 
 from codemod.cli import main
-from codemod.transforms.import_edits import with_import_first
+from codemod.transforms.local_imports import with_import_first
 from codemod.transforms.skeleton import MARKER, skeleton_text
 from codemod.analysis.type_comparisons import compares_types, may_compare_types
 
@@ -122,6 +122,43 @@ def test_a_local_import_comes_first_in_the_function(before: str, after: str) -> 
     assert isinstance(function, cst.FunctionDef)
     done = cst.Module(body=[with_import_first(function, "pkg.params_features", ["param_type"])])
     assert done.code == after
+
+
+#: Functions that start with imports: the helper's import goes where isort puts it.
+LOCAL_IMPORTS = [
+    # Among the package's own imports, by module name.
+    ("def f(a):\n    import os\n\n    from pkg.alpha import A\n    from pkg.zeta import Z\n    return a\n",
+     "def f(a):\n    import os\n\n    from pkg.alpha import A\n    from pkg.params_features import param_type\n"
+     "    from pkg.zeta import Z\n    return a\n"),
+    # After them.
+    ("def f(a):\n    from pkg.arg_groups import D\n    from pkg.fields import P\n    return a\n",
+     "def f(a):\n    from pkg.arg_groups import D\n    from pkg.fields import P\n"
+     "    from pkg.params_features import param_type\n    return a\n"),
+    # None of the package: a section of its own after the absolute imports, before the
+    # relative ones.
+    ("def f(a):\n    import os\n\n    from torch import nn\n\n    from .local import L\n    return a\n",
+     "def f(a):\n    import os\n\n    from torch import nn\n\n    from pkg.params_features import param_type\n"
+     "\n    from .local import L\n    return a\n"),
+]
+
+
+@pytest.mark.parametrize(("before", "after"), LOCAL_IMPORTS)
+def test_a_local_import_goes_where_isort_puts_it(before: str, after: str, tmp_path: Path) -> None:
+    function = cst.parse_module(before).body[0]
+    assert isinstance(function, cst.FunctionDef)
+    done = cst.Module(body=[with_import_first(function, "pkg.params_features", ["param_type"])])
+    assert done.code == after
+    # ruff's isort (first party: ``pkg``) leaves the function's imports as they are.
+    ruff = Path(sys.executable).parent / "ruff"
+    if not ruff.exists():
+        pytest.skip("ruff is not installed beside the interpreter")
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "mod.py").write_text(after)
+    checked = subprocess.run([str(ruff), "check", "--isolated", "--no-cache", "--select", "I",
+                              "--config", "lint.isort.known-first-party = ['pkg']", "pkg/mod.py"],
+                             cwd=tmp_path, capture_output=True, text=True)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
 
 
 def test_a_second_apply_changes_nothing(tmp_path: Path) -> None:
@@ -264,8 +301,7 @@ def test_a_file_the_runtime_package_loads_imports_the_helpers_inside_its_functio
     assert main(["apply", str(pkg), str(tmp_path / "other")]) == 1
     assert (tmp_path / "other" / "util.py").read_text() == (
         'def same(a, b):\n    """Same kind and fields?"""\n'
-        "    from pkg.params_features import param_type\n"
-        "    from pkg.params_features import param_attr_dict\n"
+        "    from pkg.params_features import param_attr_dict, param_type\n"
         "    return (\n        param_type(a) is param_type(b)\n"
         "        and {k: v for k, v in param_attr_dict(a).items()} == dict(param_attr_dict(b))\n    )\n\n\n"
         "SAME = type(1) is type(2)\n")
