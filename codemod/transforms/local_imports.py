@@ -46,14 +46,16 @@ def with_import_first(node: cst.FunctionDef, runtime: str, names: list[str]) -> 
 def _joined_import(body: Sequence[cst.BaseStatement], runtime: str,
                    names: list[str]) -> list[cst.BaseStatement] | None:
     """``body`` with ``names`` added to a ``from <runtime> import ...`` line it starts
-    with (one line, plain names, no comment), the names in isort's order: isort merges
-    two imports from one module. None where the body starts with no such line."""
+    with (on one line, without brackets: plain names, no comment), the names in isort's
+    order: isort merges two imports from one module. None where the body starts with no
+    such line (a bracketed one keeps its layout: the new import goes beside it)."""
     for at, stmt in enumerate(body):
         if not one_import(stmt):
             return None
         small = stmt.body[0]  # type: ignore[attr-defined]
         if isinstance(small, cst.ImportFrom) and not small.relative and small.module is not None \
                 and module_path(small.module) == runtime and not isinstance(small.names, cst.ImportStar) \
+                and small.lpar is None \
                 and all(a.asname is None and isinstance(a.name, cst.Name) for a in small.names) \
                 and not name_comments(small).count():
             held = {a.name.value for a in small.names if isinstance(a.name, cst.Name)}

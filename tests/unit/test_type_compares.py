@@ -345,3 +345,19 @@ def test_what_runs_at_import_in_a_file_the_runtime_package_loads_is_left_and_rep
                           env={**os.environ, "PYTHONPATH": str(tmp_path)}, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["False"]
+
+
+def test_a_local_import_joins_a_one_line_import_of_the_same_module() -> None:
+    """isort merges two imports from one module; a bracketed one keeps its layout."""
+    one_line = cst.parse_module("def f(a):\n    from pkg.params_features import param_type\n    return a\n")
+    function = one_line.body[0]
+    assert isinstance(function, cst.FunctionDef)
+    done = cst.Module(body=[with_import_first(function, "pkg.params_features", ["param_attr_dict"])])
+    assert done.code == "def f(a):\n    from pkg.params_features import param_attr_dict, param_type\n    return a\n"
+    bracketed = cst.parse_module("def f(a):\n    from pkg.params_features import (\n        param_type,\n    )\n"
+                                 "    return a\n")
+    function = bracketed.body[0]
+    assert isinstance(function, cst.FunctionDef)
+    done = cst.Module(body=[with_import_first(function, "pkg.params_features", ["param_attr_dict"])])
+    assert done.code == ("def f(a):\n    from pkg.params_features import (\n        param_type,\n    )\n"
+                         "    from pkg.params_features import param_attr_dict\n    return a\n")
