@@ -18,14 +18,13 @@ from codemod.transforms.leftover_screen import leftovers_without_values, screen_
 
 
 def scan_leftovers(paths: list[Path], plan: Plan, result: RunResult,
-                   shape_only: frozenset[Path] = frozenset(),
                    early: dict[Path, Converted] | None = None,
                    convert_undecided: bool = False,
                    loaded_by: dict[str, frozenset[Path]] | None = None) -> dict[Path, Converted]:
     """The leftovers of each of ``paths`` (``Converted`` without a conversion), keyed by
     path in the order given: what ``convert_all(..., convert=False)`` answers, in this
-    process. ``shape_only``: files chosen only for a rewrite not tied to a class name,
-    which ``convert_all`` screens first. ``early``: the answers
+    process. ``paths`` are files that name a class (a file chosen for a backing field or
+    a shape rewrite alone cannot hold a leftover). ``early``: the answers
     ``leftovers_before_proofs`` gave for this plan (not asked again).
     ``convert_undecided``: a file the screen leaves undecided is converted too, by the
     same LibCST pass that finds its leftovers (``apply``: if the plan settles, that
@@ -37,8 +36,7 @@ def scan_leftovers(paths: list[Path], plan: Plan, result: RunResult,
     for path in paths:
         if path in found:
             continue
-        screened = None if path in shape_only else screen_leftovers(
-            path, result.sources[path].text, plan, names)
+        screened = screen_leftovers(path, result.sources[path].text, plan, names)
         if screened is None:
             undecided.append(path)
         else:
@@ -47,7 +45,7 @@ def scan_leftovers(paths: list[Path], plan: Plan, result: RunResult,
         from codemod.pipeline.workers import convert_all
 
         found.update(convert_all(undecided, plan, result, 1, None, convert=convert_undecided,
-                                 loaded_by=loaded_by, shape_only=shape_only))
+                                 loaded_by=loaded_by))
     return {path: found[path] for path in paths}
 
 

@@ -232,15 +232,14 @@ def _rewrite_targets(plan: Plan, result: RunResult, convert: bool,
                                 dict[str, frozenset[Path]] | None]:
     """The candidate files of a round, those chosen only for a rewrite not tied to a
     class name and those that name no class (``_candidate_files``), and with
-    ``convert``, where a runtime's helpers
-    cannot be imported at the top (``rewrite_reach.loaded_by_runtime``, when a candidate may
-    hold a shape rewrite; else None).
+    ``convert``, where a runtime's helpers cannot be imported at the top
+    (``rewrite_reach.loaded_by_runtime``, when a candidate may hold a shape rewrite;
+    else None).
 
     Leftovers are uses of class names: files that only write a backing field (or copy
     an attribute dict) cannot have any. ``check`` needs only leftovers, so it leaves them
-    out; ``apply`` converts them in the round too, since a round rarely changes the plan
-    (the value proofs are made before it): all files are then converted in one parallel
-    map, and again only if the plan changes. Whether a file that only copies an
+    out; ``apply`` chooses them too, to convert them with the others once the plan is
+    settled (the leftover scan passes over them). Whether a file that only copies an
     attribute dict can be changed at all (``may_rewrite_attr_dict``) is asked by the
     worker that converts it."""
     candidates, shape_only, nameless = _candidate_files(plan, result, fields=convert)

@@ -210,7 +210,7 @@ def format_imports(original: cst.Module, tree: cst.Module, codes: list[str] | No
     }
     # The file's imports without the lines above them: one that only gained lines above
     # it (those of an import that went, import_edits.carried_lines) is not changed.
-    own = {own_code(code, stmt) for stmt, code in zip(original.body, codes) if _import_module(stmt) is not None}
+    own = {own_code(code, stmt) for stmt, code in zip(original.body, codes) if imported_module(stmt) is not None}
     # The same import as it was: its names (in order) and whether it spanned lines.
     was: dict[str, tuple[list[str], bool]] = {}
     for stmt in original.body:
@@ -245,11 +245,11 @@ def format_imports(original: cst.Module, tree: cst.Module, codes: list[str] | No
                 return (0, old_names.index(text)) if text in old_names else (1, 0)
 
             names = sorted(node.names, key=rank)
-            if old_names == sorted(old_names, key=_member_order) and not any(
+            if old_names == sorted(old_names, key=member_order) and not any(
                     a.asname is not None for a in node.names):
                 # The file's names were in isort's order: the added ones go among them
                 # (with an alias among them, they go on a line of their own, below).
-                names = sorted(node.names, key=lambda alias: _member_order(_alias_text(tree, alias)))
+                names = sorted(node.names, key=lambda alias: member_order(_alias_text(tree, alias)))
             kept = [a for a in names if rank(a)[0] == 0]
             if any(a.asname is not None for a in kept) and len(kept) < len(names):
                 # isort keeps ``import X as Y`` on a line of its own: the added names
@@ -288,7 +288,7 @@ def _laid_out(stmt: cst.SimpleStatementLine, node: cst.ImportFrom, tree: cst.Mod
     return stmt.with_changes(body=[one_per_line(node, indent, comments)])
 
 
-def _member_order(text: str) -> tuple[int, str, str]:
+def member_order(text: str) -> tuple[int, str, str]:
     """Where isort (ruff's defaults: by type, case aside) puts an imported name (``name``
     or ``name as other``): constants, then classes, then the rest, each alphabetically."""
     name = text.split(" as ")[0]
@@ -308,7 +308,7 @@ def module_path(node: cst.BaseExpression) -> str:
     return cst.Module(body=[]).code_for_node(node) if path is None else path
 
 
-def _plain_import_module(stmt: cst.BaseStatement) -> str | None:
+def _plainimported_module(stmt: cst.BaseStatement) -> str | None:
     """``a.b`` of a top-level ``import a.b`` line (one name, no alias), else None."""
     if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1:
         node = stmt.body[0]
@@ -317,7 +317,7 @@ def _plain_import_module(stmt: cst.BaseStatement) -> str | None:
     return None
 
 
-def _import_module(stmt: cst.BaseStatement) -> str | None:
+def imported_module(stmt: cst.BaseStatement) -> str | None:
     """The (first) module an import line imports from; None for other statements."""
     if not isinstance(stmt, cst.SimpleStatementLine) or not stmt.body:
         return None
@@ -330,7 +330,7 @@ def _import_module(stmt: cst.BaseStatement) -> str | None:
     return None
 
 
-def _section(module: str, first_party: str = "") -> int:
+def import_section(module: str, first_party: str = "") -> int:
     """0: ``__future__``, 1: the standard library, 2: third party, 3: ``first_party`` (the
     file's own top-level package), 4: relative imports (isort's order)."""
     top = module.split(".")[0]
@@ -343,10 +343,10 @@ def _section(module: str, first_party: str = "") -> int:
     return 1 if top in sys.stdlib_module_names else 2
 
 
-def _order(stmt: cst.BaseStatement) -> tuple[bool, str]:
+def import_order(stmt: cst.BaseStatement) -> tuple[bool, str]:
     """isort's order inside a section: ``import m`` lines first, then by module name."""
     node = stmt.body[0]  # type: ignore[attr-defined]
-    return isinstance(node, cst.ImportFrom), (_import_module(stmt) or "").lower()
+    return isinstance(node, cst.ImportFrom), (imported_module(stmt) or "").lower()
 
 
 def _added_line(stmt: cst.BaseStatement, tree: cst.Module, before: set[str],
@@ -359,7 +359,7 @@ def _added_line(stmt: cst.BaseStatement, tree: cst.Module, before: set[str],
     or of ``movable`` modules from their package (``from pkg import runtime``).
     ``own()``: the file's import lines without the lines above them (one that only
     gained lines above it is the file's own)."""
-    if _plain_import_module(stmt) is not None:
+    if _plainimported_module(stmt) is not None:
         code = tree.code_for_node(stmt)
         return code not in before and own_code(code, stmt) not in own()
     if not isinstance(stmt, cst.SimpleStatementLine) or len(stmt.body) != 1 \
@@ -368,10 +368,10 @@ def _added_line(stmt: cst.BaseStatement, tree: cst.Module, before: set[str],
     code = tree.code_for_node(stmt)
     if code in before or own_code(code, stmt) in own():
         return False
-    module = _import_module(stmt) or ""
+    module = imported_module(stmt) or ""
     if module in old_from:
         return False
-    if module in movable or _section(module, first_party) < 3:
+    if module in movable or import_section(module, first_party) < 3:
         return True
     # ``from pkg import runtime``: it imports what ``from pkg.runtime import ...`` does.
     names = stmt.body[0].names
@@ -405,14 +405,14 @@ def _laid_out_alone(tree: cst.Module, added_at: set[int], first_party: str) -> c
     if at == 1 and _opens_with_string(rest[0]) and not (head and head[0].comment is None):
         head = [cst.EmptyLine(), *head]  # one blank line below the module docstring
     added = sorted((body[i] for i in added_at),
-                   key=lambda stmt: (_section(_import_module(stmt) or "", first_party), _order(stmt)))
+                   key=lambda stmt: (import_section(imported_module(stmt) or "", first_party), import_order(stmt)))
     block: list[cst.SimpleStatementLine | cst.BaseCompoundStatement] = []
     for i, stmt in enumerate(added):
-        section = _section(_import_module(stmt) or "", first_party)
-        previous = _section(_import_module(added[i - 1]) or "", first_party) if i else section
+        section = import_section(imported_module(stmt) or "", first_party)
+        previous = import_section(imported_module(added[i - 1]) or "", first_party) if i else section
         lines = head if i == 0 else [cst.EmptyLine()] if section != previous else []
         block.append(stmt.with_changes(leading_lines=lines))
-    if at < len(rest) and _import_module(rest[at]) is None:
+    if at < len(rest) and imported_module(rest[at]) is None:
         rest[at] = cast("cst.SimpleStatementLine | cst.BaseCompoundStatement", _spaced_after_imports(rest[at]))
     rest[at:at] = block
     return tree.with_changes(body=rest)
@@ -460,8 +460,8 @@ def group_added_imports(original: cst.Module, tree: cst.Module,
         codes = [original.code_for_node(stmt) for stmt in original.body]
     before = set(codes)
     own = functools.cache(lambda: {own_code(code, stmt) for stmt, code in zip(original.body, codes)
-                                   if _import_module(stmt) is not None})
-    old_from = {_import_module(stmt) or "" for stmt in original.body
+                                   if imported_module(stmt) is not None})
+    old_from = {imported_module(stmt) or "" for stmt in original.body
                 if isinstance(stmt, cst.SimpleStatementLine) and stmt.body
                 and isinstance(stmt.body[0], cst.ImportFrom)}
     body = list(tree.body)
@@ -469,25 +469,25 @@ def group_added_imports(original: cst.Module, tree: cst.Module,
                 if _added_line(stmt, tree, before, old_from, first_party, movable, own)}
     if not added_at:
         return tree
-    added = sorted((body[i] for i in added_at), key=_order)
+    added = sorted((body[i] for i in added_at), key=import_order)
     rest = [stmt for i, stmt in enumerate(body) if i not in added_at]
-    first = next((i for i, stmt in enumerate(rest) if _import_module(stmt) is not None), None)
+    first = next((i for i, stmt in enumerate(rest) if imported_module(stmt) is not None), None)
     if first is None:
         return _laid_out_alone(tree, added_at, first_party)
     end = first
-    while end < len(rest) and _import_module(rest[end]) is not None:
+    while end < len(rest) and imported_module(rest[end]) is not None:
         end += 1
     head = list(rest[first].leading_lines)
     # (section, statement, added by the tool)
-    entries = [(_section(_import_module(stmt) or "", first_party), stmt, False)
+    entries = [(import_section(imported_module(stmt) or "", first_party), stmt, False)
                for stmt in rest[first:end]]
     for stmt in added:
-        mine = _section(_import_module(stmt) or "", first_party)
+        mine = import_section(imported_module(stmt) or "", first_party)
         same = [i for i, (section, _, _) in enumerate(entries) if section == mine]
         if same:
             # Before the first line of the section that sorts after it (the file's own
             # lines keep their order), else after the section's last line.
-            later = [i for i in same if _order(entries[i][1]) > _order(stmt)]
+            later = [i for i in same if import_order(entries[i][1]) > import_order(stmt)]
             at = later[0] if later else same[-1] + 1
         else:
             at = next((i for i, (section, _, _) in enumerate(entries) if section > mine), len(entries))

@@ -20,7 +20,14 @@ import libcst as cst
 
 from codemod.analysis.classes import docstring_and_body
 from codemod.transforms.import_edits import one_import
-from codemod.transforms.import_format import module_path, name_comments
+from codemod.transforms.import_format import (
+    import_order,
+    import_section,
+    imported_module,
+    member_order,
+    module_path,
+    name_comments,
+)
 
 
 def with_import_first(node: cst.FunctionDef, runtime: str, names: list[str]) -> cst.FunctionDef:
@@ -59,7 +66,7 @@ def _joined_import(body: Sequence[cst.BaseStatement], runtime: str,
                 and all(a.asname is None and isinstance(a.name, cst.Name) for a in small.names) \
                 and not name_comments(small).count():
             held = {a.name.value for a in small.names if isinstance(a.name, cst.Name)}
-            merged = sorted(held | set(names), key=lambda name: (name.lower(), name))
+            merged = sorted(held | set(names), key=member_order)
             joined = small.with_changes(names=[cst.ImportAlias(cst.Name(name)) for name in merged],
                                         lpar=None, rpar=None)
             return [*body[:at], stmt.with_changes(body=[joined]), *body[at + 1:]]
@@ -68,27 +75,15 @@ def _joined_import(body: Sequence[cst.BaseStatement], runtime: str,
 
 def _sorted_place(body: Sequence[cst.BaseStatement], runtime: str) -> tuple[int, bool]:
     """Where ``from <runtime> import ...`` goes among the import lines a function body
-    starts with, as isort orders them, and whether it starts a section there (a blank
-    line above it): among the ``from`` imports of the runtime's own package, by module
-    name; with none, after the absolute imports, as a section of its own (the runtime's
-    package is the file's own, first-party: after the standard library and third-party
-    sections, before relative imports). 0 where the body starts with no import."""
+    starts with, in isort's order as the top-level layout reads it (``import_section``,
+    ``import_order``; the runtime's package is first party), and whether it starts a
+    section there (a blank line above it: no import of its section precedes it). 0
+    where the body starts with no import."""
+    package = runtime.split(".")[0]
+    mine = import_section(runtime, package), (True, runtime.lower())
     run = 0
     while run < len(body) and one_import(body[run]):
         run += 1
-    package = runtime.split(".")[0]
-    own: list[tuple[int, str]] = []
-    after_absolute = 0
-    for at, stmt in enumerate(body[:run]):
-        small = stmt.body[0]  # type: ignore[attr-defined]
-        if isinstance(small, cst.ImportFrom) and (small.relative or small.module is None):
-            continue
-        after_absolute = at + 1
-        if isinstance(small, cst.ImportFrom) and small.module is not None:
-            module = module_path(small.module)
-            if module.split(".")[0] == package:
-                own.append((at, module))
-    if not own:
-        return after_absolute, after_absolute > 0
-    later = [at for at, module in own if module.lower() > runtime.lower()]
-    return (later[0] if later else own[-1][0] + 1), False
+    keys = [(import_section(imported_module(stmt) or "", package), import_order(stmt)) for stmt in body[:run]]
+    at = next((i for i, other in enumerate(keys) if other > mine), run)
+    return at, at > 0 and keys[at - 1][0] != mine[0]
