@@ -44,7 +44,7 @@ def may_compare_types(text: str) -> bool:
     Also when a line binds a name to ``type(...)`` or to an expression ending in
     ``.__class__`` (``t = type(p)``, then ``t is nn.Parameter``: ``analysis/held_types.py``;
     a value that starts on a later line is not seen, and such a name is left as it is)."""
-    if _BINDS_TYPE.search(text):
+    if _binds_type(text):
         return True
     parameter = "Parameter" in text
     at = text.find("__class__")
@@ -76,6 +76,29 @@ _BINDS_TYPE = re.compile(
     r"(?:type[ \t]*\((?:[^()\n]|\([^()\n]*\))*\)|[^=\n#]*\.__class__)[ \t]*(?:#.*)?$"
     r"|\([ \t]*[^\W\d]\w*[ \t]*:=[ \t]*type[ \t]*\(",
     re.MULTILINE)
+
+#: The words every match of ``_BINDS_TYPE`` spells on its line.
+_BINDS_TYPE_WORDS = ("type", "__class__")
+
+
+def _binds_type(text: str) -> bool:
+    """``_BINDS_TYPE.search(text)``, asked only of the lines that spell ``type`` or
+    ``__class__``. Either alternative of the pattern matches within one line (no part
+    of it crosses a line feed) and spells one of them, so the answer is the same; but a
+    pattern without a literal to look for is tried at every offset, which on vLLM
+    0.34's 56 MB took 1.8 s, against milliseconds for the lines found by ``str.find``."""
+    for word in _BINDS_TYPE_WORDS:
+        at = text.find(word)
+        while at >= 0:
+            start = text.rfind("\n", 0, at) + 1
+            end = text.find("\n", at)
+            if end < 0:
+                end = len(text)
+            if _BINDS_TYPE.search(text, start, end):
+                return True
+            at = text.find(word, end)
+    return False
+
 
 #: ``type``, blanks, an opening parenthesis (``unjoined``: starting no longer name).
 _TYPE_CALL = re.compile(r"type[ \t]*\(")

@@ -212,6 +212,41 @@ def test_the_gate_passes_over_other_uses_of_a_type(text: str) -> None:
     assert not may_compare_types(text)
 
 
+#: Texts around the binding a held type starts from (``t = type(p)``): line ends of
+#: every kind, a first and a last line, annotations, walruses, comments, a value that
+#: continues on the next line, a ``type`` that is not the builtin's call.
+BINDING_TEXTS = [
+    "t = type(p)\n", "t = type(p)", "x = 1\nt = type(p)", "\n\nt = type(p)  # why\n",
+    "t = type(p)\r\nu = 1\r\n", "x = 1\rt = type(p)\r", "t: type = type(p)\n",
+    "u = t = p.__class__\n", "if (t := type(p)) is q:\n    pass\n", "t = type(\n    p)\n",
+    "t = type(f(p))\n", "t = type(f(g(p)))\n", "t = dtype(p)\n", "t = p.dtype\n",
+    "t = type(p) if a else b\n", "t = type(p).__name__\n", "# t = type(p)\n",
+    "s = 'type' ; t = x.__class__\n", "t = x.__class__ # c\nu = type(q)\n",
+    "def f():\n    t = type(p)\n    return t is nn.Parameter\n", "x = 'type(p)'\n",
+    "t = x.__class__\r\n", "t = type(p)\x0cu = 2\n", "class A:\n    kind = type(B)\n",
+]
+
+
+@pytest.mark.parametrize("text", BINDING_TEXTS)
+def test_the_binding_screen_reads_only_lines_that_spell_type_as_the_pattern_reads_the_text(text: str) -> None:
+    """``_binds_type`` asks the binding pattern of the lines spelling ``type`` or
+    ``__class__`` only (fast on a large text); its answer is the pattern's over the whole
+    text, also at the text's ends and with every kind of line end."""
+    from codemod.analysis import type_comparisons
+
+    for variant in (text, text.replace("\n", "\r\n"), "x = 1\n" * 3 + text + "\ny = 2\n"):
+        assert type_comparisons._binds_type(variant) == bool(type_comparisons._BINDS_TYPE.search(variant))
+
+
+def test_the_binding_screen_sees_bindings_anywhere_in_a_large_text() -> None:
+    filler = "x = torch.zeros(3, dtype=torch.float16)\n" * 2000
+    from codemod.analysis import type_comparisons
+
+    assert not type_comparisons._binds_type(filler)
+    assert type_comparisons._binds_type(filler + "t = type(p)\n" + filler)
+    assert type_comparisons._binds_type(filler + "t = p.__class__")
+
+
 @pytest.mark.parametrize("text", ["x = type(a) in (int, type(None))\n",
                                   "x = type(a) in (int, kinds.type)\n"])
 def test_a_membership_test_passes_the_gate_and_the_parse_decides(text: str) -> None:
