@@ -174,8 +174,9 @@ def _mentioned(text: str, names: Iterable[str]) -> set[str]:
     wanted = frozenset(names)
     if not wanted:
         return set()
-    return {match.group("name") or match.group("defined")
-            for match in _non_call_mentions(wanted).finditer(nfkc_text(text))}
+    text = nfkc_text(text)
+    return {match.group("name") for pattern in _non_call_mentions(wanted)
+            for match in pattern.finditer(text)}
 
 
 @functools.lru_cache(maxsize=16)
@@ -188,11 +189,19 @@ def _module_table(text: str) -> symtable.SymbolTable | None:
         return None
 
 
-def _non_call_mentions(names: frozenset[str]) -> re.Pattern[str]:
-    """A mention of one of ``names`` that is not a call of it: not after a dot, not
+@functools.lru_cache(maxsize=16)
+def _non_call_mentions(names: frozenset[str]) -> tuple[re.Pattern[str], ...]:
+    r"""A mention of one of ``names`` that is not a call of it: not after a dot, not
     followed by ``(`` on the same line (``del isinstance`` then a line that starts with
     ``(`` is no call); or the name of a ``def``/``class``, also across a line
-    continuation."""
+    continuation. One pattern for each of the three, each starting with its literal
+    words and testing what stands before them with a look-behind placed after them
+    (``type(?<![\w.]type)``, ``def(?<!\wdef)`` for ``\bdef``): a pattern that starts
+    with a look-behind or ``\b`` is tried at every offset of the text, which cost 0.14 s
+    for each question about ``type`` on vLLM 0.34's converted tree. No match of one
+    overlaps another's but at the name a ``def`` or ``class`` defines, which both give."""
     alternation = "|".join(sorted(map(re.escape, names)))
-    return re.compile(rf"(?<![\w.])(?P<name>{alternation})(?!\w)(?![ \t\f]*\()"
-                      rf"|\b(?:def|class)[\s\\]+(?P<defined>{alternation})(?!\w)")
+    mention = "|".join(rf"{name}(?<![\w.]{name})" for name in sorted(map(re.escape, names)))
+    return (re.compile(rf"(?P<name>{mention})(?!\w)(?![ \t\f]*\()"),
+            re.compile(rf"def(?<!\wdef)[\s\\]+(?P<name>{alternation})(?!\w)"),
+            re.compile(rf"class(?<!\wclass)[\s\\]+(?P<name>{alternation})(?!\w)"))

@@ -77,26 +77,27 @@ _BINDS_TYPE = re.compile(
     r"|\([ \t]*[^\W\d]\w*[ \t]*:=[ \t]*type[ \t]*\(",
     re.MULTILINE)
 
-#: The words every match of ``_BINDS_TYPE`` spells on its line.
-_BINDS_TYPE_WORDS = ("type", "__class__")
+#: What every match of ``_BINDS_TYPE`` holds on its line: a call of ``type`` or
+#: ``.__class__`` (each a pattern that starts with a literal: searched for by it).
+_BINDS_TYPE_HINTS = (re.compile(r"type[ \t]*\("), re.compile(r"\.__class__"))
 
 
 def _binds_type(text: str) -> bool:
-    """``_BINDS_TYPE.search(text)``, asked only of the lines that spell ``type`` or
-    ``__class__``. Either alternative of the pattern matches within one line (no part
-    of it crosses a line feed) and spells one of them, so the answer is the same; but a
+    """``_BINDS_TYPE.search(text)``, asked only of the lines that call ``type`` or spell
+    ``.__class__``. Either alternative of the pattern matches within one line (no part
+    of it crosses a line feed) and holds one of them, so the answer is the same; but a
     pattern without a literal to look for is tried at every offset, which on vLLM
-    0.34's 56 MB took 1.8 s, against milliseconds for the lines found by ``str.find``."""
-    for word in _BINDS_TYPE_WORDS:
-        at = text.find(word)
-        while at >= 0:
-            start = text.rfind("\n", 0, at) + 1
-            end = text.find("\n", at)
+    0.34's 56 MB took 1.8 s, against 0.08 s for the lines the hints find."""
+    for hint in _BINDS_TYPE_HINTS:
+        found = hint.search(text)
+        while found is not None:
+            start = text.rfind("\n", 0, found.start()) + 1
+            end = text.find("\n", found.start())
             if end < 0:
                 end = len(text)
             if _BINDS_TYPE.search(text, start, end):
                 return True
-            at = text.find(word, end)
+            found = hint.search(text, end)
     return False
 
 

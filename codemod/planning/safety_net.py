@@ -368,16 +368,20 @@ class SafetyNet:
         for stmt in _module_level(tree.body):
             if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 bound.setdefault(stmt.name, []).append(f"{module}.{stmt.name}")
-        stars = [import_from_source(n, module, is_package) for n in ast.walk(tree)
-                 if isinstance(n, ast.ImportFrom) and any(a.name == "*" for a in n.names)]
-        for node in ast.walk(tree):  # m = importlib.import_module("a.b"), in any scope
-            if isinstance(node, ast.Assign) and (looked_up := module_by_string(node.value, module, is_package)):
-                for target in node.targets:
-                    if isinstance(target, ast.Name):
-                        bound.setdefault(target.id, []).append(f"{_DYNAMIC}{looked_up}")
+        # One walk: the star imports, the names bound to a module looked up by a string
+        # (``m = importlib.import_module("a.b")``, in any scope), each node's parent and
+        # the mentions.
+        stars: list[str] = []
         parents: dict[int, ast.AST] = {}
         found = []
         for parent in ast.walk(tree):
+            if isinstance(parent, ast.ImportFrom) and any(a.name == "*" for a in parent.names):
+                stars.append(import_from_source(parent, module, is_package))
+            elif isinstance(parent, ast.Assign) and (
+                    looked_up := module_by_string(parent.value, module, is_package)):
+                for target in parent.targets:
+                    if isinstance(target, ast.Name):
+                        bound.setdefault(target.id, []).append(f"{_DYNAMIC}{looked_up}")
             for child in ast.iter_child_nodes(parent):
                 parents[id(child)] = parent
                 spelled = spelled_name(child)
