@@ -121,9 +121,10 @@ class _Module:
 
 def held_types(tree: ast.Module) -> HeldTypes:
     """Every name of ``tree`` that a function binds once to an object's type."""
-    bound = frozenset(names_bound_by(ast.walk(tree)))
+    every = python_trees.nodes(tree)
+    bound = frozenset(names_bound_by(every))
     star = any(isinstance(node, ast.ImportFrom) and any(a.name == "*" for a in node.names)
-               for node in ast.walk(tree))
+               for node in every)
     module = _Module(tree, bound, "type" in bound or star, parameter_aliases(tree))
     found: HeldTypes = {}
     shared: set[str] = set()
@@ -166,20 +167,39 @@ def is_held_type_source(value: ast.expr) -> bool:
     return isinstance(value, ast.Attribute) and value.attr == "__class__"
 
 
-def _functions(node: ast.AST, enclosing: tuple[ast.AST, ...], names: tuple[str, ...]
+def _functions(tree: ast.AST, enclosing: tuple[ast.AST, ...], names: tuple[str, ...]
                ) -> Iterator[tuple[ast.AST, tuple[ast.AST, ...], str]]:
-    """Each function inside ``node``: itself, the functions (and ``lambda``s) around it,
-    its path. A function inside a ``lambda`` is not reached by name: it has no path."""
-    for child in ast.iter_child_nodes(node):
-        if isinstance(child, _FUNCTIONS):
-            yield child, enclosing, scope_path((*names, child.name))
-            yield from _functions(child, (*enclosing, child), (*names, child.name))
-        elif isinstance(child, ast.ClassDef):
-            yield from _functions(child, enclosing, (*names, child.name))
-        elif isinstance(child, ast.Lambda):
-            yield from _functions(child, (*enclosing, child), (*names, "<lambda>"))
-        else:
-            yield from _functions(child, enclosing, names)
+    """Each function inside ``tree``, in source order (a function before those inside
+    it): itself, the functions around it, its path. A ``def`` stands only in a block of
+    statements (a body, an ``else``, a ``finally``, an ``except`` or ``case`` clause), so
+    only blocks are entered: no expression holds one (a ``lambda``'s body is an
+    expression). A walk with a stack, over the blocks' fields in the node's field
+    order: nested generators over every node passed each function up through every
+    level above it."""
+    stack = [(child, enclosing, names) for child in reversed(_block_children(tree))]
+    while stack:
+        node, around, path = stack.pop()
+        if isinstance(node, _FUNCTIONS):
+            yield node, around, scope_path((*path, node.name))
+            around, path = (*around, node), (*path, node.name)
+        elif isinstance(node, ast.ClassDef):
+            path = (*path, node.name)
+        stack.extend((child, around, path) for child in reversed(_block_children(node)))
+
+
+#: The fields that hold a block of statements, or ``except``/``case`` clauses holding one.
+_BLOCK_FIELDS = frozenset({"body", "orelse", "finalbody", "handlers", "cases"})
+
+
+def _block_children(node: ast.AST) -> list[ast.AST]:
+    """The statements and clauses of ``node``'s blocks, in its field order."""
+    out: list[ast.AST] = []
+    for field in node._fields:
+        if field in _BLOCK_FIELDS:
+            value = getattr(node, field, None)
+            if isinstance(value, list):
+                out.extend(value)
+    return out
 
 
 def _held_in(function: ast.AST, enclosing: tuple[ast.AST, ...], module: _Module) -> dict[str, HeldType]:

@@ -21,6 +21,8 @@ import unicodedata
 
 #: Text -> its tree. Keyed by the text itself: a file whose text changed is parsed again.
 _TREES: dict[str, ast.Module] = {}
+#: id of a tree -> the tree (kept, so that its id is not reused) and its nodes.
+_NODES: dict[int, tuple[ast.AST, list[ast.AST]]] = {}
 
 
 def parse(text: str) -> ast.Module:
@@ -33,9 +35,22 @@ def parse(text: str) -> ast.Module:
     return tree
 
 
+def nodes(tree: ast.AST) -> list[ast.AST]:
+    """Every node of ``tree`` in ``ast.walk``'s order, listed once per tree: several
+    rules walk the same module (the type comparisons and held types of ``check``'s CM006
+    walked each file four times; on SGLang 0.5.23 converted, 1 s of its 2.9 s). Callers
+    only read the list and the tree."""
+    entry = _NODES.get(id(tree))
+    if entry is None or entry[0] is not tree:
+        entry = (tree, list(ast.walk(tree)))
+        _NODES[id(tree)] = entry
+    return entry[1]
+
+
 def clear() -> None:
-    """Forget every tree (the end of a run: the memory goes back)."""
+    """Forget every tree and node list (the end of a run: the memory goes back)."""
     _TREES.clear()
+    _NODES.clear()
 
 
 def dotted_expr(node: ast.expr) -> str | None:

@@ -277,7 +277,8 @@ def type_comparisons(tree: ast.AST) -> list[ast.Compare]:
     """Every comparison of two objects' types in ``tree`` (membership tests included), in
     source order, as ``TypeCompareTransformer`` finds them (``type`` taken as the builtin
     wherever it is: a superset where the code rebinds it)."""
-    found = [node for node in ast.walk(tree) if is_type_comparison(node) or is_type_membership(node)]
+    found = [node for node in python_trees.nodes(tree)
+             if is_type_comparison(node) or is_type_membership(node)]
     return sorted(found, key=lambda node: (node.lineno, node.col_offset))
 
 

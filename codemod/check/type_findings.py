@@ -17,6 +17,7 @@ import ast
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
+from codemod.analysis import python_trees
 from codemod.analysis.bound_names import bound_at_module_level, bound_in_some_function
 from codemod.analysis.held_types import HeldType, held_types, parameter_aliases
 from codemod.analysis.names import module_name_for
@@ -73,7 +74,7 @@ def type_compare_findings(run: RunResult, paths: Iterable[Path], runtime_modules
             continue
         facts = AstFacts.of(path, module_name_for(path), tree)
         aliases = parameter_aliases(tree)
-        for found in ast.walk(tree):
+        for found in python_trees.nodes(tree):
             if compares_with_parameter(found, aliases) and any(
                     _names_torch_parameter(operand, facts) or (isinstance(operand, ast.Name) and operand.id in aliases)
                     for operand in compared_operands(found)):

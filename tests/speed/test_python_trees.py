@@ -45,3 +45,15 @@ def test_the_cli_keeps_the_trees_it_exits_with_and_the_next_run_frees_them():
     api.read_tree([FIXTURE_TREES[1]], Options(jobs=1))
     assert not set(python_trees._TREES) & set(kept)
     python_trees.clear()
+
+
+def test_a_trees_nodes_are_listed_once_in_walk_order_and_forgotten_with_the_trees() -> None:
+    text = "def f(a):\n    return [x for x in a if type(x) is int]\n\nclass C:\n    y = 1\n"
+    tree = python_trees.parse(text)
+    listed = python_trees.nodes(tree)
+    assert listed == list(ast.walk(tree))
+    assert python_trees.nodes(tree) is listed
+    other = ast.parse(text)  # an equal tree is another tree
+    assert python_trees.nodes(other) is not listed and python_trees.nodes(other) == list(ast.walk(other))
+    python_trees.clear()
+    assert python_trees.nodes(tree) is not listed

@@ -156,3 +156,80 @@ def test_functions_are_keyed_by_their_path_and_shared_paths_dropped() -> None:
     # a type, for ``t`` as for ``k`` (a name of the function around is not followed).
     assert found["C.m"]["t"].why_not == "`k == t` at line 7"
     assert found["C.m.inner"]["k"].why_not == "`k == t` at line 7"
+
+
+def _functions_reference(node, enclosing, names):
+    """The walk over every node that ``held_types._functions`` replaced."""
+    for child in ast.iter_child_nodes(node):
+        if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            yield child, enclosing, ".".join((*names, child.name))
+            yield from _functions_reference(child, (*enclosing, child), (*names, child.name))
+        elif isinstance(child, ast.ClassDef):
+            yield from _functions_reference(child, enclosing, (*names, child.name))
+        elif isinstance(child, ast.Lambda):
+            yield from _functions_reference(child, (*enclosing, child), (*names, "<lambda>"))
+        else:
+            yield from _functions_reference(child, enclosing, names)
+
+
+FUNCTION_LAYOUTS = '''
+def top(a=lambda: 1):
+    def inner():
+        async def deepest(): pass
+    class Local:
+        def method(self): pass
+    return lambda x: x
+
+@decorate(lambda f: f)
+class A:
+    if flag:
+        def f(self): pass
+    else:
+        def f(self): pass
+    try:
+        def g(self): pass
+    except ValueError:
+        def h(self): pass
+    else:
+        def i(self): pass
+    finally:
+        def j(self): pass
+    for x in y:
+        def k(self): pass
+    else:
+        def k2(self): pass
+    while c:
+        def w(self): pass
+    with m as n:
+        def v(self): pass
+    match q:
+        case 1:
+            def u(self): pass
+        case _:
+            def t(self): pass
+
+async def outer():
+    async for a in b:
+        def loop(): pass
+    async with c:
+        def ctx(): pass
+    try:
+        pass
+    except* OSError:
+        def star(): pass
+'''
+
+
+def test_the_functions_are_those_of_a_walk_over_every_node_in_the_same_order() -> None:
+    """``_functions`` enters only blocks of statements (a ``def`` stands nowhere else):
+    the same functions, paths and enclosing functions, in the same order, as a walk over
+    every node, in every kind of block."""
+    from codemod.analysis import held_types as module
+
+    tree = ast.parse(FUNCTION_LAYOUTS)
+    expected = [(f, e, p) for f, e, p in _functions_reference(tree, (), ())]
+    assert [(f, e, p) for f, e, p in module._functions(tree, (), ())] == expected
+    assert [p for _, _, p in expected] == [
+        "top", "top.inner", "top.inner.deepest", "top.Local.method", "A.f", "A.f", "A.g", "A.h",
+        "A.i", "A.j", "A.k", "A.k2", "A.w", "A.v", "A.u", "A.t", "outer", "outer.loop", "outer.ctx",
+        "outer.star"]
