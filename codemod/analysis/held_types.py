@@ -44,6 +44,7 @@ Why
 from __future__ import annotations
 
 import ast
+import bisect
 import builtins
 import functools
 from collections.abc import Iterator
@@ -120,8 +121,15 @@ class _Module:
 
 
 def held_types(tree: ast.Module) -> HeldTypes:
-    """Every name of ``tree`` that a function binds once to an object's type."""
+    """Every name of ``tree`` that a function binds once to an object's type.
+
+    A function is read only if a binding to an object's type stands among its lines
+    (one in its body does): most functions have none, and reading each one's scope cost
+    a third of CM006's time on SGLang 0.5.23 converted."""
     every = python_trees.nodes(tree)
+    binding_lines = sorted(node.lineno for node in every if _type_bindings(node))  # type: ignore[attr-defined]
+    if not binding_lines:
+        return {}
     bound = frozenset(names_bound_by(every))
     star = any(isinstance(node, ast.ImportFrom) and any(a.name == "*" for a in node.names)
                for node in every)
@@ -133,7 +141,9 @@ def held_types(tree: ast.Module) -> HeldTypes:
             found.pop(path, None)
             shared.add(path)
             continue
-        found[path] = _held_in(function, enclosing, module)
+        first = bisect.bisect_left(binding_lines, function.lineno)  # type: ignore[attr-defined]
+        spans_one = first < len(binding_lines) and binding_lines[first] <= function.end_lineno  # type: ignore[attr-defined]
+        found[path] = _held_in(function, enclosing, module) if spans_one else {}
     return {path: names for path, names in found.items() if names}
 
 

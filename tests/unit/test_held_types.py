@@ -158,6 +158,33 @@ def test_functions_are_keyed_by_their_path_and_shared_paths_dropped() -> None:
     assert found["C.m.inner"]["k"].why_not == "`k == t` at line 7"
 
 
+def test_a_function_with_no_binding_still_shares_its_path() -> None:
+    """Only the functions whose lines hold a binding to a type are read, but every
+    function counts for a shared path: a getter with no binding drops its setter's names;
+    a binding in a nested function does not make the outer one hold it."""
+    tree = ast.parse(textwrap.dedent("""
+        class C:
+            @property
+            def v(self):
+                return 1
+
+            @v.setter
+            def v(self, value):
+                t = type(value)
+                return t == C
+
+            def outer(self, p):
+                x = 1
+                def inner(q):
+                    k = type(q)
+                    return k == C
+                return inner
+    """))
+    assert held_types(tree) == {"C.outer.inner": held_types(tree)["C.outer.inner"]}
+    assert list(held_types(tree)["C.outer.inner"]) == ["k"]
+    assert held_types(ast.parse("def f(p):\n    return p\n")) == {}
+
+
 def _functions_reference(node, enclosing, names):
     """The walk over every node that ``held_types._functions`` replaced."""
     for child in ast.iter_child_nodes(node):
