@@ -87,3 +87,9 @@ def test_the_split_factory_forms_match_where_the_one_pattern_matched(text: str, 
     for variant in (text, "x = 1\n" + text, text.replace("\n", "\r\n")):
         assert any(form.search(variant) for form in findings._other_forms(names)) \
             is bool(reference.search(variant))
+
+
+def test_no_factory_names_no_form() -> None:
+    """With no names there is nothing to find: no pattern at all (the one pattern matched
+    ``x = (.5)`` then; its caller never asked, its prefilter passing no file)."""
+    assert findings._other_forms(frozenset()) == ()
