@@ -40,6 +40,18 @@ def alternation(names: Iterable[str]) -> str:
     return "|".join(re.escape(name) for name in sorted(names, key=len, reverse=True))
 
 
+def word_after(word: str, not_after: str = r"\w") -> str:
+    r"""``word`` where no ``not_after`` character stands before it: ``(?<!\w)word`` with
+    the look-behind placed after the literal (``word(?<!\wword)``), so that a pattern
+    starting with it starts with a literal. ``re`` looks for a pattern's leading literal,
+    but tries one that starts with a look-behind or ``\b`` at every offset of the text
+    (about 30 ns a character). Also ``\bword`` for a word that starts with a word
+    character. ``not_after``: one character's class (``[\w.]``: not after a dot
+    either)."""
+    escaped = re.escape(word)
+    return rf"{escaped}(?<!{not_after}{escaped})"
+
+
 def lines_matching(text: str, pattern: re.Pattern[str]) -> list[int]:
     """Sorted 1-based numbers of the lines where ``pattern`` matches, as CPython numbers
     them."""

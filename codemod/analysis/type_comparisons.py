@@ -77,9 +77,12 @@ _BINDS_TYPE = re.compile(
     r"|\([ \t]*[^\W\d]\w*[ \t]*:=[ \t]*type[ \t]*\(",
     re.MULTILINE)
 
+#: ``type``, blanks, an opening parenthesis (``unjoined``: starting no longer name).
+_TYPE_CALL = re.compile(r"type[ \t]*\(")
+
 #: What every match of ``_BINDS_TYPE`` holds on its line: a call of ``type`` or
 #: ``.__class__`` (each a pattern that starts with a literal: searched for by it).
-_BINDS_TYPE_HINTS = (re.compile(r"type[ \t]*\("), re.compile(r"\.__class__"))
+_BINDS_TYPE_HINTS = (_TYPE_CALL, re.compile(r"\.__class__"))
 
 
 def _binds_type(text: str) -> bool:
@@ -100,9 +103,6 @@ def _binds_type(text: str) -> bool:
             found = hint.search(text, end)
     return False
 
-
-#: ``type``, blanks, an opening parenthesis (``unjoined``: starting no longer name).
-_TYPE_CALL = re.compile(r"type[ \t]*\(")
 
 
 def _closing(text: str, opening: int) -> int:

@@ -17,7 +17,7 @@ from codemod.analysis.classes import ClassFacts
 from codemod.analysis.names import module_name_for
 from codemod.analysis.nested_classes import NestedClass
 from codemod.analysis.source_lines import char_column, physical_lines
-from codemod.analysis.text_search import alternation
+from codemod.analysis.text_search import alternation, word_after
 from codemod.analysis.use_rules import USE_RULES, UseKind
 from codemod.check.converted import Target
 from codemod.check.locate import Locator
@@ -151,26 +151,20 @@ def _other_forms(names: frozenset[str]) -> tuple[re.Pattern[str], ...]:
     r"""Text of a use ``ClassStyleUses`` does not report: ``X.attr``, ``X[``, ``X |``,
     ``| X``, ``except ... X``, ``super(X``, ``register(X``, ``has_param_feature(``,
     ``param_kind_is(`` (a cheap gate: the AST decides). A text holds one if any of the
-    patterns matches. Each starts with its literal words and tests what stands before
-    them with a look-behind placed after them (``super(?<!\wsuper)`` for ``\bsuper``):
-    a pattern that starts with a look-behind or ``\b`` is tried at every offset of the
-    text (3 ms a file on vLLM 0.34's converted tree, where these are asked of every file
-    that names a factory). No names, no pattern (the caller's prefilter passes no file
+    patterns matches. Each starts with its literal words (``text_search.word_after``: a
+    pattern that starts with a look-behind or ``\b`` took 3 ms a file on vLLM 0.34's
+    converted tree, where these are asked of every file that names a factory). No names, no pattern (the caller's prefilter passes no file
     then; the one pattern matched a bracket or dot after a non-word character)."""
     if not names:
         return ()
     words = alternation(names)
-    starting = "|".join(rf"{name}(?<!\w{name})" for name in sorted(map(re.escape, names)))
-
-    def word(spelled: str) -> str:
-        return rf"{spelled}(?<!\w{spelled})"
-
+    starting = "|".join(word_after(name) for name in sorted(names))
     return (re.compile(rf"(?:{starting})\s*[.\[|]"),
             re.compile(rf"\|\s*[\w.]*(?<!\w)(?:{words})(?!\w)"),
-            re.compile(rf"{word('except')}\b[^\n:]*(?<!\w)(?:{words})(?!\w)"),
-            re.compile(rf"{word('super')}\s*\(\s*(?:{words})(?!\w)"),
-            re.compile(rf"{word('register')}\s*\(\s*[\w.]*(?<!\w)(?:{words})(?!\w)"),
-            re.compile(rf"(?:{word(HAS_PARAM_FEATURE)}|{word(PARAM_KIND_IS)})\s*\("))
+            re.compile(rf"{word_after('except')}\b[^\n:]*(?<!\w)(?:{words})(?!\w)"),
+            re.compile(rf"{word_after('super')}\s*\(\s*(?:{words})(?!\w)"),
+            re.compile(rf"{word_after('register')}\s*\(\s*[\w.]*(?<!\w)(?:{words})(?!\w)"),
+            re.compile(rf"(?:{word_after(HAS_PARAM_FEATURE)}|{word_after(PARAM_KIND_IS)})\s*\("))
 
 
 def _names(named: list[tuple[str, Target]]) -> str:

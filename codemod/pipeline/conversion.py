@@ -59,8 +59,9 @@ def convert_with_leftovers(ff: FileFacts, plan: Plan, stop_at_leftovers: bool,
                            ) -> tuple[FileConversion | None, Leftovers]:
     """``convert_file`` and its leftovers; with ``stop_at_leftovers``, no conversion as
     soon as this file is known to hold a use no rewrite covers (the plan is then made
-    again: the rest of the work would be thrown away). ``screened``: the leftovers ``screen_leftovers`` decided for
-    this file and plan, the same list LibCST's scan would give (not scanned again)."""
+    again: the rest of the work would be thrown away). ``screened``: the leftovers
+    ``screen_leftovers`` decided for this file and plan, the same list LibCST's scan
+    would give (not scanned again)."""
     package = ff.module_name if ff.is_package else ff.module_name.rpartition(".")[0]
     context = CodemodContext(
         filename=str(ff.path), full_module_name=ff.module_name, full_package_name=package

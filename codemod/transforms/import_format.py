@@ -6,10 +6,11 @@ What it does
     top-level ``from ... import`` that is new or changed is laid out again: on one line
     when it fits the line length the file's own imports were laid out for
     (``_line_limit``: ruff's default, 88, unless they say otherwise), else one name per
-    line in parentheses with a trailing comma (the layout ruff/black produce); an import that spanned lines before
-    keeps one name per line, and so does one with comments between its brackets (each
-    stays with its name: ``name_comments``). Names the file already imported keep their
-    order, and the names the tool added follow them.
+    line in parentheses with a trailing comma (the layout ruff/black produce); an
+    import that spanned lines before keeps one name per line, and so does one with
+    comments between its brackets (each stays with its name: ``name_comments``). Names
+    the file already imported keep their order, and the names the tool added follow
+    them.
 Why
     Generated code is code people will own (docs/ARCHITECTURE.md, "Generated code").
 Fix safety
@@ -308,7 +309,7 @@ def module_path(node: cst.BaseExpression) -> str:
     return cst.Module(body=[]).code_for_node(node) if path is None else path
 
 
-def _plainimported_module(stmt: cst.BaseStatement) -> str | None:
+def _plain_import_module(stmt: cst.BaseStatement) -> str | None:
     """``a.b`` of a top-level ``import a.b`` line (one name, no alias), else None."""
     if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1:
         node = stmt.body[0]
@@ -359,7 +360,7 @@ def _added_line(stmt: cst.BaseStatement, tree: cst.Module, before: set[str],
     or of ``movable`` modules from their package (``from pkg import runtime``).
     ``own()``: the file's import lines without the lines above them (one that only
     gained lines above it is the file's own)."""
-    if _plainimported_module(stmt) is not None:
+    if _plain_import_module(stmt) is not None:
         code = tree.code_for_node(stmt)
         return code not in before and own_code(code, stmt) not in own()
     if not isinstance(stmt, cst.SimpleStatementLine) or len(stmt.body) != 1 \

@@ -93,3 +93,16 @@ def test_no_factory_names_no_form() -> None:
     """With no names there is nothing to find: no pattern at all (the one pattern matched
     ``x = (.5)`` then; its caller never asked, its prefilter passing no file)."""
     assert findings._other_forms(frozenset()) == ()
+
+
+def test_a_word_after_no_word_character_starts_with_its_literal() -> None:
+    """``word_after`` places the look-behind after the word: the pattern starts with the
+    literal, and matches where the look-behind before the word matched, at the text's
+    start too."""
+    from codemod.analysis.text_search import word_after
+
+    assert word_after("def") == r"def(?<!\wdef)"
+    plain, not_after_dot = re.compile(word_after("type")), re.compile(word_after("type", r"[\w.]"))
+    for text in ["type", "x = type", "(type)", "mytype", "_type", "é.type", "étype", "x.type"]:
+        assert bool(plain.search(text)) is bool(re.search(r"(?<!\w)type", text))
+        assert bool(not_after_dot.search(text)) is bool(re.search(r"(?<![\w.])type", text))
