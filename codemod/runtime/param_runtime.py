@@ -410,9 +410,10 @@ def _attrs_or_none(obj):
 
 def isinstance_or_param_feature(obj, classes, *features):
     """What ``isinstance(obj, (X, C, ...))`` answered when the tuple mixed former
-    parameter classes (``features``) with ordinary classes (``classes``); ``obj`` is
-    evaluated once, as before."""
-    return isinstance(obj, classes) or has_param_feature(obj, *features)
+    parameter classes (``features``) with ordinary classes (``classes``): ``obj`` and
+    every class are evaluated once, in their order, as the tuple was; the features are
+    asked first, as ``has_param_feature(p, ...) or isinstance(p, C)`` asks them."""
+    return has_param_feature(obj, *features) or isinstance(obj, classes)
 
 
 def param_kind_is(obj, *features):

@@ -75,15 +75,9 @@ def _identifiers(node: ast.AST) -> list[str]:
     return []
 
 
-def _is_simple(expr: ast.expr) -> bool:
-    """``use_sites.is_simple`` on a CPython tree: a name or a short attribute chain on one."""
-    for _ in range(3):
-        if isinstance(expr, ast.Name):
-            return True
-        if not isinstance(expr, ast.Attribute):
-            return False
-        expr = expr.value
-    return False
+def _read_twice_alike(expr: ast.expr) -> bool:
+    """``use_sites.read_twice_alike`` on a CPython tree: a plain name."""
+    return isinstance(expr, ast.Name)
 
 
 class Undecided(Exception):
@@ -363,7 +357,7 @@ class MentionScreen:
             elements = [right]
         kinds = [self.converted(e) for e in elements]
         kept = [e for e, kind in zip(elements, kinds) if not kind]
-        rewritten = any(kinds) and not (kept and not (membership and _is_simple(subject)))
+        rewritten = any(kinds) and not (kept and not (membership and _read_twice_alike(subject)))
         left_alone = set() if rewritten else {id(e) for e, kind in zip(elements, kinds) if kind}
         self._type_checks[id(compare)] = {id(e) for e in elements}, left_alone
         return self._type_checks[id(compare)]

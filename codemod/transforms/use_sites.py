@@ -17,10 +17,14 @@ Example
 Fix safety
     ``p`` is evaluated once, as before. A mixed tuple ``isinstance(p, (X, torch.Tensor))``
     becomes ``has_param_feature(p, Features.X) or isinstance(p, torch.Tensor)`` when
-    ``p`` is a plain name or attribute chain (evaluating it twice is then harmless), and
-    ``isinstance_or_param_feature(p, torch.Tensor, Features.X)`` otherwise; such an ``or``
-    is parenthesised wherever an operator binds to it (``not``, ``and``), as the call or
-    comparison it replaces was one operand. A use no
+    ``p`` is a plain name and every other member a name or an attribute of an imported
+    name (reading them later, or not at all, changes nothing), and
+    ``isinstance_or_param_feature(p, torch.Tensor, Features.X)`` otherwise, which
+    evaluates ``p`` once and every member, in their order, as the tuple did (an attribute
+    chain may be a property, a member ``kinds[k]`` may raise); such an ``or`` is
+    parenthesised wherever an operator binds to it (``not``, ``and``), as the call or
+    comparison it replaces was one operand. ``type(p) in (X, C)`` is rewritten for a
+    plain name ``p`` only (it is read on both sides of the ``or``). A use no
     rule covers is left alone and reported by ``unconverted_uses``, which makes the
     planner refuse the hierarchy (a class-style use that stays would break at run time).
     A converted parameter holds the attribute that replaced the property, not its field;
@@ -63,6 +67,12 @@ _SIMPLE = m.Name() | m.Attribute(value=m.Name()) | m.Attribute(value=m.Attribute
 def is_simple(expr: cst.BaseExpression) -> bool:
     """A plain name or short attribute chain: evaluating it twice has no side effect."""
     return m.matches(expr, _SIMPLE)
+
+
+def read_twice_alike(expr: cst.BaseExpression) -> bool:
+    """A plain name: read again, it gives the same object and runs no code (an attribute
+    chain may be a property: ``stream.next_item``)."""
+    return isinstance(expr, cst.Name)
 
 
 class UseSiteTransformer(WrittenTargets, FStringQuotes, OperandGroups, HeldTypeUses, BuiltinScopes):
@@ -212,8 +222,10 @@ class UseSiteTransformer(WrittenTargets, FStringQuotes, OperandGroups, HeldTypeU
         # (``None`` of a union ``X | None`` is spelled ``type(None)`` there).
         rest = [cst.Element(_tuple_member(member, in_union))
                 for (member, in_union), kind in zip(updated_members, kinds) if not kind]
-        if rest and not is_simple(original.args[0].value):
-            # The subject may have side effects: evaluate it once, inside one helper call.
+        if rest and not (read_twice_alike(original.args[0].value) and all(
+                self._inert_class(member) for member, kind in zip(elements, kinds) if not kind)):
+            # The subject or another member may run code when read (or raise): evaluate
+            # each once, in their order, inside one helper call.
             self._mark(elements, kinds)
             self.counts["isinstance"] += 1
             return cst.Call(
@@ -234,6 +246,18 @@ class UseSiteTransformer(WrittenTargets, FStringQuotes, OperandGroups, HeldTypeU
         self._mark(elements, kinds)
         self.counts["isinstance"] += 1
         return check
+
+    def _inert_class(self, member: cst.BaseExpression) -> bool:
+        """Whether reading ``member`` (a member of a class spec) later, or not at all, is
+        as reading it where the spec stood: a name, or an attribute chain on a name the
+        module imports (``torch.Tensor``, ``nn.Parameter``), not a subscript, a call or an
+        attribute of a local object (``config.param_cls``: a property, or missing)."""
+        if isinstance(member, cst.Name):
+            return True
+        head = member
+        while isinstance(head, cst.Attribute):
+            head = head.value
+        return isinstance(head, cst.Name) and head.value in self.ff.bindings
 
     def leave_BooleanOperation(self, original_node: cst.BooleanOperation,
                                updated_node: cst.BooleanOperation) -> cst.BaseExpression:
@@ -345,7 +369,7 @@ class UseSiteTransformer(WrittenTargets, FStringQuotes, OperandGroups, HeldTypeU
         kept = [e for e, k in zip(elements, kinds) if not k]
         if kept and not (isinstance(op, (cst.In, cst.NotIn))
                          and all(self.shadow(e) or not self.converted(e) for e in kept)
-                         and is_simple(self._type_subject(left))):  # type: ignore[arg-type]
+                         and read_twice_alike(self._type_subject(left))):  # type: ignore[arg-type]
             return updated_node  # reported by unconverted_uses
         updated_subject = (
             updated_node.left if new_subject_index == 0 else updated_node.comparisons[0].comparator

@@ -57,3 +57,13 @@ def test_a_converted_parameter_still_answers():
     param = _converted()
     assert rt.has_param_feature(param, FEATURE) and rt.param_kind_is(param, FEATURE)
     assert not rt.has_param_feature(torch.zeros(2), FEATURE)
+
+
+def test_mixed_check_asks_the_features_first():
+    """``isinstance(p, (X, K))`` with ``K`` not a class (``None`` where an optional
+    import failed) answered True for an ``X`` without looking at ``K``; so does the
+    helper the rewrite calls (the ``or`` form the rewrite writes otherwise does too),
+    and for any other object it raises as ``isinstance`` did."""
+    assert rt.isinstance_or_param_feature(_converted(), None, FEATURE) is True
+    with pytest.raises(TypeError):
+        rt.isinstance_or_param_feature(torch.zeros(2), None, FEATURE)

@@ -69,6 +69,14 @@ ROWS: list[tuple[str, str | None]] = [
      "has_param_feature(p, Features.ColumnParam) or isinstance(p, (torch.Tensor, int))"),
     ("isinstance(get(p), (ColumnParam, torch.Tensor))",
      "isinstance_or_param_feature(get(p), torch.Tensor, Features.ColumnParam)"),
+    # A subject that may be a property, a member that may run code or raise: each is
+    # evaluated once, in its order, as the tuple evaluated it.
+    ("isinstance(p.weight, (ColumnParam, torch.Tensor))",
+     "isinstance_or_param_feature(p.weight, torch.Tensor, Features.ColumnParam)"),
+    ("isinstance(p, (ColumnParam, t.cls))",
+     "isinstance_or_param_feature(p, t.cls, Features.ColumnParam)"),
+    ("isinstance(p, (t[0], ColumnParam))",
+     "isinstance_or_param_feature(p, t[0], Features.ColumnParam)"),
     # An ``or`` that replaces one operand stays one operand.
     ("not isinstance(p, (ColumnParam, torch.Tensor))",
      "not (has_param_feature(p, Features.ColumnParam) or isinstance(p, torch.Tensor))"),
