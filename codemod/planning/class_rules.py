@@ -25,6 +25,7 @@ from codemod.planning.definition_rules import (
     names_bound_by_statement,
     reads_class_cell,
 )
+from codemod.planning.model import feature_member
 from codemod.planning.refuse import Refuse
 from codemod.planning.rule_inputs import RuleInputs
 from codemod.types import (
@@ -189,6 +190,19 @@ def _text_of(facts: ClassFacts) -> str:
     return facts.file.text if facts.file is not None else ""
 
 
+def feature_member_mangled(facts: ClassFacts, inputs: RuleInputs) -> Refuse | None:
+    """A ``Features`` member named like a private name (``__Hidden``, or ``_Column``
+    under ``feature-prefix = "_"``): defined in ``class Features``, Python would mangle
+    it (``_Features__Hidden``), and ``Features.__Hidden`` would raise ``AttributeError``
+    when the module defining the class is imported."""
+    member = feature_member(inputs.feature_prefix, facts.name)
+    if member.startswith("__") and not member.endswith("__"):
+        prefix = f' (`feature-prefix = "{inputs.feature_prefix}"`)' if inputs.feature_prefix else ""
+        return Refuse(f"its `Features` member `{member}`{prefix} starts with two underscores: "
+                      "Python would mangle it inside `class Features`")
+    return None
+
+
 def uses_private_names(facts: ClassFacts, inputs: RuleInputs) -> Refuse | None:
     """A private name (``self.__tag``, ``def __helper``) in the class body: Python mangles it
     per class (``_Base__tag``, ``_Column__tag``: two attributes); in the module-level
@@ -313,4 +327,5 @@ CLASS_RULES: tuple[Callable[[ClassFacts, RuleInputs], Refuse | None], ...] = (
     class_attribute_not_plain_data,
     uses_private_names,
     uses_names_read_otherwise,
+    feature_member_mangled,
 )

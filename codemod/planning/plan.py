@@ -99,7 +99,7 @@ class Planner(HierarchyChecks, Settling):
         self.allow = set(allow_classes)
         #: Qualname -> the use no rewrite covers (found by a transform or the safety net).
         self.forced = dict(forced or {})
-        self.rule_inputs = RuleInputs(index, frozenset(self.allow), self.forced)
+        self.rule_inputs = RuleInputs(index, frozenset(self.allow), self.forced, feature_prefix)
         #: Qualname of a relaying class -> its chain, or why it has none (static facts only).
         self._relay_links: dict[str, RelayLink | str] = {}
         self._backing_fields: frozenset[str] = frozenset()

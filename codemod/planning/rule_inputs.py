@@ -17,3 +17,5 @@ class RuleInputs:
     allow: frozenset[str]
     #: Qualname -> the use no rewrite covers that refuses it.
     forced: dict[str, BlockingUse]
+    #: ``[tool.codemod] feature-prefix``: what the ``Features`` member names start with.
+    feature_prefix: str = ""
