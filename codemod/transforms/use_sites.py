@@ -17,8 +17,10 @@ Example
 Fix safety
     ``p`` is evaluated once, as before. A mixed tuple ``isinstance(p, (X, torch.Tensor))``
     becomes ``has_param_feature(p, Features.X) or isinstance(p, torch.Tensor)`` when
-    ``p`` is a plain name and every other member a name or an attribute of an imported
-    name (reading them later, or not at all, changes nothing), and
+    ``p`` is a plain name (or a short attribute chain checked against a Parameter class
+    the run keeps, which a later run merges into one feature check) and every other
+    member a name or an attribute of an imported name (reading them later, or not at
+    all, changes nothing), and
     ``isinstance_or_param_feature(p, torch.Tensor, Features.X)`` otherwise, which
     evaluates ``p`` once and every member, in their order, as the tuple did (an attribute
     chain may be a property, a member ``kinds[k]`` may raise); such an ``or`` is
@@ -222,8 +224,8 @@ class UseSiteTransformer(WrittenTargets, FStringQuotes, OperandGroups, HeldTypeU
         # (``None`` of a union ``X | None`` is spelled ``type(None)`` there).
         rest = [cst.Element(_tuple_member(member, in_union))
                 for (member, in_union), kind in zip(updated_members, kinds) if not kind]
-        if rest and not (read_twice_alike(original.args[0].value) and all(
-                self._inert_class(member) for member, kind in zip(elements, kinds) if not kind)):
+        if rest and not self._readable_or(original.args[0].value,
+                                          [e for e, kind in zip(elements, kinds) if not kind]):
             # The subject or another member may run code when read (or raise): evaluate
             # each once, in their order, inside one helper call.
             self._mark(elements, kinds)
@@ -246,6 +248,22 @@ class UseSiteTransformer(WrittenTargets, FStringQuotes, OperandGroups, HeldTypeU
         self._mark(elements, kinds)
         self.counts["isinstance"] += 1
         return check
+
+    def _readable_or(self, subject: cst.BaseExpression, others: list[cst.BaseExpression]) -> bool:
+        """Whether ``isinstance(subject, (X, *others))`` may become ``has_param_feature(
+        subject, ...) or isinstance(subject, others)``: every other member is read as
+        the tuple read it (``_inert_class``), and the subject is a plain name, or a short
+        attribute chain checked against a Parameter class this run keeps (a later run
+        that converts it merges the ``or`` into one feature check; the helper call would
+        hold the class as a value and keep it a class; the chain is read twice, as an
+        ``nn.Module``'s ``self.proj.weight`` may be)."""
+        if not all(self._inert_class(member) for member in others):
+            return False
+        if read_twice_alike(subject):
+            return True
+        return is_simple(subject) and any(
+            self.plan.index.canonical(self.ff.resolve(member)) in self.plan.classes
+            for member in others if isinstance(member, (cst.Name, cst.Attribute)))
 
     def _inert_class(self, member: cst.BaseExpression) -> bool:
         """Whether reading ``member`` (a member of a class spec) later, or not at all, is

@@ -160,3 +160,54 @@ def test_type_in_on_an_attribute_refuses(tmp_path: Path) -> None:
     lines = (tree / "eng" / "user.py").read_text().splitlines()
     line = next(n for n, code in enumerate(lines, 1) if "type(holder.weight) in" in code)
     assert f"user.py:{line} " in col["refusal"]["reason"]
+
+
+KEPT_BASE = '''
+    import torch
+
+
+    class Base(torch.nn.Parameter):
+        def __new__(cls, data, **kwargs):
+            return super().__new__(cls, data=data, requires_grad=False)
+
+
+    class Leaf(Base):
+        pass
+
+
+    class Other(Base):
+        pass
+'''
+
+HOLDER = '''
+    from eng.params import Base
+
+
+    class Holder:
+        def __init__(self, weight):
+            self.weight = weight
+
+
+    def is_base(h):
+        return isinstance(h.w, Base)
+'''
+
+
+def test_an_attribute_checked_against_a_kept_base_converts_in_a_later_run(tmp_path: Path) -> None:
+    """The one place an attribute chain is still read twice: checked against a Parameter
+    class the run keeps, it stays ``has_param_feature(...) or isinstance(...)``, which
+    the run that converts the class merges into one feature check (the helper call
+    would hold the class as a value, and that run would keep the class)."""
+    tree = tmp_path / "tree"
+    (tree / "eng").mkdir(parents=True)
+    (tree / "eng" / "__init__.py").write_text("")
+    (tree / "eng" / "params.py").write_text(textwrap.dedent(KEPT_BASE).lstrip())
+    (tree / "eng" / "user.py").write_text(textwrap.dedent(HOLDER).lstrip())
+    (tree / "pyproject.toml").write_text('[tool.codemod]\nallow-classes = ["Leaf"]\n')
+    assert run_cli(["apply", "--jobs", "1", str(tree / "eng")]) == 1
+    user = tree / "eng" / "user.py"
+    assert "has_param_feature(h.w, Features.Base) or isinstance(h.w, Base)" in user.read_text()
+    (tree / "pyproject.toml").write_text("[tool.codemod]\n")
+    assert run_cli(["apply", "--jobs", "1", str(tree / "eng")]) == 1
+    assert "return has_param_feature(h.w, Features.Base)\n" in user.read_text()
+    assert "def Base(" in (tree / "eng" / "params.py").read_text()
