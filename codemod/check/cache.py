@@ -45,7 +45,7 @@ CACHE_DIR_NAME = ".codemod_cache"
 CACHE_DIR_ENV = "CODEMOD_CACHE_DIR"
 NO_CACHE_ENV = "CODEMOD_NO_CACHE"
 #: Bumped when an entry's layout changes: older entries are then ignored.
-_FORMAT = 1
+_FORMAT = 2
 _PACKAGE_DIR = Path(__file__).resolve().parent.parent
 
 
@@ -75,6 +75,9 @@ class TreeState:
     invocation: str
     #: Symbolic links to directories outside the tree (the check reports them).
     links_out: tuple[str, ...]
+    #: The project markers and ``__init__.py`` files that bound the tree's packages
+    #: (``_bounds``): adding or removing one changes module names, so findings.
+    bounds: tuple[str, ...]
     #: Each file the run reads (sorted, as the engine spells it) and its size,
     #: modification and change times and inode (None: it cannot be stat'ed).
     files: tuple[tuple[str, tuple[int, int, int, int] | None], ...]
@@ -104,6 +107,8 @@ def tree_state(paths: list[Path], options: Options) -> TreeState | None:
                                       options.extend_excludes, links_out)
             # Sorted as strings (cheaper than paths; any fixed order does).
             files = sorted(os.fspath(scope.spelled(path)) for path in found)
+            bounds = _bounds({os.path.dirname(roots.absolute(path)) for path in found}
+                             | {roots.absolute(path) for path in scope.walk})
     except (DiscoveryError, OSError):
         return None
     invocation = _digest([
@@ -112,8 +117,33 @@ def tree_state(paths: list[Path], options: Options) -> TreeState | None:
         repr([os.fspath(p) for p in paths]), repr(scope.walk), repr(scope.focus),
         repr(scope.relative), repr(_finding_options(options)),
     ])
-    return TreeState(invocation, tuple(sorted(links_out)),
+    return TreeState(invocation, tuple(sorted(links_out)), bounds,
                      tuple((path, _signature(path)) for path in files))
+
+
+#: What, in a directory, decides where packages and projects end (``roots``).
+_BOUND_NAMES = (*roots.PROJECT_MARKERS, "__init__.py")
+
+
+def _bounds(directories: Iterable[str]) -> tuple[str, ...]:
+    """The paths of the project markers and ``__init__.py`` files in each of
+    ``directories`` and in every directory above it up to the first holding a project
+    marker (or the file system's root): what ``roots`` reads to name modules and to bound
+    symlinked directories, for directories the file walk does not see (a ``setup.cfg``
+    among the files, an ``__init__.py`` above the tree)."""
+    seen: set[str] = set()
+    found: list[str] = []
+    for directory in directories:
+        current = directory
+        while current not in seen:
+            seen.add(current)
+            present = [name for name in _BOUND_NAMES if os.path.exists(os.path.join(current, name))]
+            found.extend(os.path.join(current, name) for name in present)
+            parent = os.path.dirname(current)
+            if parent == current or any(name in roots.PROJECT_MARKERS for name in present):
+                break
+            current = parent
+    return tuple(sorted(found))
 
 
 def _signature(path: str) -> tuple[int, int, int, int] | None:
@@ -190,7 +220,8 @@ class CheckCache:
         try:
             data = json.loads(self._entry(state).read_text(encoding="utf-8"))
             if data.get("format") != _FORMAT or data.get("invocation") != state.invocation \
-                    or data.get("links_out") != list(state.links_out):
+                    or data.get("links_out") != list(state.links_out) \
+                    or data.get("bounds") != list(state.bounds):
                 return None
             stored = data["files"]
             if not isinstance(stored, list) or len(stored) != len(state.files):
@@ -217,7 +248,8 @@ class CheckCache:
         files = [[path, list(signature) if signature is not None else None, digest]
                  for (path, signature), digest in zip(state.files, digests)]
         data = {"format": _FORMAT, "invocation": state.invocation,
-                "links_out": list(state.links_out), "written_ns": time.time_ns(),
+                "links_out": list(state.links_out), "bounds": list(state.bounds),
+                "written_ns": time.time_ns(),
                 "files": files, "result": _result_to(result)}
         try:
             self.directory.mkdir(parents=True, exist_ok=True)

@@ -216,3 +216,26 @@ def test_a_hit_does_not_import_libcst(tree):
     assert runs[0].stderr.splitlines()[-1] == "True True"
     assert runs[1].stderr.splitlines()[-1] == "False False"
     assert runs[0].stdout == runs[1].stdout
+
+
+@pytest.mark.parametrize("marker", ["setup.cfg", ".git", "pyproject.toml"])
+def test_a_project_marker_added_or_removed_runs_the_check_again(tree, capsys, engine_runs,
+                                                                 marker):
+    """A project marker (``setup.cfg``, ``.git``, ``pyproject.toml``) bounds the packages
+    above it, so it changes module names and findings: an entry stored before it was
+    added, or removed, answers no more (an adversarial review found the stale answer,
+    exit code included)."""
+    def cached_and_fresh():
+        cached = run(capsys, "check", tree)
+        fresh = run(capsys, "check", "--no-cache", tree)
+        assert (cached.rc, cached.out) == (fresh.rc, fresh.out)
+        return fresh
+
+    before = cached_and_fresh()
+    where = tree / "pkg" / marker
+    where.mkdir() if marker == ".git" else where.write_text("")
+    cached_and_fresh()
+    where.rmdir() if marker == ".git" else where.unlink()
+    assert cached_and_fresh().out == before.out
+    assert len(engine_runs) == 3 * 2  # every cached run ran the engine: a changed tree each time
+
