@@ -46,7 +46,7 @@ def _compile(patterns: Sequence[str]) -> tuple[_Matcher | None, _Matcher | None]
 
 def iter_python_files(
     paths: Sequence[Path], excludes: Sequence[str], extend_excludes: Sequence[str] = (),
-    links_out: list[str] | None = None,
+    links_out: list[str] | None = None, aliases: dict[str, str] | None = None,
 ) -> list[Path]:
     """The ``.py`` files under ``paths``, sorted, each real file once.
 
@@ -57,26 +57,38 @@ def iter_python_files(
     ``import`` names them), once per target and never when the target holds the link (a
     loop). A symlinked directory whose target leaves the project and directly holds
     ``.py`` files is not entered: its path is added to ``links_out`` (the caller reports
-    it: its files would be left unconverted). A
-    symlinked file is kept only if it resolves to a file inside the root it was found
-    under. A file reached twice (a directory given twice or under two spellings, a
-    link to a file or directory that is also found directly) is returned once: under a
-    path that is not a symlink where there is one, unless only the symlinked path lies
-    in a package (``ImportRoots.in_package``); else the first found. Converting it twice
-    under two module names would write it twice. Raises DiscoveryError for a missing
+    it: its files would be left unconverted). A symlinked file is kept when it resolves
+    to a file inside the root it was found under or the project (read under the link's
+    path, as ``import`` names it); one that resolves to a file outside the project is
+    added to ``links_out`` too. A file reached twice (a directory given twice or under
+    two spellings, a link to a file or directory that is also found directly) is
+    returned once: under a path that is not a symlink where there is one, unless only the
+    symlinked path lies in a package (``ImportRoots.in_package``); else the first found.
+    Converting it twice under two module names would write it twice. Each other path it
+    was found under is recorded in ``aliases`` (that path -> the path returned): its
+    module is a second name of the same file. Raises DiscoveryError for a missing
     path, a broken symlink or a symlink loop, a non-Python or non-regular file, or a
     directory that cannot be listed.
     """
     match_name, match_path = _compile([*excludes, *extend_excludes])
     # real path -> (reached through a symlink?, path as found)
     found: dict[str, tuple[bool, str]] = {}
+    # real path -> every path it was found under
+    every: dict[str, set[str]] = {}
     for given in paths:
         spelled = os.fspath(given)
         if check_given(given):
             for path, real, is_link in _walk(spelled, match_name, match_path, links_out):
                 _keep(found, real, path, is_link)
+                every.setdefault(real, set()).add(path)
         else:
-            _keep(found, os.path.realpath(spelled), spelled, False)
+            real = os.path.realpath(spelled)
+            _keep(found, real, spelled, False)
+            every.setdefault(real, set()).add(spelled)
+    if aliases is not None:
+        for real, spellings in every.items():
+            kept = found[real][1]
+            aliases.update((other, kept) for other in spellings if other != kept)
     return sorted({Path(path) for _link, path in found.values()})
 
 
@@ -180,12 +192,17 @@ def _walk(
                     links_out.append(entry.path)
             elif name.endswith(".py"):
                 if entry.is_symlink():
-                    # Keep links into the tree only; this drops broken links, link loops,
-                    # links that leave the tree and links to directories.
+                    # A link into the tree or the project is read under its own path, as
+                    # a symlinked directory is entered; one that leaves the project is
+                    # reported (its code would be left unconverted). Broken links, link
+                    # loops and links to directories are dropped.
                     real = os.path.realpath(entry.path)
-                    if not (real.startswith(inside) and os.path.isfile(real)):
+                    if not os.path.isfile(real):
                         continue
-                    files.append((entry.path, real, True))
+                    if real.startswith(inside) or real.startswith(within):
+                        files.append((entry.path, real, True))
+                    elif links_out is not None:
+                        links_out.append(entry.path)
                 elif entry.is_file(follow_symlinks=False):
                     files.append((entry.path, os.path.join(real_dir, name), via_link))
                 # else: sockets, FIFOs, device files

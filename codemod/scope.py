@@ -31,12 +31,15 @@ class Scope:
     relative: bool = True
 
     def in_focus(self, path: Path | str) -> bool:
-        """Whether ``path`` lies in the given paths (always, when they are whole trees)."""
+        """Whether ``path`` lies in the given paths (always, when they are whole trees),
+        as spelled or once symbolic links are resolved: from a working directory entered
+        through a link, ``a.py`` is read through the link and ``../b.py`` from the
+        physical directory, so a file may be found under the other spelling."""
         if self.focus is None:
             return True
-        spelled = absolute(path)
-        return any(spelled == given or spelled.startswith(given.rstrip(os.sep) + os.sep)
-                   for given in self.focus)
+        if _under_any(absolute(path), self.focus):
+            return True
+        return _under_any(os.path.realpath(path), [os.path.realpath(g) for g in self.focus])
 
     def spelled(self, path: Path) -> Path:
         """``path`` as found under a widened tree, relative to the working directory
@@ -47,6 +50,11 @@ class Scope:
         if spelled.split(os.sep)[0] == os.pardir and working_directory() != os.getcwd():
             return Path(absolute(path))  # ``..`` would climb from the physical directory
         return Path(spelled)
+
+
+def _under_any(path: str, directories: Sequence[str]) -> bool:
+    return any(path == given or path.startswith(given.rstrip(os.sep) + os.sep)
+               for given in directories)
 
 
 def scope_of(paths: Sequence[Path], src: Sequence[Path] = ()) -> Scope:
@@ -68,6 +76,7 @@ def scope_of(paths: Sequence[Path], src: Sequence[Path] = ()) -> Scope:
     absolute_walks = [absolute(w) for w in walk]
     walked_dirs = [w for w in absolute_walks if os.path.isdir(w)]
     focus = tuple(absolute(p) for p in paths) if narrowed else None
-    unique = list(dict.fromkeys(walk))
+    # One walk per tree, however it was spelled (``.`` through a link, ``..`` physically).
+    unique = list({os.path.realpath(w): w for w in reversed(walk)}.values())[::-1]
     return Scope(tuple(unique), focus, ImportRoots.of(src=src, walked=walked_dirs),
                  relative=not any(p.is_absolute() for p in paths))

@@ -87,7 +87,8 @@ def _escaped_uses(plan: Plan, result: RunResult, net: SafetyNet) -> Iterator[tup
                 if tree is not None else ():
             yield path, escape
         if tree is not None:
-            modules = modules or TreeModules(module_name_for(p) for p in result.sources)
+            modules = modules or TreeModules((module_name_for(p) for p in result.sources),
+                                             result.module_aliases)
             for escape in misnamed_imports(tree, path, source.text, classes_named, modules):
                 yield path, escape
             for escape in unbound_imports(tree, path, source.text, classes_named, net):

@@ -79,14 +79,21 @@ def read_tree(paths: list[Path], options: Options, scope: Scope | None = None) -
     python_trees.clear()  # trees of an earlier run's texts
     result = RunResult(scope=scope)
     links_out: list[str] = []
+    aliases: dict[str, str] = {}
     found = iter_python_files(list(scope.walk), options.excludes, options.extend_excludes,
-                              links_out)
+                              links_out, aliases)
     files = sorted(scope.spelled(path) for path in found)
     for link in links_out:
+        what = "directory" if os.path.isdir(link) else "file"
         result.files.append(FileResult(Path(link), Outcome.FAILED, error=(
-            f"{scope.spelled(Path(link))}: symbolic link to a directory outside the tree "
-            f"({os.path.realpath(link)}): its Python files would be left unconverted; "
+            f"{scope.spelled(Path(link))}: symbolic link to a {what} outside the tree "
+            f"({os.path.realpath(link)}): its Python code would be left unconverted; "
             "run on a directory that holds its target, or exclude the link")))
+    in_effect = roots.current()
+    for other, kept in sorted(aliases.items()):
+        alias, module = in_effect.module_name(other), in_effect.module_name(kept)
+        if alias != module:
+            result.module_aliases[alias] = module
     result.scanned = len(files)
     for path in files:
         try:

@@ -46,6 +46,9 @@ class RunResult:
     #: Parameter classes below a module's top level, which ``apply`` keeps as classes
     #: (found by the index stage: ``nested_parameters``), with their files.
     nested_classes: list[tuple[Path, NestedClass]] = field(default_factory=list)
+    #: A second module name of a file read once (a symlinked directory or file inside the
+    #: tree: ``pk.legacy.params``) -> the name the run gives it (``pk.sub.params``).
+    module_aliases: dict[str, str] = field(default_factory=dict)
 
     @property
     def refusals(self) -> list[Refusal]:

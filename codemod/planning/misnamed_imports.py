@@ -17,7 +17,9 @@ What it finds
 Reported
     ``from M import X`` (at any depth) where ``X`` is the name of a converted class and
     either the import is relative and climbs above the file's top package (Python
-    itself could not run it under the file's name), or ``M`` is no module of the tree
+    itself could not run it under the file's name), or ``M`` is a second name of a module
+    the run reads once (a symlinked directory or file inside the tree: ``pk.legacy.params``
+    for ``pk.sub.params``), or ``M`` is no module of the tree
     yet one of the tree's modules ends with ``.M`` (``src.eng.params`` for ``eng.params``),
     is how ``M`` ends (``layers.params`` for ``eng.layers.params``: a namespace package's
     top directory given as the path) or differs from ``M`` only in its first part
@@ -42,8 +44,10 @@ class TreeModules:
     """The module names the run gives the tree's files, and which of them an outside
     module name may stand for (``likely``)."""
 
-    def __init__(self, modules: Iterable[str]) -> None:
+    def __init__(self, modules: Iterable[str], aliases: dict[str, str] | None = None) -> None:
         self.modules = frozenset(modules)
+        #: A second name of a module of the run (through a symlink) -> its name.
+        self.aliases = dict(aliases or {})
         self._sorted = sorted(self.modules)
         self._by_rest: dict[str, str] = {}
         for module in self._sorted:
@@ -97,10 +101,14 @@ def misnamed_imports(tree: ast.Module, path: Path, text: str,
                    "cannot follow the import")
         else:
             source = import_from_source(node, module, is_package)
-            likely = modules.likely(source)
+            named = modules.aliases.get(source)
+            likely = named or modules.likely(source)
             if likely is None:
                 continue
-            how = (f"imported from {source}, which is no module of the tree as this run names "
+            how = (f"imported from {source}, a second name of {named} (through a symbolic "
+                   "link), where the rewrites cannot follow the import: they know each "
+                   f"module by one name; import it from {named}") if named else (
+                   f"imported from {source}, which is no module of the tree as this run names "
                    f"its files ({likely} is): the files import each other under other names "
                    "(the tree given through a symlink or from a namespace package's top "
                    "directory, or a wrong src setting), where the rewrites cannot follow the "

@@ -241,19 +241,20 @@ CASES = [
                             symlink("tree/pkg/ping.py", "pong.py"),
                             symlink("tree/pkg/pong.py", "ping.py"))), 1,
          (r"changed 2 file\(s\) of 4 scanned",), CONVERTED),
-    # A linked directory of Python files outside the project would stay unconverted:
-    # an error, nothing written; excluded, the rest converts (a linked file is skipped).
+    # A linked directory of Python files, or a linked Python file, outside the project
+    # would stay unconverted: an error, nothing written; excluded, the rest converts.
     Case("symlinks-leaving-tree",
          then(tree(), steps(write("outside/defs.py", OUTSIDE),
                             symlink("tree/pkg/ext.py", "../../outside/defs.py"),
                             symlink("tree/pkg/extdir", "../../outside"))), 2,
          (r"^error: tree/pkg/extdir: symbolic link to a directory outside the tree ",
+          r"^error: tree/pkg/ext.py: symbolic link to a file outside the tree ",
           r"nothing written"), NOTHING),
     Case("symlinks-leaving-tree-excluded",
          then(tree(), steps(write("outside/defs.py", OUTSIDE),
                             symlink("tree/pkg/ext.py", "../../outside/defs.py"),
                             symlink("tree/pkg/extdir", "../../outside")),
-              ["apply", "--extend-exclude", "extdir", "tree"]), 1,
+              ["apply", "--extend-exclude", "extdir", "--extend-exclude", "ext.py", "tree"]), 1,
          (CONVERTED_4,), CONVERTED),
     Case("symlink-to-module-in-tree", then(tree(), symlink("tree/pkg/alias.py", "params.py")), 1,
          (CONVERTED_4,), CONVERTED),
