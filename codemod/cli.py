@@ -65,8 +65,26 @@ def cli() -> None:
     """Migrate torch.nn.Parameter subclasses to plain Parameters built by factory functions."""
 
 
+def _no_empty_path(_ctx: click.Context, _param: click.Parameter,
+                   paths: tuple[str, ...]) -> tuple[Path, ...]:
+    """The paths as ``Path`` values; an empty argument (``codemod apply "$FILES"`` with
+    nothing in ``FILES``) is an error, not the working directory: it would convert the
+    whole tree there."""
+    if any(path == "" for path in paths):
+        raise click.BadParameter("an empty path; give a file or directory")
+    return tuple(Path(path) for path in paths)
+
+
+def _not_python(_ctx: click.Context, param: click.Parameter, path: Path | None) -> Path | None:
+    """A report or output file named ``*.py`` would replace a source file: an error."""
+    if path is not None and path.suffix == ".py":
+        what = "report" if param.name == "report_file" else "output"
+        raise click.BadParameter(f"{path}: a Python file; the {what} would replace it")
+    return path
+
+
 _paths = click.argument(
-    "paths", nargs=-1, required=True, type=click.Path(path_type=Path)
+    "paths", nargs=-1, required=True, type=click.Path(), callback=_no_empty_path
 )
 _exclude = click.option("--exclude", multiple=True, help="Glob to exclude (replaces the defaults).")
 _extend = click.option("--extend-exclude", multiple=True, help="Glob to exclude, added to the defaults.")
@@ -78,6 +96,7 @@ _jobs = click.option("--jobs", "-j", type=click.IntRange(min=1), default=None,
 @_paths
 @click.option("--dry-run", is_flag=True, help="Print a unified diff; write nothing.")
 @click.option("--report", "report_file", type=click.Path(dir_okay=False, path_type=Path),
+              callback=_not_python,
               default=None, help="Write the migration report (JSON, docs/report.md) to this file.")
 @click.option("--verify", "verify_after", is_flag=True,
               help="After writing, run `codemod verify` on the result; on a difference put "
@@ -184,6 +203,7 @@ def _backup(files: list[FileResult], result: api.RunResult) -> ApplyBackup:
               help="How to print findings: text lines, JSON, GitHub annotations or SARIF 2.1.0.")
 @click.option("--statistics", is_flag=True, help="Print counts per code instead of the findings.")
 @click.option("--output-file", "-o", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              callback=_not_python,
               help="Write the findings to this file instead of stdout.")
 @_exclude
 @_extend
