@@ -105,7 +105,9 @@ def convert_with_leftovers(ff: FileFacts, plan: Plan, stop_at_leftovers: bool,
             left_alone.append((None, f"attribute-dict copies or reads outside every function left as "
                                      f"they are ({copies.skipped})"
                                      f"{_cannot_import(runtime, PARAM_ATTR_DICT, refs.is_runtime)}"))
-    if plan.runtime_modules and may_compare_types(source):
+    # A runtime module an earlier run wrote compares types on purpose (``param_type``);
+    # it is written again from this version's text (``outcomes``), never rewritten.
+    if plan.runtime_modules and not refs.is_runtime and may_compare_types(source):
         runtime, local = _runtime_for(ff, plan, loaded_by)
         compares = TypeCompareTransformer(refs, runtime, local=local)
         before = tree
