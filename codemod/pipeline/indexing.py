@@ -23,7 +23,7 @@ from codemod.pipeline.nested_parameters import nested_parameter_classes_of
 from codemod.pipeline.reading import parse_file
 from codemod.pipeline.results import Progress, RunResult
 from codemod.prefilters import defines_or_aliases, dotted_chains, import_spans, inert, may_define_root
-from codemod.types import PARAMETER_QUALNAMES
+from codemod.types import PARAMETER_QUALNAMES, FileResult, Outcome
 
 
 def hierarchy_names(index: ClassIndex, facts: Iterable[FileFacts],
@@ -59,7 +59,41 @@ def analyse(sources: dict[Path, SourceFile], result: RunResult,
     with parallel.fewer_collections():
         index = _index(sources, result, progress)
     result.nested_classes = nested_parameter_classes_of(result, index)
+    result.files.extend(same_module_names(result, index))
     return index
+
+
+def same_module_names(result: RunResult, index: ClassIndex) -> list[FileResult]:
+    """A FAILED result for each file of the run that Python knows by the same dotted name
+    as another (two loose ``tool.py`` given together, two projects' ``app`` packages run
+    from their parent), when a Parameter class is defined in that module or below it.
+
+    The index, the plan and the rewrites name classes and modules by their dotted names:
+    such files would share their classes' names, and a rewrite would import a runtime
+    module that only one of them gets. The run stops instead (nothing written), naming
+    both; each can be run on its own. A shared name without Parameter classes
+    (``conftest.py`` in two test directories) and a namespace package spread over several
+    roots (``src = ["libs/core", "libs/plugins"]``, each holding ``company/...``: other
+    names below it) change nothing. Only the outermost shared name is reported.
+    """
+    named: dict[str, list[Path]] = {}
+    for path in sorted(result.sources):
+        named.setdefault(module_name_for(path), []).append(path)
+    defining = {qualname.rpartition(".")[0] for qualname in index.param_classes}
+    failed: list[FileResult] = []
+    reported: list[str] = []
+    for module, paths in sorted(named.items()):
+        if len(paths) < 2 or any(module.startswith(f"{r}.") for r in reported):
+            continue
+        if not any(d == module or d.startswith(f"{module}.") for d in defining):
+            continue
+        reported.append(module)
+        first, *others = paths
+        failed.extend(FileResult(other, Outcome.FAILED, error=(
+            f"{other} and {first} are both `{module}` to Python, which defines a Parameter "
+            "class: codemod names classes and modules by their dotted names; run it on each "
+            "of them separately")) for other in others)
+    return failed
 
 
 def _index(sources: dict[Path, SourceFile], result: RunResult,

@@ -16,7 +16,6 @@ from codemod.analysis.compiles import RUNNING_PYTHON, cpython_rejects, needs_new
 from codemod.discovery import iter_python_files
 from codemod.fileio import SourceError, UndecodableSource, read_source
 from codemod.pipeline.results import RunResult
-from codemod.prefilters import may_define_root
 from codemod.scope import Scope, scope_of
 from codemod.types import FileResult, Options, Outcome
 
@@ -102,46 +101,4 @@ def read_tree(paths: list[Path], options: Options, scope: Scope | None = None) -
             result.undecodable[path] = (str(exc), exc.lossy)  # judged by settle_plan
         except SourceError as exc:
             result.files.append(FileResult(path, Outcome.FAILED, error=str(exc)))
-    result.files.extend(_same_module_names(result))
     return result
-
-
-def _same_module_names(result: RunResult) -> list[FileResult]:
-    """A FAILED result for each top package or loose module of the run that another
-    directory or file of the run provides under the same name, when one of the files
-    under that name may define a Parameter class.
-
-    The index, the plan and the rewrites name classes and modules by their dotted names:
-    two files both ``tool.py`` (two loose scripts) or two packages both ``app`` (two
-    projects run together) would share their classes' names, and a rewrite would import
-    a runtime module that only one of them gets. The run stops instead (nothing written),
-    naming both; each tree can be run on its own. Files that define no Parameter class
-    under a shared name (``conftest.py`` in two test directories) change nothing.
-    """
-    in_effect = roots.current()
-    origins: dict[str, dict[str, list[Path]]] = {}
-    for path in sorted(result.sources):
-        parts = in_effect.module_name(path).split(".")
-        packaged = len(parts) > 1 or path.name == "__init__.py"
-        # The top package directory (or the loose module itself), as module names read it.
-        origin = os.path.join(in_effect.root_of(path), parts[0]) if packaged else roots.absolute(path)
-        origins.setdefault(parts[0], {}).setdefault(origin, []).append(path)
-    failed: list[FileResult] = []
-    for name, by_origin in sorted(origins.items()):
-        if len(by_origin) < 2 or not any(may_define_root(result.sources[path].text)
-                                         for paths in by_origin.values() for path in paths):
-            continue
-        first, *others = (_shown(origin) for origin in sorted(by_origin))
-        for other in others:
-            failed.append(FileResult(Path(other), Outcome.FAILED, error=(
-                f"{other} and {first} are both `{name}` to Python, and one of them may define a "
-                "Parameter class: codemod names classes and modules by their dotted names; "
-                "run it on each of them separately")))
-    return failed
-
-
-def _shown(origin: str) -> str:
-    """``origin`` (absolute) as a message shows it: relative to the working directory when
-    it lies below it."""
-    here = roots.working_directory()
-    return os.path.relpath(origin, here) if origin.startswith(here.rstrip(os.sep) + os.sep) else origin

@@ -56,7 +56,49 @@ def test_two_packages_of_one_name(tmp_path: Path, monkeypatch, capsys) -> None:
     assert main(["apply", "."]) == 2
     assert _snapshot(tmp_path) == before
     err = capsys.readouterr().err
-    assert f"svc2{os.sep}app and svc1{os.sep}app are both `app` to Python" in err
+    init = os.path.join("app", "__init__.py")
+    assert f"svc2{os.sep}{init} and svc1{os.sep}{init} are both `app` to Python" in err
+    assert "params.py" not in err  # only the outermost shared name
+
+
+def test_two_packages_subclassing_a_third(tmp_path: Path, monkeypatch) -> None:
+    """Neither ``app`` derives from ``Parameter`` directly: their classes derive from a
+    third package's (a review found the first check, on the text alone, missed them)."""
+    (tmp_path / "base" / "basepkg").mkdir(parents=True)
+    (tmp_path / "base" / "basepkg" / "__init__.py").write_text("")
+    (tmp_path / "base" / "basepkg" / "params.py").write_text(
+        PARAMS.replace("XParam", "BaseParam"))
+    for project in ("svc1", "svc2"):
+        package = tmp_path / project / "app"
+        package.mkdir(parents=True)
+        (package / "__init__.py").write_text("")
+        (package / "params.py").write_text(
+            "from basepkg.params import BaseParam\n\n\nclass XParam(BaseParam):\n    pass\n")
+        (package / "use.py").write_text(USE)
+    (tmp_path / "pyproject.toml").write_text('[tool.codemod]\nsrc = ["base", "svc1", "svc2"]\n')
+    monkeypatch.chdir(tmp_path)
+    before = _snapshot(tmp_path)
+    assert main(["apply", "."]) == 2
+    assert _snapshot(tmp_path) == before
+
+
+def test_a_namespace_package_over_two_roots_is_one_package(tmp_path: Path, monkeypatch) -> None:
+    """``company`` (no ``__init__.py``) spread over two ``src`` roots is one namespace
+    package: its modules have different names, and the run converts as before."""
+    core = tmp_path / "libs" / "core" / "company" / "core"
+    plugins = tmp_path / "libs" / "plugins" / "company" / "plugins"
+    core.mkdir(parents=True)
+    plugins.mkdir(parents=True)
+    (core / "__init__.py").write_text("")
+    (core / "params.py").write_text(PARAMS)
+    (plugins / "__init__.py").write_text("")
+    (plugins / "use.py").write_text(USE.replace("app.params", "company.core.params"))
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.codemod]\nsrc = ["libs/core", "libs/plugins"]\n')
+    monkeypatch.chdir(tmp_path)
+    assert main(["apply", "."]) == 1
+    assert "def XParam(" in (core / "params.py").read_text()
+    assert "has_param_feature(p, Features.XParam)" in (plugins / "use.py").read_text()
 
 
 @pytest.mark.parametrize("shared", ["conftest.py", "setup.py"])
