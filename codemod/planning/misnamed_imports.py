@@ -32,6 +32,7 @@ Not reported
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -54,6 +55,16 @@ class TreeModules:
             head, dot, rest = module.partition(".")
             if dot:
                 self._by_rest.setdefault(rest, module)
+
+    def real_name(self, module: str) -> str | None:
+        """The name the run gives the module ``module`` is a second name of (through a
+        symlinked file, or below a symlinked package), else None."""
+        if module in self.aliases:
+            return self.aliases[module]
+        for alias, real in self.aliases.items():
+            if module.startswith(f"{alias}."):
+                return real + module[len(alias):]
+        return None
 
     def likely(self, module: str) -> str | None:
         """The tree's module that ``module`` (not one of the tree's) may name: one that
@@ -87,6 +98,11 @@ def misnamed_imports(tree: ast.Module, path: Path, text: str,
     package_depth = len(module.split(".")) - (0 if is_package else 1) if module else 0
     escapes: list[Escape] = []
     for node, _top in statements_in_scope(tree):
+        if modules.aliases and isinstance(node, (ast.Import, ast.ImportFrom)):
+            through = _through_second_names(node, module, is_package, text, classes_named, modules)
+            if through:
+                escapes.extend(through)
+                continue
         if not isinstance(node, ast.ImportFrom):
             continue
         wanted = [alias.name for alias in node.names if alias.name in classes_named]
@@ -101,14 +117,10 @@ def misnamed_imports(tree: ast.Module, path: Path, text: str,
                    "cannot follow the import")
         else:
             source = import_from_source(node, module, is_package)
-            named = modules.aliases.get(source)
-            likely = named or modules.likely(source)
+            likely = modules.likely(source)
             if likely is None:
                 continue
-            how = (f"imported from {source}, a second name of {named} (through a symbolic "
-                   "link), where the rewrites cannot follow the import: they know each "
-                   f"module by one name; import it from {named}") if named else (
-                   f"imported from {source}, which is no module of the tree as this run names "
+            how = (f"imported from {source}, which is no module of the tree as this run names "
                    f"its files ({likely} is): the files import each other under other names "
                    "(the tree given through a symlink or from a namespace package's top "
                    "directory, or a wrong src setting), where the rewrites cannot follow the "
@@ -117,4 +129,37 @@ def misnamed_imports(tree: ast.Module, path: Path, text: str,
         for name in wanted:
             for qualname in classes_named.get(name, ()):
                 escapes.append((node.lineno, node.col_offset, qualname, code, how))
+    return escapes
+
+
+def _through_second_names(node: ast.Import | ast.ImportFrom, module: str, is_package: bool,
+                          text: str, classes_named: dict[str, list[str]],
+                          modules: TreeModules) -> list[Escape]:
+    """The escapes of an import that reaches a module by a second name (``modules.aliases``:
+    a symlink inside the tree) when that module, or a module below it, defines a converted
+    class the file names: ``from pk.legacy.params import X``, ``import pk.legacy.params
+    as m`` then ``m.X``, ``from pk.legacy import params``, ``from .legacy.params import X``.
+    The rewrites know each module by the name the run gives its file, so a use reached
+    through the other name would stay a class-style use of a function."""
+    if isinstance(node, ast.Import):
+        reached = [alias.name for alias in node.names]
+    else:
+        source = import_from_source(node, module, is_package)
+        # A submodule it imports (``from pk.legacy import params``) before the package.
+        reached = [*(f"{source}.{alias.name}" for alias in node.names if source), source]
+    escapes: list[Escape] = []
+    code = line_text(text, node.lineno)
+    for name in reached:
+        real = modules.real_name(name)
+        if real is None:
+            continue
+        for class_name, qualnames in sorted(classes_named.items()):
+            defined = [q for q in qualnames if (q.rpartition(".")[0] == real or q.startswith(f"{real}."))
+                       and all(q != escape[2] for escape in escapes)]
+            if not defined or not re.search(rf"(?<!\w){re.escape(class_name)}(?!\w)", text):
+                continue
+            how = (f"imported through {name}, a second name of {real} (a symbolic link inside "
+                   "the tree), where the rewrites cannot follow it: they know each module by "
+                   f"one name; import it by {real}")
+            escapes.extend((node.lineno, node.col_offset, q, code, how) for q in defined)
     return escapes

@@ -68,14 +68,30 @@ def test_a_linked_file_leaving_the_project_stops_the_run(tmp_path, monkeypatch, 
     assert main(["check", "--no-cache", "pk"]) == 2
 
 
-def test_an_import_through_a_second_name_refuses(tmp_path, monkeypatch):
+#: Ways to reach ``pk.sub.params`` through the second name ``pk.legacy`` (a review of the
+#: first fix found every form but the first still converting into a ``TypeError``).
+SECOND_NAME_USES = {
+    "from-import": USE.format(module="pk.legacy.params"),
+    "import-as": "import pk.legacy.params as m\n\n\ndef f(p):\n    return isinstance(p, m.AParam)\n",
+    "import": "import pk.legacy.params\n\n\ndef f(p):\n"
+              "    return isinstance(p, pk.legacy.params.AParam)\n",
+    "from-package": "from pk.legacy import params\n\n\ndef f(p):\n"
+                    "    return isinstance(p, params.AParam)\n",
+    "relative": "from .legacy.params import AParam\n\n\ndef f(p):\n    return isinstance(p, AParam)\n",
+    "relative-module": "from .legacy import params as q\n\n\ndef f(p):\n"
+                       "    return isinstance(p, q.AParam)\n",
+}
+
+
+@pytest.mark.parametrize("form", sorted(SECOND_NAME_USES))
+def test_an_import_through_a_second_name_refuses(tmp_path, monkeypatch, form):
     root = _project(tmp_path)
     (root / "pk" / "sub").mkdir()
     (root / "pk" / "sub" / "__init__.py").write_text("")
     (root / "pk" / "params.py").unlink()
     (root / "pk" / "sub" / "params.py").write_text(PARAMS)
     (root / "pk" / "legacy").symlink_to("sub", target_is_directory=True)
-    (root / "pk" / "use.py").write_text(USE.format(module="pk.legacy.params"))
+    (root / "pk" / "use.py").write_text(SECOND_NAME_USES[form])
     monkeypatch.chdir(root)
     assert main(["apply", "--report", "r.json", "pk"]) == 1  # a class refused: work left
     (aparam,) = json.loads(Path("r.json").read_text())["classes"]
