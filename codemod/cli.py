@@ -75,11 +75,20 @@ def _no_empty_path(_ctx: click.Context, _param: click.Parameter,
     return tuple(Path(path) for path in paths)
 
 
+#: Files a report or an output must not replace: sources, stubs, the configuration.
+_NOT_OUTPUTS = (".py", ".pyi", ".pyw")
+
+
 def _not_python(_ctx: click.Context, param: click.Parameter, path: Path | None) -> Path | None:
-    """A report or output file named ``*.py`` would replace a source file: an error."""
-    if path is not None and path.suffix == ".py":
-        what = "report" if param.name == "report_file" else "output"
-        raise click.BadParameter(f"{path}: a Python file; the {what} would replace it")
+    """A report or output file that is (or links to) a Python source or the project's
+    ``pyproject.toml`` would replace it: an error."""
+    if path is None:
+        return path
+    what = "report" if param.name == "report_file" else "output"
+    for name in {path.name, Path(os.path.realpath(path)).name}:
+        if name.lower().endswith(_NOT_OUTPUTS) or name == "pyproject.toml":
+            raise click.BadParameter(f"{path}: {name} is a source or configuration file; "
+                                     f"the {what} would replace it")
     return path
 
 

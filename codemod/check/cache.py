@@ -76,7 +76,8 @@ class TreeState:
     #: Symbolic links to directories outside the tree (the check reports them).
     links_out: tuple[str, ...]
     #: The project markers and ``__init__.py`` files that bound the tree's packages
-    #: (``_bounds``): adding or removing one changes module names, so findings.
+    #: (``_bounds``), and the second paths of files reached through symlinks: adding or
+    #: removing one changes module names, so findings.
     bounds: tuple[str, ...]
     #: Each file the run reads (sorted, as the engine spells it) and its size,
     #: modification and change times and inode (None: it cannot be stat'ed).
@@ -103,12 +104,16 @@ def tree_state(paths: list[Path], options: Options) -> TreeState | None:
         scope = scope_of(paths, options.src)
         with roots.using(scope.roots):
             links_out: list[str] = []
+            aliases: dict[str, str] = {}
             found = iter_python_files(list(scope.walk), options.excludes,
-                                      options.extend_excludes, links_out)
+                                      options.extend_excludes, links_out, aliases)
             # Sorted as strings (cheaper than paths; any fixed order does).
             files = sorted(os.fspath(scope.spelled(path)) for path in found)
             bounds = _bounds({os.path.dirname(roots.absolute(path)) for path in found}
                              | {roots.absolute(path) for path in scope.walk})
+            # A second path of a file (a symlink inside the tree) gives its module a second
+            # name, which changes what an import through it refuses.
+            bounds += tuple(sorted(f"{other} -> {kept}" for other, kept in aliases.items()))
     except (DiscoveryError, OSError):
         return None
     invocation = _digest([

@@ -239,3 +239,17 @@ def test_a_project_marker_added_or_removed_runs_the_check_again(tree, capsys, en
     assert cached_and_fresh().out == before.out
     assert len(engine_runs) == 3 * 2  # every cached run ran the engine: a changed tree each time
 
+
+def test_a_second_name_added_by_a_link_runs_the_check_again(tree, capsys, engine_runs):
+    """A symlink inside the tree gives a module a second name (the files found stay the
+    same: the link's target is read once); an import through it refuses the class it
+    defines, so an answer stored before the link no longer holds."""
+    (tree / "pkg" / "old_use.py").write_text("from pkg.legacy import Base\n\n\n"
+                                             "def f(p):\n    return isinstance(p, Base)\n")
+    before = run(capsys, "check", tree)
+    (tree / "pkg" / "legacy.py").symlink_to("params.py")
+    cached = run(capsys, "check", tree)
+    fresh = run(capsys, "check", "--no-cache", tree)
+    assert len(engine_runs) == 3  # the cached run ran the engine again
+    assert (cached.rc, cached.out) == (fresh.rc, fresh.out)
+    assert cached.out != before.out

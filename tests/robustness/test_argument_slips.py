@@ -39,13 +39,19 @@ def _run(argv: list[str]) -> int:
     ["check", "--output-file", "pkg/out.py", "pkg"],
     ["apply", "--report", "pkg/report.py", "pkg"],
     ["apply", "--dry-run", "--report", "report.py", "pkg"],
+    ["apply", "--dry-run", "--report", "REPORT.PY", "pkg"],
+    ["check", "--output-file", "pkg/stub.pyi", "pkg"],
+    ["check", "--output-file", "pyproject.toml", "pkg"],
+    ["check", "--output-file", "link.json", "pkg"],  # a symlink to pkg/params.py
 ], ids=lambda argv: " ".join(repr(a) if a == "" else a for a in argv))
 def test_a_slip_is_a_usage_error(tree: Path, argv: list[str], capsys) -> None:
+    (tree / "link.json").symlink_to(tree / "pkg" / "params.py")
     assert _run(argv) == 2
     assert "Error: Invalid value" in capsys.readouterr().err
     assert (tree / "pkg" / "params.py").read_text() == PARAMS
     assert sorted(p.name for p in (tree / "pkg").iterdir()) == ["__init__.py", "params.py"]
-    assert not (tree / "report.py").exists()
+    assert not (tree / "report.py").exists() and not (tree / "REPORT.PY").exists()
+    assert (tree / "pyproject.toml").read_text() == ""
 
 
 def test_dot_and_other_report_names_still_work(tree: Path) -> None:
