@@ -37,12 +37,15 @@ Fix safety
 
 from __future__ import annotations
 
+import ast
+import functools
 import re
 from collections import Counter
 
 import libcst as cst
 import libcst.matchers as m
 
+from codemod.analysis import python_trees
 from codemod.analysis.class_specs import class_spec_members
 from codemod.analysis.classes import FileFacts
 from codemod.analysis.dispatch_registrations import NONE, registrations
@@ -267,15 +270,27 @@ class UseSiteTransformer(WrittenTargets, FStringQuotes, OperandGroups, HeldTypeU
 
     def _inert_class(self, member: cst.BaseExpression) -> bool:
         """Whether reading ``member`` (a member of a class spec) later, or not at all, is
-        as reading it where the spec stood: a name, or an attribute chain on a name the
-        module imports (``torch.Tensor``, ``nn.Parameter``), not a subscript, a call or an
-        attribute of a local object (``config.param_cls``: a property, or missing)."""
+        as reading it where the spec stood: a name, or an attribute chain on a module the
+        file imports with ``import`` (``torch.Tensor``, after ``import torch``); not a
+        subscript, a call, an attribute of a local object (``config.param_cls``: a
+        property, or missing) or of an object imported by ``from`` (``REG.kind``)."""
         if isinstance(member, cst.Name):
             return True
         head = member
         while isinstance(head, cst.Attribute):
             head = head.value
-        return isinstance(head, cst.Name) and head.value in self.ff.bindings
+        return isinstance(head, cst.Name) and head.value in self._imported_modules
+
+    @functools.cached_property
+    def _imported_modules(self) -> frozenset[str]:
+        """The names ``import m`` and ``import m.n as x`` bind in the file: modules."""
+        try:
+            tree = python_trees.parse(self.ff.text or self.ff.module.code)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return frozenset()
+        return frozenset(alias.asname or alias.name.partition(".")[0]
+                         for node in python_trees.nodes(tree) if isinstance(node, ast.Import)
+                         for alias in node.names)
 
     def leave_BooleanOperation(self, original_node: cst.BooleanOperation,
                                updated_node: cst.BooleanOperation) -> cst.BaseExpression:

@@ -45,6 +45,7 @@ USER = '''
     import torch
 
     from eng.params import Col
+    from eng.registry import REG
 
     CALLS = []
     KINDS = {"dict": dict}
@@ -94,6 +95,8 @@ USER = '''
             "property": [isinstance(stream.next_item, (Col, Plain)) for _ in range(3)],
             "property reads": stream.reads,
             "imported member": [isinstance(x, (Col, torch.Tensor)) for x in (p, q, 1)],
+            "from-imported member": [isinstance(x, (Col, REG.kind)) for x in (p, q)],
+            "from-imported reads": REG.reads,
         }
 '''
 
@@ -109,9 +112,25 @@ TYPE_IN_ATTRIBUTE = '''
 '''
 
 
+REGISTRY = '''
+    class Registry:
+        def __init__(self):
+            self.reads = 0
+
+        @property
+        def kind(self):
+            self.reads += 1
+            return dict
+
+
+    REG = Registry()
+'''
+
+
 def _tree(root: Path, user: str) -> Path:
     (root / "eng").mkdir(parents=True)
     (root / "eng" / "__init__.py").write_text("")
+    (root / "eng" / "registry.py").write_text(textwrap.dedent(REGISTRY).lstrip())
     (root / "eng" / "params.py").write_text(textwrap.dedent(PARAMS).lstrip())
     (root / "eng" / "user.py").write_text(textwrap.dedent(user).lstrip())
     (root / "pyproject.toml").write_text("")
@@ -141,12 +160,15 @@ def test_mixed_checks_evaluate_as_the_tuple_did(tmp_path: Path) -> None:
     assert "isinstance_or_param_feature(stream.next_item, Plain, Features.Col)" in user
     # ... a plain name and an attribute of an imported module stay a readable ``or``.
     assert "has_param_feature(x, Features.Col) or isinstance(x, torch.Tensor)" in user
+    # An attribute of an object imported by ``from`` may be a property: read it as before.
+    assert "isinstance_or_param_feature(x, REG.kind, Features.Col)" in user
     expected = _run(before)
     assert expected == {
         "missing key": "KeyError", "missing attribute": "AttributeError",
         "calls": [True, False], "calls made": 2,
         "property": [True, False, True], "property reads": 3,
-        "imported member": [True, True, False]}
+        "imported member": [True, True, False],
+        "from-imported member": [True, False], "from-imported reads": 2}
     assert _run(after) == expected
 
 
