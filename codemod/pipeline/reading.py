@@ -83,11 +83,24 @@ def read_tree(paths: list[Path], options: Options, scope: Scope | None = None) -
                               links_out, aliases)
     files = sorted(scope.spelled(path) for path in found)
     for link in links_out:
-        what = "directory" if os.path.isdir(link) else "file"
-        result.files.append(FileResult(Path(link), Outcome.FAILED, error=(
-            f"{scope.spelled(Path(link))}: symbolic link to a {what} outside the tree "
-            f"({os.path.realpath(link)}): its Python code would be left unconverted; "
-            "run on a directory that holds its target, or exclude the link")))
+        spelled = scope.spelled(Path(link))
+        if os.path.isdir(link):
+            result.files.append(FileResult(Path(link), Outcome.FAILED, error=(
+                f"{spelled}: symbolic link to a directory outside the tree "
+                f"({os.path.realpath(link)}): its Python files would be left unconverted; "
+                "run on a directory that holds its target, or exclude the link")))
+            continue
+        # A linked file is held, as an undecodable one, until the plan says whether it can
+        # matter: one that may define or names a Parameter class fails the run, any other
+        # is skipped with a warning (``plan_rounds._judge_undecodable``).
+        error = (f"{spelled}: symbolic link to a file outside the tree "
+                 f"({os.path.realpath(link)}), which would be left unconverted")
+        try:
+            result.undecodable[spelled] = (error, read_source(Path(link)).text)
+        except UndecodableSource as exc:
+            result.undecodable[spelled] = (error, exc.lossy)
+        except SourceError as exc:
+            result.files.append(FileResult(spelled, Outcome.FAILED, error=f"{error}: {exc}"))
     in_effect = roots.current()
     for other, kept in sorted(aliases.items()):
         alias, module = in_effect.module_name(other), in_effect.module_name(kept)

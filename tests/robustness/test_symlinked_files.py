@@ -83,6 +83,26 @@ SECOND_NAME_USES = {
 }
 
 
+def test_a_linked_file_leaving_the_project_without_parameter_code_is_skipped(
+        tmp_path, monkeypatch, capsys):
+    """A linked file outside the project that names no Parameter class cannot hold a use:
+    skipped with a warning, as an undecodable file is (the third review: the first fix
+    stopped every such run)."""
+    root = _project(tmp_path / "proj")
+    (root / "pk" / "use.py").write_text(USE.format(module="pk.params"))
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "elsewhere" / "helper.py").write_text("X = 1\n")
+    (root / "pk" / "helper.py").symlink_to(tmp_path / "elsewhere" / "helper.py")
+    monkeypatch.chdir(root)
+    assert main(["apply", "pk"]) == 1
+    assert "def AParam(" in (root / "pk" / "params.py").read_text()
+    err = capsys.readouterr().err
+    assert "pk/helper.py: symbolic link to a file outside the tree" in err
+    assert "skipped: it names no Parameter class" in err
+    assert (tmp_path / "elsewhere" / "helper.py").read_text() == "X = 1\n"
+    assert main(["check", "--no-cache", "pk"]) == 0
+
+
 @pytest.mark.parametrize("form", sorted(SECOND_NAME_USES))
 def test_an_import_through_a_second_name_refuses(tmp_path, monkeypatch, form):
     root = _project(tmp_path)
