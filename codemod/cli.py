@@ -81,7 +81,8 @@ _NOT_OUTPUTS = (".py", ".pyi", ".pyw")
 
 def _not_python(_ctx: click.Context, param: click.Parameter, path: Path | None) -> Path | None:
     """A report or output file that is (or links to) a Python source or the project's
-    ``pyproject.toml`` would replace it: an error."""
+    ``pyproject.toml`` would replace it, and one whose directory is missing or cannot be
+    written would fail only after ``apply`` rewrote the tree: errors, before the run."""
     if path is None:
         return path
     what = "report" if param.name == "report_file" else "output"
@@ -89,6 +90,11 @@ def _not_python(_ctx: click.Context, param: click.Parameter, path: Path | None) 
         if name.lower().endswith(_NOT_OUTPUTS) or name == "pyproject.toml":
             raise click.BadParameter(f"{path}: {name} is a source or configuration file; "
                                      f"the {what} would replace it")
+    directory = os.path.dirname(os.path.realpath(path))
+    if not os.path.isdir(directory):
+        raise click.BadParameter(f"{path}: no such directory for the {what}")
+    if not os.access(directory, os.W_OK):
+        raise click.BadParameter(f"{path}: its directory cannot be written")
     return path
 
 

@@ -187,4 +187,4 @@ def test_output_file(tree, capsys, tmp_path, fmt):
 
 def test_output_file_that_cannot_be_written(tree, capsys, tmp_path):
     result = run(capsys, "check", "--output-file", tmp_path / "missing" / "r.txt", tree)
-    assert result.rc == 2 and "cannot write" in result.err
+    assert result.rc == 2 and "no such directory for the output" in result.err

@@ -318,9 +318,30 @@ def test_verify_section_hook(engine_run: tuple[int, dict[str, Any], Path]) -> No
 def test_unwritable_report_is_an_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     work = tmp_path / "tree"
     shutil.copytree(GOLDEN / "refuse_leaf" / "input", work)
-    code = main(["apply", "--dry-run", "--report", str(tmp_path / "missing" / "r.json"), str(work)])
+    (tmp_path / "taken").mkdir()
+    (tmp_path / "taken" / "r.json").mkdir()  # a directory where the report would go
+    try:
+        code = main(["apply", "--dry-run", "--report", str(tmp_path / "taken" / "r.json"), str(work)])
+    except SystemExit as exc:
+        code = int(exc.code or 0)
     assert code == 2
-    assert "cannot write the report" in capsys.readouterr().err
+    assert "is a directory" in capsys.readouterr().err
+
+
+def test_a_report_without_its_directory_is_refused_before_the_run(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``apply --report missing/r.json`` used to rewrite the tree, then exit 2 for the
+    report (an adversarial review): now nothing is written."""
+    work = tmp_path / "tree"
+    shutil.copytree(GOLDEN / "refuse_leaf" / "input", work)
+    before = {p: p.read_bytes() for p in sorted(work.rglob("*.py"))}
+    try:
+        code = main(["apply", "--report", str(tmp_path / "missing" / "r.json"), str(work)])
+    except SystemExit as exc:
+        code = int(exc.code or 0)
+    assert code == 2
+    assert "no such directory for the report" in capsys.readouterr().err
+    assert {p: p.read_bytes() for p in sorted(work.rglob("*.py"))} == before
 
 
 def test_rewrite_kinds_are_documented() -> None:
