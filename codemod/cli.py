@@ -79,7 +79,7 @@ def _no_empty_path(_ctx: click.Context, _param: click.Parameter,
 _NOT_OUTPUTS = (".py", ".pyi", ".pyw")
 
 
-def _not_python(_ctx: click.Context, param: click.Parameter, path: Path | None) -> Path | None:
+def _output_path(_ctx: click.Context, param: click.Parameter, path: Path | None) -> Path | None:
     """A report or output file that is (or links to) a Python source or the project's
     ``pyproject.toml`` would replace it, and one whose directory is missing or cannot be
     written would fail only after ``apply`` rewrote the tree: errors, before the run."""
@@ -111,7 +111,7 @@ _jobs = click.option("--jobs", "-j", type=click.IntRange(min=1), default=None,
 @_paths
 @click.option("--dry-run", is_flag=True, help="Print a unified diff; write nothing.")
 @click.option("--report", "report_file", type=click.Path(dir_okay=False, path_type=Path),
-              callback=_not_python,
+              callback=_output_path,
               default=None, help="Write the migration report (JSON, docs/report.md) to this file.")
 @click.option("--verify", "verify_after", is_flag=True,
               help="After writing, run `codemod verify` on the result; on a difference put "
@@ -218,7 +218,7 @@ def _backup(files: list[FileResult], result: api.RunResult) -> ApplyBackup:
               help="How to print findings: text lines, JSON, GitHub annotations or SARIF 2.1.0.")
 @click.option("--statistics", is_flag=True, help="Print counts per code instead of the findings.")
 @click.option("--output-file", "-o", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              callback=_not_python,
+              callback=_output_path,
               help="Write the findings to this file instead of stdout.")
 @_exclude
 @_extend

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from codemod.analysis.roots import ImportRoots, absolute, working_directory
+from codemod.analysis.roots import ImportRoots, absolute, is_under, working_directory
 from codemod.discovery import check_given
 
 
@@ -37,9 +37,11 @@ class Scope:
         physical directory, so a file may be found under the other spelling."""
         if self.focus is None:
             return True
-        if _under_any(absolute(path), self.focus):
+        spelled = absolute(path)
+        if any(is_under(spelled, given) for given in self.focus):
             return True
-        return _under_any(os.path.realpath(path), [os.path.realpath(g) for g in self.focus])
+        real = os.path.realpath(path)
+        return any(is_under(real, os.path.realpath(given)) for given in self.focus)
 
     def spelled(self, path: Path) -> Path:
         """``path`` as found under a widened tree, relative to the working directory
@@ -50,11 +52,6 @@ class Scope:
         if spelled.split(os.sep)[0] == os.pardir and working_directory() != os.getcwd():
             return Path(absolute(path))  # ``..`` would climb from the physical directory
         return Path(spelled)
-
-
-def _under_any(path: str, directories: Sequence[str]) -> bool:
-    return any(path == given or path.startswith(given.rstrip(os.sep) + os.sep)
-               for given in directories)
 
 
 def scope_of(paths: Sequence[Path], src: Sequence[Path] = ()) -> Scope:
@@ -76,7 +73,14 @@ def scope_of(paths: Sequence[Path], src: Sequence[Path] = ()) -> Scope:
     absolute_walks = [absolute(w) for w in walk]
     walked_dirs = [w for w in absolute_walks if os.path.isdir(w)]
     focus = tuple(absolute(p) for p in paths) if narrowed else None
-    # One walk per tree, however it was spelled (``.`` through a link, ``..`` physically).
-    unique = list({os.path.realpath(w): w for w in reversed(walk)}.values())[::-1]
+    # One walk per tree, however it was spelled (``.`` through a link, ``..`` physically),
+    # in the order given.
+    unique: list[Path] = []
+    walked_reals: set[str] = set()
+    for walked in walk:
+        real = os.path.realpath(walked)
+        if real not in walked_reals:
+            walked_reals.add(real)
+            unique.append(walked)
     return Scope(tuple(unique), focus, ImportRoots.of(src=src, walked=walked_dirs),
                  relative=not any(p.is_absolute() for p in paths))

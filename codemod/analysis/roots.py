@@ -61,7 +61,8 @@ def absolute(path: str | os.PathLike[str]) -> str:
     return os.path.normpath(os.path.join(working_directory(), text))
 
 
-def _is_under(path: str, directory: str) -> bool:
+def is_under(path: str, directory: str) -> bool:
+    """Whether the absolute ``path`` is ``directory`` or lies below it."""
     return path == directory or path.startswith(directory.rstrip(os.sep) + os.sep)
 
 
@@ -98,7 +99,7 @@ class ImportRoots:
 
     def _configured_root(self, path: str) -> str | None:
         """The longest ``src`` root holding ``path`` (a root holds itself)."""
-        matching = [root for root in self.src if _is_under(path, root)]
+        matching = [root for root in self.src if is_under(path, root)]
         return max(matching, key=len) if matching else None
 
     def _directory_root(self, directory: str) -> str:
@@ -109,7 +110,7 @@ class ImportRoots:
         top = self.top_package(directory)
         if top is not None:
             return os.path.dirname(top)
-        walked = [root for root in self.walked if _is_under(directory, root)]
+        walked = [root for root in self.walked if is_under(directory, root)]
         return max(walked, key=len) if walked else directory
 
     def root_of(self, path: str | os.PathLike[str]) -> str:

@@ -10,9 +10,10 @@ from pathlib import Path
 
 import libcst as cst
 
-from codemod.analysis import python_trees, roots
+from codemod.analysis import python_trees
 from codemod.analysis.classes import FileFacts, analyse_file
 from codemod.analysis.compiles import RUNNING_PYTHON, cpython_rejects, needs_newer_python
+from codemod.analysis.names import module_name_for
 from codemod.discovery import iter_python_files
 from codemod.fileio import SourceError, UndecodableSource, read_source
 from codemod.pipeline.results import RunResult
@@ -101,9 +102,8 @@ def read_tree(paths: list[Path], options: Options, scope: Scope | None = None) -
             result.undecodable[spelled] = (error, exc.lossy)
         except SourceError as exc:
             result.files.append(FileResult(spelled, Outcome.FAILED, error=f"{error}: {exc}"))
-    in_effect = roots.current()
     for other, kept in sorted(aliases.items()):
-        alias, module = in_effect.module_name(other), in_effect.module_name(kept)
+        alias, module = module_name_for(Path(other)), module_name_for(Path(kept))
         if alias != module:
             result.module_aliases[alias] = module
     result.scanned = len(files)

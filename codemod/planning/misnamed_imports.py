@@ -32,13 +32,13 @@ Not reported
 from __future__ import annotations
 
 import ast
-import re
 from collections.abc import Iterable
 from pathlib import Path
 
 from codemod.analysis.names import import_from_source, module_name_for, statements_in_scope
 from codemod.analysis.source_lines import line_text
 from codemod.planning.safety_net import Escape
+from codemod.prefilters import mentioned
 
 
 class TreeModules:
@@ -148,16 +148,21 @@ def _through_second_names(node: ast.Import | ast.ImportFrom, module: str, is_pac
         # A submodule it imports (``from pk.legacy import params``) before the package.
         reached = [*(f"{source}.{alias.name}" for alias in node.names if source), source]
     escapes: list[Escape] = []
+    refused: set[str] = set()
+    named: frozenset[str] | None = None
     code = line_text(text, node.lineno)
     for name in reached:
         real = modules.real_name(name)
         if real is None:
             continue
-        for class_name, qualnames in sorted(classes_named.items()):
-            defined = [q for q in qualnames if (q.rpartition(".")[0] == real or q.startswith(f"{real}."))
-                       and all(q != escape[2] for escape in escapes)]
-            if not defined or not re.search(rf"(?<!\w){re.escape(class_name)}(?!\w)", text):
+        if named is None:
+            named = mentioned(text, frozenset(classes_named))
+        for class_name in sorted(named):
+            defined = [q for q in classes_named[class_name] if q not in refused
+                       and (q.rpartition(".")[0] == real or q.startswith(f"{real}."))]
+            if not defined:
                 continue
+            refused.update(defined)
             how = (f"imported through {name}, a second name of {real} (a symbolic link inside "
                    "the tree), where the rewrites cannot follow it: they know each module by "
                    f"one name; import it by {real}")

@@ -114,18 +114,21 @@ class UseSiteTransformer(WrittenTargets, FStringQuotes, OperandGroups, HeldTypeU
         self._pattern_values: set[int] = set()
 
     # -- resolution ----------------------------------------------------------------------
-    def converted(self, expr: cst.BaseExpression) -> str | None:
-        """Qualified name of the converted class ``expr`` names, else None."""
+    def _named(self, expr: cst.BaseExpression) -> str | None:
+        """Qualified name (re-exports followed) of what the name or attribute chain
+        ``expr`` names, else None."""
         if not isinstance(expr, (cst.Name, cst.Attribute)):
             return None
-        qual = self.plan.index.canonical(self.ff.resolve(expr))
+        return self.plan.index.canonical(self.ff.resolve(expr))
+
+    def converted(self, expr: cst.BaseExpression) -> str | None:
+        """Qualified name of the converted class ``expr`` names, else None."""
+        qual = self._named(expr)
         return qual if self.plan.is_converted(qual) else None
 
     def shadow(self, expr: cst.BaseExpression) -> str | None:
         """Qualified name of the kept-with-wrap class ``expr`` names, else None."""
-        if not isinstance(expr, (cst.Name, cst.Attribute)):
-            return None
-        qual = self.plan.index.canonical(self.ff.resolve(expr))
+        qual = self._named(expr)
         return qual if self.plan.is_shadow(qual) else None
 
     def _elements(self, expr: cst.BaseExpression) -> list[cst.BaseExpression] | None:
@@ -264,9 +267,8 @@ class UseSiteTransformer(WrittenTargets, FStringQuotes, OperandGroups, HeldTypeU
             return False
         if read_twice_alike(subject):
             return True
-        return is_simple(subject) and any(
-            self.plan.index.canonical(self.ff.resolve(member)) in self.plan.classes
-            for member in others if isinstance(member, (cst.Name, cst.Attribute)))
+        return is_simple(subject) and any(self._named(member) in self.plan.classes
+                                          for member in others)
 
     def _inert_class(self, member: cst.BaseExpression) -> bool:
         """Whether reading ``member`` (a member of a class spec) later, or not at all, is
